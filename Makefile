@@ -1,0 +1,94 @@
+# ctxmon - build, test and run.
+#
+#   make            release build: build/ctxmon, build/libctxmon.a
+#   make run        install missing Debian packages, build, run the demo job
+#   make test       same set-up, then unit and end-to-end tests (test build:
+#                   -Werror, ASan/UBSan, in build/test)
+#   make bench      benchmarks (not part of make test), see BENCHMARKS.md
+#   make install    PREFIX=/usr/local: library, headers, pkg-config file
+#   make format     clang-format the sources
+
+O       ?= build
+SAN     ?= 0
+PREFIX  ?= /usr/local
+CC      ?= gcc
+
+CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -g -O2 -Wall -Wextra -Wshadow \
+	-Wno-missing-field-initializers -fno-strict-aliasing -Iinclude -Isrc \
+	$(shell pkg-config --cflags libtraceevent 2>/dev/null)
+ifeq ($(SAN),1)
+CFLAGS_BASE += -Werror -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
+	-fno-sanitize-recover=undefined
+LDFLAGS_SAN := -fsanitize=address,undefined
+endif
+CFLAGS  ?=
+CFLAGS  += $(CFLAGS_BASE)
+LIBS    := $(shell pkg-config --libs libtraceevent 2>/dev/null || echo -ltraceevent) \
+	-lzstd -lm
+LDFLAGS += $(LDFLAGS_SAN)
+
+LIB_SRCS := $(sort $(wildcard src/*.c src/capture/*.c src/analysis/*.c src/output/*.c src/file/*.c))
+CLI_SRCS := $(sort $(wildcard src/cli/*.c))
+LIB_OBJS := $(LIB_SRCS:%.c=$(O)/%.o)
+CLI_OBJS := $(CLI_SRCS:%.c=$(O)/%.o)
+UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(O)/tests/%)
+WL_SRCS  := $(sort $(wildcard tests/workloads/*.c))
+WL_BINS  := $(WL_SRCS:tests/workloads/%.c=$(O)/workloads/%)
+
+all: $(O)/ctxmon $(O)/libctxmon.a workloads
+
+$(O)/%.o: %.c $(wildcard include/ctxmon/*.h src/*.h src/*/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(O)/libctxmon.a: $(LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(O)/ctxmon: $(CLI_OBJS) $(O)/libctxmon.a
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(O)/libctxmon.a $(LIBS)
+
+$(O)/tests/%: tests/unit/%.c $(O)/libctxmon.a tests/unit/*.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(O)/libctxmon.a $(LIBS) -lcmocka
+
+$(O)/workloads/%: tests/workloads/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -o $@ $< -pthread
+
+workloads: $(WL_BINS)
+unit-bins: $(UNIT_BINS)
+
+deps:
+	@scripts/setup.sh
+
+run: deps
+	@$(MAKE) --no-print-directory all
+	@scripts/run-demo.sh $(O)
+
+test: deps
+	@$(MAKE) --no-print-directory O=build/test SAN=1 all unit-bins
+	@$(MAKE) --no-print-directory all
+	@tests/run.sh build/test
+
+bench: deps
+	@$(MAKE) --no-print-directory all
+	@bench/run.sh $(O)
+
+install: $(O)/libctxmon.a
+	install -d $(DESTDIR)$(PREFIX)/include/ctxmon $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 644 include/ctxmon/*.h $(DESTDIR)$(PREFIX)/include/ctxmon/
+	install -m 644 $(O)/libctxmon.a $(DESTDIR)$(PREFIX)/lib/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|0.1.0|' ctxmon.pc.in \
+		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/ctxmon.pc
+	@if [ -f $(O)/ctxmon ]; then install -d $(DESTDIR)$(PREFIX)/bin && \
+		install -m 755 $(O)/ctxmon $(DESTDIR)$(PREFIX)/bin/; fi
+
+format:
+	clang-format -i $(LIB_SRCS) $(CLI_SRCS) include/ctxmon/*.h src/*.h
+
+clean:
+	rm -rf build
+
+.PHONY: all deps run test bench install format clean workloads unit-bins

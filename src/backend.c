@@ -1,0 +1,23 @@
+/*
+ * backend.c - the table of capture backends and the "auto" choice.
+ *
+ * Adding a backend is one file with its struct backend_ops and one line
+ * here.  "auto" tries the entries marked for it, in order, and keeps the
+ * first that opens; the reasons the others failed go to the session log.
+ */
+#include <string.h>
+
+#include "backend.h"
+
+const struct backend_entry backends[] = {
+	{ &backend_perf, true, true },
+};
+const size_t nbackends = ARRAY_SIZE(backends);
+
+const struct backend_entry *backend__find(const char *name)
+{
+	for (size_t i = 0; i < nbackends; i++)
+		if (!strcmp(backends[i].ops->name, name))
+			return &backends[i];
+	return NULL;
+}

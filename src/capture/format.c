@@ -1,0 +1,516 @@
+/*
+ * format.c - tracepoint formats: field layout and the prev_state encoding.
+ *
+ * Raw tracepoint records are C structs whose layout changes between kernels
+ * and whose flag values are kernel internals, so neither is compiled in:
+ * both are read from the event's tracefs "format" file.  libtraceevent does
+ * the parsing (fields, and the print fmt turned into an argument tree); each
+ * tp_format owns a private tep handle, so formats from different kernels
+ * (a recording, a test fixture) never mix.  What is added here is reading
+ * the sched_switch print fmt as data: the __print_flags table gives each
+ * kernel bit its letter, and the `prev_state & X ? "+" : ""` condition gives
+ * the preemption bit.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event-parse.h>
+
+#include "internal.h"
+
+/* Bound on the recursion over a print fmt tree: a crafted format from a
+ * recording must not exhaust the stack. */
+#define MAX_DEPTH 128
+/* Format files are a few KiB; refuse anything absurd. */
+#define MAX_FORMAT (1 << 20)
+
+struct tp_format {
+	struct tep_handle *tep;
+	struct tep_event *ev;	/* owned by tep */
+};
+
+/* Read a whole (procfs-like, size unknown) file; NUL-terminated. */
+static char *read_text(const char *path, size_t *lenp)
+{
+	size_t len = 0, cap = 8192;
+	char *buf = NULL, *tmp;
+	int fd, err = 0;
+	ssize_t n;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	buf = malloc(cap);
+	if (!buf) {
+		err = ENOMEM;
+		goto out;
+	}
+	for (;;) {
+		if (len + 1 >= cap) {
+			if (cap >= MAX_FORMAT) {
+				err = EFBIG;
+				goto out;
+			}
+			tmp = realloc(buf, cap * 2);
+			if (!tmp) {
+				err = ENOMEM;
+				goto out;
+			}
+			buf = tmp;
+			cap *= 2;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err = errno;
+			goto out;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	*lenp = len;
+out:
+	close(fd);
+	if (err) {
+		free(buf);
+		buf = NULL;
+		errno = err;
+	}
+	return buf;
+}
+
+struct tp_format *tp_format__load(const char *tracefs, const char *system,
+				  const char *name)
+{
+	struct tp_format *f = NULL;
+	char path[4096];
+	char *text;
+	size_t len;
+	int n;
+
+	n = snprintf(path, sizeof(path), "%s/events/%s/%s/format", tracefs,
+		     system, name);
+	if (n < 0 || (size_t)n >= sizeof(path)) {
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
+	text = read_text(path, &len);
+	if (!text)
+		return NULL;
+	f = tp_format__parse(system, text, len);
+	free(text);
+	return f;
+}
+
+struct tp_format *tp_format__parse(const char *system, const char *text,
+				   size_t len)
+{
+	struct tp_format *f;
+	enum tep_errno ret;
+	int err = 0;
+
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return NULL;
+	f->tep = tep_alloc();
+	if (!f->tep) {
+		err = ENOMEM;
+		goto out;
+	}
+	ret = tep_parse_format(f->tep, &f->ev, text, len, system);
+	/*
+	 * A print fmt libtraceevent cannot parse still leaves the fields
+	 * usable; only the state map needs the print fmt, and it reports
+	 * its own failure.
+	 */
+	if (ret == TEP_ERRNO__MEM_ALLOC_FAILED) {
+		err = ENOMEM;
+		goto out;
+	}
+	if (!f->ev || (ret && ret != TEP_ERRNO__READ_PRINT_FAILED) ||
+	    !f->ev->name) {
+		err = EINVAL;
+		goto out;
+	}
+out:
+	if (err) {
+		tp_format__free(f);
+		f = NULL;
+		errno = err;
+	}
+	return f;
+}
+
+void tp_format__free(struct tp_format *f)
+{
+	if (!f)
+		return;
+	tep_free(f->tep);	/* frees the events parsed into it */
+	free(f);
+}
+
+int tp_format__id(const struct tp_format *f)
+{
+	return f->ev->id;
+}
+
+const char *tp_format__name(const struct tp_format *f)
+{
+	return f->ev->name;
+}
+
+int tp_format__field(const struct tp_format *f, const char *name,
+		     struct tp_field *out)
+{
+	struct tep_format_field *fl;
+
+	fl = tep_find_any_field(f->ev, name);
+	if (!fl)
+		return -ENOENT;
+	/*
+	 * __rel_loc offsets count from the end of the field itself; no
+	 * event ctxmon reads uses them, and tp_field cannot say so.
+	 */
+	if (fl->flags & TEP_FIELD_IS_RELATIVE)
+		return -EOPNOTSUPP;
+	if (fl->offset < 0 || fl->size <= 0)
+		return -EINVAL;
+	out->offset = fl->offset;
+	out->size = fl->size;
+	out->is_signed = fl->flags & TEP_FIELD_IS_SIGNED;
+	out->is_dynamic = fl->flags & TEP_FIELD_IS_DYNAMIC;
+	out->is_array = (fl->flags & TEP_FIELD_IS_ARRAY) && !out->is_dynamic;
+	return 0;
+}
+
+/* ---- the prev_state encoding ------------------------------------- */
+
+static bool is_nullarg(const struct tep_print_arg *a)
+{
+	return !a || a->type == TEP_PRINT_NULL;
+}
+
+/*
+ * Evaluate a constant expression of the print fmt (the TASK_REPORT_MAX
+ * arithmetic).  0 and *val, or -EINVAL when it is not a constant.
+ */
+static int eval(const struct tep_print_arg *a, uint64_t *val, int depth)
+{
+	uint64_t l = 0, r = 0;
+	const char *op;
+	char *end;
+	int ret;
+
+	if (!a || depth > MAX_DEPTH)
+		return -EINVAL;
+	switch (a->type) {
+	case TEP_PRINT_ATOM:
+		if (!a->atom.atom || !*a->atom.atom)
+			return -EINVAL;
+		errno = 0;
+		*val = strtoull(a->atom.atom, &end, 0);
+		/* the kernel writes 1UL, 0x10u... */
+		while (*end == 'u' || *end == 'U' || *end == 'l' || *end == 'L')
+			end++;
+		return errno || *end ? -EINVAL : 0;
+	case TEP_PRINT_TYPE:
+		return eval(a->typecast.item, val, depth + 1);
+	case TEP_PRINT_OP:
+		break;
+	default:
+		return -EINVAL;
+	}
+
+	op = a->op.op;
+	if (!op)
+		return -EINVAL;
+	if (is_nullarg(a->op.left)) {	/* unary */
+		ret = eval(a->op.right, &r, depth + 1);
+		if (ret)
+			return ret;
+		if (!strcmp(op, "~"))
+			*val = ~r;
+		else if (!strcmp(op, "!"))
+			*val = !r;
+		else if (!strcmp(op, "-"))
+			*val = -r;
+		else if (!strcmp(op, "+"))
+			*val = r;
+		else
+			return -EINVAL;
+		return 0;
+	}
+	ret = eval(a->op.left, &l, depth + 1);
+	if (ret)
+		return ret;
+	if (!strcmp(op, "?")) {
+		const struct tep_print_arg *c = a->op.right;
+
+		if (!c || c->type != TEP_PRINT_OP || !c->op.op ||
+		    strcmp(c->op.op, ":"))
+			return -EINVAL;
+		return eval(l ? c->op.left : c->op.right, val, depth + 1);
+	}
+	ret = eval(a->op.right, &r, depth + 1);
+	if (ret)
+		return ret;
+	if (!strcmp(op, "|"))
+		*val = l | r;
+	else if (!strcmp(op, "&"))
+		*val = l & r;
+	else if (!strcmp(op, "^"))
+		*val = l ^ r;
+	else if (!strcmp(op, "+"))
+		*val = l + r;
+	else if (!strcmp(op, "-"))
+		*val = l - r;
+	else if (!strcmp(op, "*"))
+		*val = l * r;
+	else if (!strcmp(op, "/") && r)
+		*val = l / r;
+	else if (!strcmp(op, "%") && r)
+		*val = l % r;
+	else if (!strcmp(op, "<<"))
+		*val = r < 64 ? l << r : 0;
+	else if (!strcmp(op, ">>"))
+		*val = r < 64 ? l >> r : 0;
+	else if (!strcmp(op, "&&"))
+		*val = l && r;
+	else if (!strcmp(op, "||"))
+		*val = l || r;
+	else if (!strcmp(op, "=="))
+		*val = l == r;
+	else if (!strcmp(op, "!="))
+		*val = l != r;
+	else if (!strcmp(op, "<"))
+		*val = l < r;
+	else if (!strcmp(op, ">"))
+		*val = l > r;
+	else if (!strcmp(op, "<="))
+		*val = l <= r;
+	else if (!strcmp(op, ">="))
+		*val = l >= r;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+/* @a is the field itself, possibly behind casts. */
+static bool is_field(const struct tep_print_arg *a, const char *name)
+{
+	while (a && a->type == TEP_PRINT_TYPE)
+		a = a->typecast.item;
+	return a && a->type == TEP_PRINT_FIELD && a->field.name &&
+	       !strcmp(a->field.name, name);
+}
+
+/* @a reads the field somewhere (REC->prev_state & mask, a cast...). */
+static bool uses_field(const struct tep_print_arg *a, const char *name,
+		       int depth)
+{
+	if (!a || depth > MAX_DEPTH)
+		return false;
+	switch (a->type) {
+	case TEP_PRINT_FIELD:
+		return is_field(a, name);
+	case TEP_PRINT_TYPE:
+		return uses_field(a->typecast.item, name, depth + 1);
+	case TEP_PRINT_OP:
+		return uses_field(a->op.left, name, depth + 1) ||
+		       uses_field(a->op.right, name, depth + 1);
+	default:
+		return false;
+	}
+}
+
+static bool is_atom(const struct tep_print_arg *a, const char *s)
+{
+	return a && a->type == TEP_PRINT_ATOM && a->atom.atom &&
+	       !strcmp(a->atom.atom, s);
+}
+
+/*
+ * `field & MASK ? "+" : ""`: 0 and *mask when @a is that condition with a
+ * constant MASK.
+ */
+static int preempt_cond(const struct tep_print_arg *a, const char *name,
+			uint64_t *mask)
+{
+	const struct tep_print_arg *c, *alt, *konst;
+
+	if (a->type != TEP_PRINT_OP || !a->op.op || strcmp(a->op.op, "?"))
+		return -ENOENT;
+	alt = a->op.right;
+	if (!alt || alt->type != TEP_PRINT_OP || !alt->op.op ||
+	    strcmp(alt->op.op, ":") || !is_atom(alt->op.left, "+"))
+		return -ENOENT;
+	c = a->op.left;
+	while (c && c->type == TEP_PRINT_TYPE)
+		c = c->typecast.item;
+	if (!c || c->type != TEP_PRINT_OP || !c->op.op || strcmp(c->op.op, "&"))
+		return -ENOENT;
+	if (is_field(c->op.left, name))
+		konst = c->op.right;
+	else if (is_field(c->op.right, name))
+		konst = c->op.left;
+	else
+		return -ENOENT;
+	return eval(konst, mask, 0) ? -EINVAL : 0;
+}
+
+struct walk {
+	const char *name;
+	const struct tep_print_flag_sym *flags;	/* first table on the field */
+	bool have_preempt;
+	uint64_t preempt;
+};
+
+static void walk_one(const struct tep_print_arg *a, struct walk *w, int depth);
+
+static void walk_list(const struct tep_print_arg *a, struct walk *w, int depth)
+{
+	for (; a; a = a->next)
+		walk_one(a, w, depth);
+}
+
+static void walk_one(const struct tep_print_arg *a, struct walk *w, int depth)
+{
+	uint64_t mask;
+
+	if (!a || depth > MAX_DEPTH)
+		return;
+	switch (a->type) {
+	case TEP_PRINT_FLAGS:
+		if (!w->flags && uses_field(a->flags.field, w->name, 0))
+			w->flags = a->flags.flags;
+		walk_one(a->flags.field, w, depth + 1);
+		break;
+	case TEP_PRINT_SYMBOL:
+		walk_one(a->symbol.field, w, depth + 1);
+		break;
+	case TEP_PRINT_TYPE:
+		walk_one(a->typecast.item, w, depth + 1);
+		break;
+	case TEP_PRINT_FUNC:
+		walk_list(a->func.args, w, depth + 1);
+		break;
+	case TEP_PRINT_OP:
+		if (!w->have_preempt && preempt_cond(a, w->name, &mask) == 0 &&
+		    mask) {
+			w->have_preempt = true;
+			w->preempt = mask;
+		}
+		walk_one(a->op.left, w, depth + 1);
+		walk_one(a->op.right, w, depth + 1);
+		break;
+	default:
+		break;
+	}
+}
+
+/* The ctxmon bit of one letter of the kernel's table. */
+static uint32_t letter_state(const char *s)
+{
+	if (!s || !s[0] || s[1])
+		return CTXMON_STATE_OTHER;
+	switch (s[0]) {
+	case 'S':
+		return CTXMON_STATE_S;
+	case 'D':
+		return CTXMON_STATE_D;
+	case 'T':
+		return CTXMON_STATE_T;
+	case 't':
+		return CTXMON_STATE_t;
+	case 'X':
+	/*
+	 * Before 4.14 a dying task switched out for the last time in
+	 * TASK_DEAD, printed "x" (X and Z were exit_state, never shown):
+	 * it is the same event as today's X.
+	 */
+	case 'x':
+		return CTXMON_STATE_X;
+	case 'Z':
+		return CTXMON_STATE_Z;
+	case 'P':
+		return CTXMON_STATE_P;
+	case 'I':
+		return CTXMON_STATE_I;
+	default:
+		return CTXMON_STATE_OTHER;
+	}
+}
+
+int tp_format__state_map(const struct tp_format *f, const char *field,
+			 struct state_map *m)
+{
+	const struct tep_print_flag_sym *fs;
+	struct walk w = { .name = field };
+	uint64_t highest = 0, v;
+	char *end;
+
+	if (!tep_find_any_field(f->ev, field))
+		return -ENOENT;
+	walk_list(f->ev->print_fmt.args, &w, 0);
+	if (!w.flags)
+		return -ENOENT;
+	memset(m, 0, sizeof(*m));
+	for (fs = w.flags; fs; fs = fs->next) {
+		if (!fs->value)
+			return -EINVAL;
+		errno = 0;
+		v = strtoull(fs->value, &end, 0);
+		if (errno || *end)
+			return -EINVAL;
+		if (v > highest)
+			highest = v;
+		/*
+		 * Past 16 entries a bit simply decodes as OTHER, which is
+		 * what an unknown letter would give anyway.
+		 */
+		if (!v || m->n == ARRAY_SIZE(m->mask))
+			continue;
+		m->mask[m->n] = v;
+		m->state[m->n] = letter_state(fs->str);
+		m->n++;
+	}
+	if (!m->n)
+		return -EINVAL;
+	/*
+	 * The "+" is printed for TASK_REPORT_MAX, one bit above the
+	 * table on every kernel that has it; the expression is preferred
+	 * because it is what the kernel itself tests.
+	 */
+	if (w.have_preempt)
+		m->preempt_mask = w.preempt;
+	else if (highest <= (UINT64_MAX >> 1))
+		m->preempt_mask = highest << 1;
+	return 0;
+}
+
+uint32_t state_map__decode(const struct state_map *m, uint64_t raw,
+			   int *preempt)
+{
+	uint64_t covered = 0;
+	uint32_t state = 0;
+
+	if (preempt)
+		*preempt = (raw & m->preempt_mask) != 0;
+	raw &= ~m->preempt_mask;
+	for (unsigned i = 0; i < m->n; i++) {
+		if ((raw & m->mask[i]) == m->mask[i]) {
+			state |= m->state[i];
+			covered |= m->mask[i];
+		}
+	}
+	if (raw & ~covered)
+		state |= CTXMON_STATE_OTHER;
+	return state;
+}

@@ -1,0 +1,472 @@
+/*
+ * perf.c - capture backend on perf_event_open tracepoint events.
+ *
+ * One event per CPU per tracepoint, all of a CPU's events writing into one
+ * mmap ring (PERF_EVENT_IOC_SET_OUTPUT), so each CPU's records come in one
+ * stream and the CPU is known from the ring.  Timestamps are taken by the
+ * kernel on CLOCK_MONOTONIC (use_clockid), the session clock, so no
+ * conversion is needed.  Records are decoded straight into the stream's
+ * per-CPU queues; nothing is allocated per record.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
+#include "internal.h"
+
+#define DEFAULT_BUFFER_KB 4096
+/* header.size is a u16: no record is larger */
+#define MAX_RECORD 65536
+
+/* PERF_RECORD_SAMPLE with PERF_SAMPLE_TID | TIME | RAW */
+struct sample_head {
+	struct perf_event_header h;
+	uint32_t pid, tid;
+	uint64_t time;
+	uint32_t size;		/* raw bytes follow */
+} __attribute__((packed));
+
+/* PERF_RECORD_LOST with sample_id_all and PERF_SAMPLE_TID | TIME */
+struct lost_rec {
+	struct perf_event_header h;
+	uint64_t id, lost;
+	uint32_t pid, tid;
+	uint64_t time;
+};
+
+struct ring {
+	int cpu;
+	int fd;			/* the event that owns the mapping */
+	struct perf_event_mmap_page *meta;
+	uint8_t *data;
+	uint64_t size;		/* data area, a power of two */
+	uint64_t last_ts;
+};
+
+struct perf_priv {
+	struct backend_ctx *ctx;
+	struct decoder *dec;
+	int *fds;
+	size_t nfds;
+	struct ring *rings;
+	size_t nrings;
+	size_t map_len;
+	int epfd;
+	uint8_t *scratch;	/* a record that wraps the ring's end */
+	uint64_t clamped;	/* samples timestamped before their predecessor */
+};
+
+static int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid,
+			       int cpu, int group, unsigned long flags)
+{
+	return (int)syscall(SYS_perf_event_open, attr, pid, cpu, group, flags);
+}
+
+static int read_paranoid(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
+	int v = 2;
+
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = 2;
+		fclose(f);
+	}
+	return v;
+}
+
+static size_t online_cpus(const struct backend_ctx *ctx)
+{
+	size_t n = 0;
+
+	for (int i = 0; i < ctx->ncpus; i++)
+		n += ctx->online[i];
+	return n;
+}
+
+static void open_error(struct perf_priv *p, const struct decoder_event *de,
+		       int cpu, size_t nev, int err)
+{
+	struct backend_ctx *ctx = p->ctx;
+
+	switch (err) {
+	case EACCES:
+	case EPERM:
+		fmt__buf(ctx->err, ctx->errlen,
+			 "perf_event_open refused: run as root or grant "
+			 "CAP_PERFMON (kernel.perf_event_paranoid is %d)",
+			 read_paranoid());
+		break;
+	case ENOENT:
+		fmt__buf(ctx->err, ctx->errlen,
+			 "perf_event_open: this kernel has no tracepoint %s:%s "
+			 "(id %d)", de->system, de->name, de->id);
+		break;
+	case EMFILE:
+	case ENFILE:
+		fmt__buf(ctx->err, ctx->errlen,
+			 "perf_event_open: out of file descriptors (%zu needed, "
+			 "one per CPU per event): raise the open-file limit "
+			 "(ulimit -n)", online_cpus(ctx) * nev);
+		break;
+	default:
+		fmt__buf(ctx->err, ctx->errlen,
+			 "perf_event_open(%s:%s, cpu %d): %s", de->system,
+			 de->name, cpu, strerror(err));
+		break;
+	}
+}
+
+/* Pages of data: the buffer size rounded up to a power of two. */
+static size_t ring_pages(unsigned kb, size_t page)
+{
+	size_t want = ((size_t)(kb ? kb : DEFAULT_BUFFER_KB) * 1024 + page - 1) /
+		      page;
+	size_t n = 1;
+
+	while (n < want)
+		n <<= 1;
+	return n;
+}
+
+static int map_ring(struct perf_priv *p, struct ring *r, size_t page)
+{
+	struct backend_ctx *ctx = p->ctx;
+	struct epoll_event ee = { .events = EPOLLIN };
+	void *m;
+
+	m = mmap(NULL, p->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
+	if (m == MAP_FAILED) {
+		int err = errno;
+
+		fmt__buf(ctx->err, ctx->errlen,
+			 "mmap of the %zu KiB perf ring of CPU %d failed: %s%s",
+			 (p->map_len - page) / 1024, r->cpu, strerror(err),
+			 err == EPERM || err == ENOMEM ?
+				 " (use a smaller buffer, or raise "
+				 "kernel.perf_event_mlock_kb)" : "");
+		return -err;
+	}
+	r->meta = m;
+	/* data_offset/size exist since 4.1; before, data follows page 0 */
+	r->data = (uint8_t *)m + (r->meta->data_offset ? r->meta->data_offset :
+							 page);
+	r->size = r->meta->data_size ? r->meta->data_size : p->map_len - page;
+	ee.data.u64 = (uint64_t)(r - p->rings);
+	if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, r->fd, &ee) < 0) {
+		int err = errno;
+
+		fmt__buf(ctx->err, ctx->errlen, "epoll_ctl: %s", strerror(err));
+		return -err;
+	}
+	return 0;
+}
+
+static void perf_close(void *priv);
+
+static int perf_open(struct backend_ctx *ctx, void **privp)
+{
+	const struct decoder_event *evs;
+	struct perf_priv *p;
+	char tracefs[4096];
+	const char *tfs = ctx->tracefs;
+	size_t nev, page, pages;
+	int ret = 0;
+
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->ctx = ctx;
+	p->epfd = -1;
+
+	if (!tfs || !*tfs) {
+		ret = tracefs__find(NULL, false, tracefs, sizeof(tracefs),
+				    ctx->err, ctx->errlen);
+		if (ret)
+			goto out;
+		tfs = tracefs;
+	}
+	p->dec = decoder__new(tfs, ctx->events ? ctx->events :
+						 CTXMON_EVENTS_SCHED,
+			      ctx->strs, ctx->err, ctx->errlen);
+	if (!p->dec) {
+		ret = -errno;
+		goto out;
+	}
+	nev = decoder__events(p->dec, &evs);
+
+	page = (size_t)sysconf(_SC_PAGESIZE);
+	pages = ring_pages(ctx->buffer_kb, page);
+	p->map_len = (pages + 1) * page;
+	p->fds = malloc((size_t)ctx->ncpus * nev * sizeof(*p->fds));
+	p->rings = calloc((size_t)ctx->ncpus, sizeof(*p->rings));
+	p->scratch = malloc(MAX_RECORD);
+	p->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (!p->fds || !p->rings || !p->scratch || p->epfd < 0) {
+		ret = p->epfd < 0 ? -errno : -ENOMEM;
+		fmt__buf(ctx->err, ctx->errlen, "perf backend set-up: %s",
+			 strerror(-ret));
+		goto out;
+	}
+
+	for (int cpu = 0; cpu < ctx->ncpus; cpu++) {
+		struct ring *r = &p->rings[p->nrings];
+
+		if (!ctx->online[cpu])
+			continue;
+		r->cpu = cpu;
+		r->fd = -1;
+		for (size_t j = 0; j < nev; j++) {
+			struct perf_event_attr attr = {
+				.size = sizeof(attr),
+				.type = PERF_TYPE_TRACEPOINT,
+				.config = (uint64_t)evs[j].id,
+				.sample_period = 1,
+				.sample_type = PERF_SAMPLE_TID |
+					       PERF_SAMPLE_TIME |
+					       PERF_SAMPLE_RAW,
+				.disabled = 1,
+				.sample_id_all = 1,
+				.use_clockid = 1,
+				.clockid = CLOCK_MONOTONIC,
+				/* wake a poller when a quarter is used */
+				.watermark = 1,
+				.wakeup_watermark =
+					(uint32_t)(pages * page / 4),
+			};
+			int fd;
+
+			fd = sys_perf_event_open(&attr, -1, cpu, -1,
+						 PERF_FLAG_FD_CLOEXEC);
+			if (fd < 0 && j == 0 && errno == ENODEV)
+				break;	/* the CPU went offline meanwhile */
+			if (fd < 0) {
+				ret = -errno;
+				open_error(p, &evs[j], cpu, nev, errno);
+				goto out;
+			}
+			p->fds[p->nfds++] = fd;
+			if (j == 0) {
+				r->fd = fd;
+				p->nrings++;
+				ret = map_ring(p, r, page);
+			} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT,
+					 r->fd) < 0) {
+				ret = -errno;
+				fmt__buf(ctx->err, ctx->errlen,
+					 "PERF_EVENT_IOC_SET_OUTPUT (%s:%s, "
+					 "cpu %d): %s", evs[j].system,
+					 evs[j].name, cpu, strerror(errno));
+			}
+			if (ret)
+				goto out;
+		}
+	}
+	if (!p->nrings) {
+		ret = -ENODEV;
+		fmt__buf(ctx->err, ctx->errlen, "perf backend: no online CPU");
+	}
+out:
+	if (ret) {
+		perf_close(p);
+		p = NULL;
+	}
+	*privp = p;
+	return ret;
+}
+
+static int ioctl_all(struct perf_priv *p, unsigned long req)
+{
+	int ret = 0;
+
+	for (size_t i = 0; i < p->nfds; i++) {
+		if (ioctl(p->fds[i], req, 0) < 0 && !ret)
+			ret = -errno;
+	}
+	return ret;
+}
+
+static int perf_enable(void *priv)
+{
+	struct perf_priv *p = priv;
+	int ret = ioctl_all(p, PERF_EVENT_IOC_ENABLE);
+
+	if (ret)
+		fmt__buf(p->ctx->err, p->ctx->errlen,
+			 "PERF_EVENT_IOC_ENABLE: %s", strerror(-ret));
+	return ret;
+}
+
+static int perf_disable(void *priv)
+{
+	struct perf_priv *p = priv;
+	int ret = ioctl_all(p, PERF_EVENT_IOC_DISABLE);
+
+	if (ret)
+		fmt__buf(p->ctx->err, p->ctx->errlen,
+			 "PERF_EVENT_IOC_DISABLE: %s", strerror(-ret));
+	return ret;
+}
+
+static int perf_poll_fd(void *priv)
+{
+	return ((struct perf_priv *)priv)->epfd;
+}
+
+/*
+ * Per-CPU order: a sample's time is taken before its space is reserved,
+ * so an interrupt's event can land in the ring ahead of an earlier-stamped
+ * one it interrupted (fork/exec/exit run with interrupts on).  The stream
+ * wants each CPU in order; the gap is the length of an interrupt, so the
+ * late one is moved up to its predecessor's time.
+ */
+static uint64_t order_ts(struct perf_priv *p, struct ring *r, uint64_t ts)
+{
+	if (ts < r->last_ts) {
+		p->clamped++;
+		return r->last_ts;
+	}
+	r->last_ts = ts;
+	return ts;
+}
+
+static void on_sample(struct perf_priv *p, struct ring *r, const uint8_t *rec,
+		      size_t len)
+{
+	struct stream *st = p->ctx->stream;
+	struct sample_head sh;
+	struct ctxmon_event *ev;
+	uint64_t ts;
+
+	if (len < sizeof(sh))
+		goto bad;
+	memcpy(&sh, rec, sizeof(sh));
+	if (sizeof(sh) + sh.size > len)
+		goto bad;
+	ts = order_ts(p, r, sh.time);
+	ev = stream__slot(st, r->cpu);
+	if (!ev) {
+		stream__lost(st, r->cpu, 1, ts);
+		return;
+	}
+	if (decoder__decode(p->dec, rec + sizeof(sh), sh.size, ev) < 0) {
+		/* a record we cannot read is an event lost, said so */
+		stream__lost(st, r->cpu, 1, ts);
+		return;
+	}
+	ev->ts = ts;
+	ev->cpu = r->cpu;
+	ev->tgid = (int32_t)sh.pid;
+	/* sched_switch runs in prev's context: the sample's pid is its tgid */
+	if (ev->type == CTXMON_EV_SWITCH) {
+		ev->sw.prev_tgid = (int32_t)sh.pid;
+		ev->sw.next_tgid = -1;
+	}
+	stream__commit(st, r->cpu);
+	return;
+bad:
+	stream__lost(st, r->cpu, 1, r->last_ts);
+}
+
+static void on_lost(struct perf_priv *p, struct ring *r, const uint8_t *rec,
+		    size_t len)
+{
+	struct lost_rec lr;
+
+	if (len < sizeof(lr)) {
+		stream__lost(p->ctx->stream, r->cpu, 0, r->last_ts);
+		return;
+	}
+	memcpy(&lr, rec, sizeof(lr));
+	stream__lost(p->ctx->stream, r->cpu, lr.lost, order_ts(p, r, lr.time));
+}
+
+static void read_ring(struct perf_priv *p, struct ring *r)
+{
+	uint64_t head, tail, mask = r->size - 1;
+
+	head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
+	tail = r->meta->data_tail;	/* only we write it */
+	while (head - tail >= sizeof(struct perf_event_header)) {
+		struct perf_event_header h;
+		uint64_t off = tail & mask;
+		const uint8_t *rec;
+
+		/* records are 8-byte multiples: a header never wraps */
+		memcpy(&h, r->data + off, sizeof(h));
+		if (h.size < sizeof(h) || h.size > head - tail) {
+			/* a corrupt ring: drop what is there, say so */
+			stream__lost(p->ctx->stream, r->cpu, 0, r->last_ts);
+			tail = head;
+			break;
+		}
+		if (off + h.size <= r->size) {
+			rec = r->data + off;
+		} else {
+			size_t first = (size_t)(r->size - off);
+
+			memcpy(p->scratch, r->data + off, first);
+			memcpy(p->scratch + first, r->data, h.size - first);
+			rec = p->scratch;
+		}
+		if (h.type == PERF_RECORD_SAMPLE)
+			on_sample(p, r, rec, h.size);
+		else if (h.type == PERF_RECORD_LOST)
+			on_lost(p, r, rec, h.size);
+		tail += h.size;
+	}
+	__atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
+}
+
+static int perf_read(void *priv, uint64_t *safe_ts)
+{
+	struct perf_priv *p = priv;
+	/* before any head is read: whatever is stamped earlier than this
+	 * (less the slack) is in a ring by the time we look */
+	uint64_t now = clock__now_ns();
+
+	for (size_t i = 0; i < p->nrings; i++)
+		read_ring(p, &p->rings[i]);
+	*safe_ts = now > STREAM_SLACK_NS ? now - STREAM_SLACK_NS : 0;
+	return 0;
+}
+
+static void perf_close(void *priv)
+{
+	struct perf_priv *p = priv;
+
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->nfds; i++)
+		ioctl(p->fds[i], PERF_EVENT_IOC_DISABLE, 0);
+	for (size_t i = 0; i < p->nrings; i++)
+		if (p->rings[i].meta)
+			munmap(p->rings[i].meta, p->map_len);
+	for (size_t i = 0; i < p->nfds; i++)
+		close(p->fds[i]);
+	if (p->epfd >= 0)
+		close(p->epfd);
+	decoder__free(p->dec);
+	free(p->scratch);
+	free(p->rings);
+	free(p->fds);
+	free(p);
+}
+
+const struct backend_ops backend_perf = {
+	.name = "perf",
+	.open = perf_open,
+	.enable = perf_enable,
+	.disable = perf_disable,
+	.poll_fd = perf_poll_fd,
+	.read = perf_read,
+	.close = perf_close,
+};

@@ -1,0 +1,135 @@
+/*
+ * tracefs.c - where the kernel's tracing files are.
+ *
+ * The perf and ftrace backends read event ids and formats from tracefs.  It
+ * is usually at /sys/kernel/tracing, but may be mounted elsewhere, or only
+ * reachable as tracing/ under a debugfs mount on older set-ups, so the
+ * mount table is the authority.  Mounting changes the machine, so it is
+ * done only when the caller asked for it (--mount-tracefs); libtracefs is
+ * not used here because its lookup mounts tracefs on its own.
+ */
+#include <errno.h>
+#include <mntent.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+
+#include "internal.h"
+
+#define DEFAULT_MOUNT "/sys/kernel/tracing"
+
+/* A usable tracing directory has events/ (ids and formats live there). */
+static bool has_events(const char *dir)
+{
+	char path[4096];
+	struct stat st;
+	int n;
+
+	n = snprintf(path, sizeof(path), "%s/events", dir);
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return false;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int copy_out(const char *dir, char *buf, size_t len)
+{
+	size_t n = strlen(dir);
+
+	if (n >= len)
+		return -ENAMETOOLONG;
+	memcpy(buf, dir, n + 1);
+	return 0;
+}
+
+/*
+ * Scan the mount table: a tracefs mount wins (the default place first),
+ * a debugfs mount's tracing/ is the fallback.  0, or -ENOENT.
+ */
+static int scan_mounts(char *buf, size_t len)
+{
+	char line[4096], debugfs[4096] = "", tracefs[4096] = "";
+	struct mntent ent, *m;
+	FILE *f;
+	int ret = -ENOENT;
+
+	f = setmntent("/proc/mounts", "re");
+	if (!f)
+		return -errno;
+	while ((m = getmntent_r(f, &ent, line, sizeof(line)))) {
+		if (!strcmp(m->mnt_type, "tracefs")) {
+			if (!has_events(m->mnt_dir))
+				continue;
+			if (!tracefs[0] || !strcmp(m->mnt_dir, DEFAULT_MOUNT))
+				fmt__buf(tracefs, sizeof(tracefs), "%s",
+					 m->mnt_dir);
+		} else if (!strcmp(m->mnt_type, "debugfs") && !debugfs[0]) {
+			char sub[4096];
+			int n;
+
+			n = snprintf(sub, sizeof(sub), "%s/tracing", m->mnt_dir);
+			/* stat through tracing/ triggers its automount */
+			if (n > 0 && (size_t)n < sizeof(sub) && has_events(sub))
+				fmt__buf(debugfs, sizeof(debugfs), "%s", sub);
+		}
+	}
+	endmntent(f);
+	if (tracefs[0])
+		ret = copy_out(tracefs, buf, len);
+	else if (debugfs[0])
+		ret = copy_out(debugfs, buf, len);
+	return ret;
+}
+
+int tracefs__find(const char *hint, bool do_mount, char *buf, size_t len,
+		  char *err, size_t errlen)
+{
+	int ret;
+
+	if (hint && *hint) {
+		/* an explicit path that is wrong is an error, not a hint to
+		 * look elsewhere: the user meant that one */
+		if (!has_events(hint)) {
+			fmt__buf(err, errlen,
+				 "%s is not a tracefs directory (no events/ in it)",
+				 hint);
+			ret = -ENOENT;
+			goto out;
+		}
+		ret = copy_out(hint, buf, len);
+		if (ret)
+			fmt__buf(err, errlen, "tracefs path too long: %s", hint);
+		goto out;
+	}
+
+	ret = scan_mounts(buf, len);
+	if (ret != -ENOENT) {
+		if (ret)
+			fmt__buf(err, errlen, "cannot read /proc/mounts: %s",
+				 strerror(-ret));
+		goto out;
+	}
+	if (!do_mount) {
+		fmt__buf(err, errlen,
+			 "tracefs is not mounted: run 'mount -t tracefs nodev "
+			 DEFAULT_MOUNT "' or pass --mount-tracefs");
+		goto out;
+	}
+
+	if (mount("nodev", DEFAULT_MOUNT, "tracefs", 0, NULL) < 0 &&
+	    errno != EBUSY) {
+		ret = -errno;
+		fmt__buf(err, errlen, "cannot mount tracefs at " DEFAULT_MOUNT
+			 ": %s", strerror(errno));
+		goto out;
+	}
+	if (!has_events(DEFAULT_MOUNT)) {
+		ret = -ENOENT;
+		fmt__buf(err, errlen, "tracefs at " DEFAULT_MOUNT
+			 " has no events/: is CONFIG_EVENT_TRACING off?");
+		goto out;
+	}
+	ret = copy_out(DEFAULT_MOUNT, buf, len);
+out:
+	return ret;
+}

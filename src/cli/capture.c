@@ -1,0 +1,303 @@
+/*
+ * capture.c - the options and set-up that every capturing subcommand
+ * shares: target selection, backend choice, signals, starting a session
+ * and turning its failures into one line and the right exit status.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+
+volatile sig_atomic_t cli_signal;
+volatile sig_atomic_t cli_nsignals;
+
+static void on_signal(int sig)
+{
+	cli_signal = sig;
+	cli_nsignals++;
+}
+
+void cli__signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+void cli__err(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fprintf(stderr, "ctxmon %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int cli__parse_double(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !isfinite(v) || v <= 0)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int cli__parse_uint(const char *s, unsigned long max, unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	if (*s == '-')
+		return -1;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_ids(const char *cmd, const char *what, const char *arg,
+		     struct capture_opts *c)
+{
+	char *copy = strdup(arg), *save = NULL;
+	int ret = -1;
+
+	if (!copy)
+		goto out;
+	for (char *tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		unsigned long v;
+		pid_t *p;
+
+		if (cli__parse_uint(tok, 0x7fffffff, &v) < 0 || !v) {
+			cli__err(cmd, "bad %s '%s': expected a list of numbers "
+				      "like 1234,5678", what, tok);
+			goto out;
+		}
+		p = realloc(c->pids, (c->npids + 1) * sizeof(*p));
+		if (!p)
+			goto out;
+		c->pids = p;
+		c->pids[c->npids++] = (pid_t)v;
+	}
+	if (!c->npids) {
+		cli__err(cmd, "empty %s list", what);
+		goto out;
+	}
+	ret = 0;
+out:
+	free(copy);
+	return ret;
+}
+
+int capture__opt(const char *cmd, struct capture_opts *c, int opt,
+		 const char *arg)
+{
+	unsigned long v;
+
+	switch (opt) {
+	case 'a':
+		c->all = true;
+		return 1;
+	case 'p':
+	case 't':
+		if (c->npids && c->target != (opt == 'p' ? CTXMON_TARGET_PIDS :
+							   CTXMON_TARGET_TIDS)) {
+			cli__err(cmd, "-p and -t cannot be combined");
+			return -1;
+		}
+		c->target = opt == 'p' ? CTXMON_TARGET_PIDS : CTXMON_TARGET_TIDS;
+		return parse_ids(cmd, opt == 'p' ? "pid" : "tid", arg, c) < 0 ?
+			       -1 : 1;
+	case 'm':
+		if (cli__parse_uint(arg, 4u << 20, &v) < 0 || v < 4) {
+			cli__err(cmd, "bad buffer size '%s': give KiB per CPU, "
+				      "4 or more", arg);
+			return -1;
+		}
+		c->buffer_kb = (unsigned)v;
+		return 1;
+	case 'v':
+		c->verbose++;
+		return 1;
+	case CAP_OPT_BACKEND:
+		c->backend = arg;
+		return 1;
+	case CAP_OPT_MOUNT:
+		c->mount_tracefs = true;
+		return 1;
+	case CAP_OPT_TRACEFS:
+		c->tracefs = arg;
+		return 1;
+	case CAP_OPT_DURATION:
+		if (cli__parse_double(arg, &c->duration_s) < 0) {
+			cli__err(cmd, "bad duration '%s': give seconds, e.g. "
+				      "--duration 2.5", arg);
+			return -1;
+		}
+		return 1;
+	}
+	return 0;
+}
+
+int capture__finish(const char *cmd, struct capture_opts *c, int argc,
+		    char **argv)
+{
+	char path[64];
+
+	if (optind < argc)
+		c->argv = argv + optind;
+	if (c->all && c->npids) {
+		cli__err(cmd, "-a cannot be combined with -p or -t");
+		return -1;
+	}
+	if (c->npids && c->argv) {
+		cli__err(cmd, "give either -p/-t or a command, not both");
+		return -1;
+	}
+	if (c->all)
+		c->target = CTXMON_TARGET_ALL;
+	else if (c->argv)
+		c->target = CTXMON_TARGET_CMD;
+	else if (!c->npids && !c->duration_s) {
+		cli__err(cmd, "nothing to watch: give a command (-- CMD), -p PID, "
+			      "-t TID or -a; see --help");
+		return -1;
+	} else if (!c->npids) {
+		c->target = CTXMON_TARGET_ALL;
+	}
+	for (size_t i = 0; i < c->npids; i++) {
+		struct stat sb;
+
+		snprintf(path, sizeof(path), "/proc/%d", c->pids[i]);
+		if (stat(path, &sb) < 0) {
+			cli__err(cmd, "no such %s: %d",
+				 c->target == CTXMON_TARGET_TIDS ? "thread" :
+								   "process",
+				 c->pids[i]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+void capture__free(struct capture_opts *c)
+{
+	free(c->pids);
+	c->pids = NULL;
+}
+
+void capture__session_opts(const struct capture_opts *c,
+			   struct ctxmon_session_opts *o)
+{
+	*o = (struct ctxmon_session_opts){
+		.sz = sizeof(*o),
+		.target = c->target,
+		.pids = c->pids,
+		.npids = c->npids,
+		.argv = c->argv,
+		.backend = c->backend,
+		.events = c->events,
+		.buffer_kb = c->buffer_kb,
+		.tracefs = c->tracefs,
+		.mount_tracefs = c->mount_tracefs,
+		.verbose = c->verbose,
+	};
+}
+
+struct ctxmon_session *capture__start(const char *cmd,
+				      const struct capture_opts *c, int *status)
+{
+	struct ctxmon_session_opts o;
+	struct ctxmon_session *s;
+	int ret;
+
+	capture__session_opts(c, &o);
+	*status = EXIT_FAIL;
+	s = ctxmon_session_open(&o);
+	if (!s) {
+		cli__err(cmd, "%s", ctxmon_last_error());
+		return NULL;
+	}
+	if (c->verbose)
+		fprintf(stderr, "%s", ctxmon_session_log(s));
+	ret = ctxmon_session_start(s);
+	if (ret < 0) {
+		cli__err(cmd, "%s", ctxmon_session_error(s));
+		if (c->argv)
+			*status = ret == -ENOENT ? 127 : 126;
+		ctxmon_session_close(s);
+		return NULL;
+	}
+	return s;
+}
+
+static int seed_one(pid_t tid, pid_t tgid, const char *comm, void *ctx)
+{
+	return ctxmon_account_add_task(ctx, tid, tgid, comm) < 0 ? -ENOMEM : 0;
+}
+
+int capture__seed(const char *cmd, const struct capture_opts *c,
+		  struct ctxmon_account *a)
+{
+	int ret = 0;
+
+	if (c->target == CTXMON_TARGET_CMD)
+		return 0;
+	if (c->target == CTXMON_TARGET_ALL) {
+		ret = ctxmon_proc_scan(0, seed_one, a);
+	} else {
+		for (size_t i = 0; i < c->npids && ret >= 0; i++) {
+			pid_t p = c->pids[i];
+
+			/* For -t, /proc/TID/status names the process. */
+			if (c->target == CTXMON_TARGET_TIDS) {
+				char path[64], line[128];
+				FILE *f;
+
+				snprintf(path, sizeof(path), "/proc/%d/status", p);
+				f = fopen(path, "re");
+				while (f && fgets(line, sizeof(line), f))
+					if (sscanf(line, "Tgid: %d", &p) == 1)
+						break;
+				if (f)
+					fclose(f);
+			}
+			ret = ctxmon_proc_scan(p, seed_one, a);
+			if (ret == -ESRCH)
+				ret = 0; /* exited meanwhile: nothing to seed */
+		}
+	}
+	if (ret < 0) {
+		cli__err(cmd, "reading /proc: %s", strerror(-ret));
+		return -1;
+	}
+	return 0;
+}
+
+int capture__exit_status(int wstatus)
+{
+	if (WIFEXITED(wstatus))
+		return WEXITSTATUS(wstatus);
+	if (WIFSIGNALED(wstatus))
+		return 128 + WTERMSIG(wstatus);
+	return EXIT_FAIL;
+}

@@ -1,0 +1,115 @@
+/*
+ * cli.h - what the subcommands of the ctxmon tool share: the command
+ * table, one-line errors, signal handling and the capture options that
+ * every capturing subcommand takes.
+ */
+#ifndef CTXMON_CLI_H
+#define CTXMON_CLI_H
+
+#include <getopt.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include <ctxmon/ctxmon.h>
+
+struct cli_cmd {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+};
+
+/* Exit statuses of the tool (beyond a launched command's own). */
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+
+/* The last SIGINT/SIGTERM/SIGHUP received (0: none) and how many. */
+extern volatile sig_atomic_t cli_signal;
+extern volatile sig_atomic_t cli_nsignals;
+/* Catch SIGINT, SIGTERM and SIGHUP without SA_RESTART, ignore SIGPIPE. */
+void cli__signals(void);
+
+/* Print "ctxmon <cmd>: <message>" on stderr. */
+void cli__err(const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Options shared by the subcommands that capture. */
+struct capture_opts {
+	enum ctxmon_target_kind target;
+	bool all;		/* -a given */
+	pid_t *pids;
+	size_t npids;
+	char **argv;		/* command after the options, or NULL */
+	const char *backend;
+	unsigned buffer_kb;
+	const char *tracefs;
+	bool mount_tracefs;
+	unsigned events;
+	double duration_s;	/* 0: until the command ends or a signal */
+	int verbose;
+};
+
+/* Long options every capturing command accepts; value = CAP_OPT_* or the
+ * short letter.  Commands append their own. */
+enum {
+	CAP_OPT_BACKEND = 0x100, CAP_OPT_MOUNT, CAP_OPT_TRACEFS,
+	CAP_OPT_DURATION, CAP_OPT__END,
+};
+#define CAPTURE_SHORTOPTS "ap:t:m:v"
+#define CAPTURE_LONGOPTS                                                  \
+	{ "all-cpus", no_argument, NULL, 'a' },                           \
+	{ "pid", required_argument, NULL, 'p' },                          \
+	{ "tid", required_argument, NULL, 't' },                          \
+	{ "buffer-size", required_argument, NULL, 'm' },                  \
+	{ "verbose", no_argument, NULL, 'v' },                            \
+	{ "backend", required_argument, NULL, CAP_OPT_BACKEND },          \
+	{ "mount-tracefs", no_argument, NULL, CAP_OPT_MOUNT },            \
+	{ "tracefs", required_argument, NULL, CAP_OPT_TRACEFS },          \
+	{ "duration", required_argument, NULL, CAP_OPT_DURATION }
+
+/* Help text for the options above. */
+#define CAPTURE_HELP                                                          \
+	"  -a, --all-cpus         every task on the machine\n"                \
+	"  -p, --pid PID[,PID..]  these processes (all their threads, and\n"  \
+	"                         the children they fork during capture)\n"   \
+	"  -t, --tid TID[,TID..]  these threads only\n"                       \
+	"      --duration SEC     stop after SEC seconds\n"                   \
+	"      --backend NAME     capture backend: auto (default), perf\n"    \
+	"  -m, --buffer-size KB   per-CPU buffer size in KiB\n"               \
+	"      --tracefs DIR      tracefs mount point (default: found in\n"   \
+	"                         /proc/mounts)\n"                             \
+	"      --mount-tracefs    mount tracefs if it is not mounted\n"       \
+	"  -v, --verbose          say which backend was chosen and why\n"
+
+/*
+ * Handle one capture option; returns 1 if @opt was one, 0 if not, -1 after
+ * printing an error.
+ */
+int capture__opt(const char *cmd, struct capture_opts *c, int opt,
+		 const char *arg);
+/* Check the combination and take the command from argv[optind..];
+ * 0 or -1 after printing an error. */
+int capture__finish(const char *cmd, struct capture_opts *c, int argc,
+		    char **argv);
+void capture__free(struct capture_opts *c);
+/* Session options from @c. */
+void capture__session_opts(const struct capture_opts *c,
+			   struct ctxmon_session_opts *o);
+/* Open and start a session, printing the error and returning the exit
+ * status to use (127 command not found, 126 not executable, 1 other) in
+ * *status on failure. */
+struct ctxmon_session *capture__start(const char *cmd,
+				      const struct capture_opts *c,
+				      int *status);
+/* Seed the account with /proc's tasks for the target; 0 or -1 (printed). */
+int capture__seed(const char *cmd, const struct capture_opts *c,
+		  struct ctxmon_account *a);
+/* A launched command's wait status as an exit status (128+sig if killed). */
+int capture__exit_status(int wstatus);
+
+/* Parse a positive number with optional fraction; 0 or -1. */
+int cli__parse_double(const char *s, double *out);
+int cli__parse_uint(const char *s, unsigned long max, unsigned long *out);
+
+int cmd_stat(int argc, char **argv);
+
+#endif

@@ -1,0 +1,52 @@
+/*
+ * main.c - the ctxmon command: dispatch to a subcommand through a table.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static const struct cli_cmd commands[] = {
+	{ "stat", cmd_stat, "count and time the context switches of a command, "
+			    "processes or the machine" },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: ctxmon [--version] [--help] COMMAND [ARGS]\n\n"
+		   "ctxmon monitors and accounts context switches: how often "
+		   "threads were\nswitched out, why, and what it cost them.\n\n"
+		   "commands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "\nexamples:\n"
+		   "  ctxmon stat -- ./myprog        every thread of myprog, "
+		   "checked against the kernel\n"
+		   "  ctxmon stat -a -I 1000         the whole machine, once a "
+		   "second\n"
+		   "  ctxmon stat -p 1234 --json     one process, as JSON\n\n"
+		   "'ctxmon COMMAND --help' describes a command's options.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+	    !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+		printf("ctxmon %s\n", CTXMON_VERSION);
+		return EXIT_OK;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].run(argc - 1, argv + 1);
+	fprintf(stderr, "ctxmon: unknown command '%s'; 'ctxmon --help' lists "
+			"the commands\n", argv[1]);
+	return EXIT_USAGE;
+}

@@ -1,0 +1,374 @@
+/*
+ * stat.c - `ctxmon stat`: count and time the context switches of a
+ * command, of processes or threads, or of the whole machine.
+ *
+ * The capture is accounted as it runs (nothing is stored), optionally
+ * printed every interval, and for a launched command compared at the end
+ * with the kernel's own counters from wait4().
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "internal.h"
+#include "output/output.h"
+
+static const char *const CMD = "stat";
+
+struct stat_run {
+	struct capture_opts cap;
+	struct output_opts out;
+	bool want_threads, want_procs, limit_set;
+	const char *outpath;
+	FILE *f;
+	struct ctxmon_session *s;
+	struct ctxmon_account *a;
+	uint64_t interval_ns, next_tick, start_ts;
+	int index;
+	int werr;		/* first write error, -errno */
+	bool child_done;
+	int wstatus;
+	struct rusage ru;
+};
+
+static void help(void)
+{
+	printf("usage: ctxmon stat [options] [-a | -p PID | -t TID | [--] CMD [ARGS]]\n\n"
+	       "Count and time context switches per thread and process: voluntary\n"
+	       "(blocked) and involuntary (preempted), the exit switch-out, time on\n"
+	       "CPU, runnable wait, sleep by state, wakeup latency, migrations.\n"
+	       "With a command it follows the command and every descendant from fork\n"
+	       "to exit, compares its counts with the kernel's (getrusage) and exits\n"
+	       "with the command's exit status.\n\n"
+	       "target:\n" CAPTURE_HELP
+	       "\noutput:\n"
+	       "  -I, --interval MS      print every MS milliseconds (counts per interval)\n"
+	       "      --per-thread       one row per thread (default for a command/-p/-t)\n"
+	       "      --per-process      one row per process (default with -a)\n"
+	       "  -s, --sort KEY         sort rows by KEY: %s\n"
+	       "                         (default switches)\n"
+	       "  -n, --limit N          at most N rows per table (0: all; default 25 with -a)\n"
+	       "      --cpus             per-CPU busy/idle lines (default with -a)\n"
+	       "      --json             JSON (one object per interval with -I)\n"
+	       "      --csv              CSV\n"
+	       "  -o, --output FILE      write to FILE (default: stderr with a command, as\n"
+	       "                         perf stat does, so the command's output stays clean;\n"
+	       "                         stdout otherwise)\n"
+	       "  -h, --help             this help\n\n"
+	       "examples:\n"
+	       "  ctxmon stat -- ./myprog arg      every thread of myprog, vs the kernel's counts\n"
+	       "  ctxmon stat -a -I 1000           the machine, per process, every second\n"
+	       "  ctxmon stat -p 1234 --duration 5 --sort invol\n"
+	       "  ctxmon stat --json -o out.json -- make -j2\n\n"
+	       "Needs root or CAP_PERFMON (and read access to tracefs).\n",
+	       output__sort_keys());
+}
+
+static int sum_kernel(struct stat_run *r, struct kernel_cmp *k)
+{
+	struct ctxmon_stats *rows;
+	size_t n;
+
+	rows = ctxmon_account_rows(r->a, CTXMON_ROWS_THREADS, false, &n);
+	if (!rows)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		k->traced_vol += rows[i].voluntary;
+		k->traced_invol += rows[i].involuntary;
+		k->exit_switches += rows[i].exit_switch;
+	}
+	free(rows);
+	k->ru_nvcsw = (uint64_t)r->ru.ru_nvcsw;
+	k->ru_nivcsw = (uint64_t)r->ru.ru_nivcsw;
+	k->valid = true;
+	return 0;
+}
+
+/* Print the numbers accumulated up to @ts. */
+static int emit(struct stat_run *r, uint64_t ts, bool final)
+{
+	struct report rep = { .interval = -1 };
+	struct ctxmon_cpu_stats *cpus = NULL;
+	struct ctxmon_stats *th = NULL, *pr = NULL;
+	size_t nth = 0, npr = 0, ncpu = 0;
+	int ret = -ENOMEM;
+
+	ctxmon_account_finish(r->a, ts);
+	th = ctxmon_account_rows(r->a, CTXMON_ROWS_THREADS, false, &nth);
+	pr = ctxmon_account_rows(r->a, CTXMON_ROWS_PROCESSES, false, &npr);
+	cpus = ctxmon_account_cpus(r->a, &ncpu);
+	if (!th || !pr || !cpus)
+		goto out;
+	ctxmon_session_get_stats(r->s, &rep.cap);
+	rep.backend = ctxmon_session_backend(r->s);
+	rep.duration_ns = ts > r->start_ts ? ts - r->start_ts : 0;
+	rep.threads = th;
+	rep.nthreads = nth;
+	rep.procs = pr;
+	rep.nprocs = npr;
+	rep.cpus = cpus;
+	rep.ncpus = ncpu;
+	rep.anomalies = ctxmon_account_anomalies(r->a);
+	if (r->interval_ns) {
+		rep.interval = r->index;
+		rep.interval_ts_ns = rep.duration_ns;
+	}
+	if (final && r->child_done) {
+		rep.has_exit = true;
+		rep.exit_status = capture__exit_status(r->wstatus);
+		if (r->cap.target == CTXMON_TARGET_CMD &&
+		    sum_kernel(r, &rep.kernel) < 0)
+			goto out;
+	}
+	r->out.processes = r->want_procs || (!r->want_threads &&
+					     (r->cap.all || npr > 1));
+	r->out.threads = r->want_threads || (!r->want_procs && !r->cap.all);
+	ret = output__report(r->f, &r->out, &rep);
+	if (ret < 0 && !r->werr)
+		r->werr = ret;
+	if (r->interval_ns) {
+		ctxmon_account_reset_interval(r->a, ts);
+		r->index++;
+	}
+out:
+	free(th);
+	free(pr);
+	free(cpus);
+	return ret;
+}
+
+static int on_event(const struct ctxmon_event *ev, void *ctx)
+{
+	struct stat_run *r = ctx;
+
+	while (r->interval_ns && ev->ts >= r->next_tick && !r->werr) {
+		emit(r, r->next_tick, false);
+		r->next_tick += r->interval_ns;
+	}
+	ctxmon_account_feed(r->a, ev);
+	return r->werr;
+}
+
+static int parse(struct stat_run *r, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		CAPTURE_LONGOPTS,
+		{ "interval", required_argument, NULL, 'I' },
+		{ "per-thread", no_argument, NULL, 'T' },
+		{ "per-process", no_argument, NULL, 'P' },
+		{ "sort", required_argument, NULL, 's' },
+		{ "limit", required_argument, NULL, 'n' },
+		{ "cpus", no_argument, NULL, 'C' },
+		{ "json", no_argument, NULL, 'J' },
+		{ "csv", no_argument, NULL, 'V' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	unsigned long v;
+	int opt, c;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "+" CAPTURE_SHORTOPTS "I:s:n:o:h",
+				  longopts, NULL)) != -1) {
+		c = capture__opt(CMD, &r->cap, opt, optarg);
+		if (c < 0)
+			return -1;
+		if (c > 0)
+			continue;
+		switch (opt) {
+		case 'I':
+			if (cli__parse_uint(optarg, 86400000, &v) < 0 || v < 10) {
+				cli__err(CMD, "bad interval '%s': give milliseconds, "
+					      "10 or more", optarg);
+				return -1;
+			}
+			r->interval_ns = v * 1000000ull;
+			break;
+		case 'T':
+			r->want_threads = true;
+			break;
+		case 'P':
+			r->want_procs = true;
+			break;
+		case 's':
+			if (output__parse_sort(optarg, &r->out.sort) < 0) {
+				cli__err(CMD, "unknown sort key '%s'; one of: %s",
+					 optarg, output__sort_keys());
+				return -1;
+			}
+			break;
+		case 'n':
+			if (cli__parse_uint(optarg, 1u << 30, &v) < 0) {
+				cli__err(CMD, "bad limit '%s'", optarg);
+				return -1;
+			}
+			r->out.limit = v;
+			r->limit_set = true;
+			break;
+		case 'C':
+			r->out.show_cpus = true;
+			break;
+		case 'J':
+			r->out.fmt = OUT_JSON;
+			break;
+		case 'V':
+			r->out.fmt = OUT_CSV;
+			break;
+		case 'o':
+			r->outpath = optarg;
+			break;
+		case 'h':
+			help();
+			return 1;
+		default:
+			fprintf(stderr, "Try 'ctxmon stat --help'.\n");
+			return -1;
+		}
+	}
+	if (capture__finish(CMD, &r->cap, argc, argv) < 0)
+		return -1;
+	if (r->cap.all && !r->limit_set && r->out.fmt == OUT_TABLE)
+		r->out.limit = 25;
+	if (r->cap.all)
+		r->out.show_cpus = true;
+	return 0;
+}
+
+/* Runs the capture until the command ends, the duration passes or a
+ * signal asks to stop; returns 0 or a negative errno. */
+static int capture_loop(struct stat_run *r)
+{
+	pid_t child = ctxmon_session_child(r->s);
+	uint64_t deadline = r->cap.duration_s ?
+		r->start_ts + (uint64_t)(r->cap.duration_s * 1e9) : 0;
+	bool forwarded = false;
+	int ret;
+
+	for (;;) {
+		struct ctxmon_session_stats st;
+
+		ret = ctxmon_session_poll(r->s, 100, on_event, r);
+		if (ret < 0 && ret != -EINTR) {
+			cli__err(CMD, "%s", ctxmon_session_error(r->s));
+			return ret;
+		}
+		if (r->werr)
+			return r->werr;
+		if (cli_signal) {
+			/* With a command, pass the first signal on and wait
+			 * for it to end; a second one stops at once. */
+			if (child > 0 && !r->child_done && !forwarded) {
+				kill(child, cli_signal);
+				forwarded = true;
+				cli_signal = 0;
+			} else {
+				return 0;
+			}
+		}
+		if (child > 0 && !r->child_done &&
+		    ctxmon_session_reap_child(r->s, false, &r->wstatus,
+					      &r->ru) == 1) {
+			r->child_done = true;
+			/* Let the last switch-outs of its threads land. */
+			usleep(10000);
+			return 0;
+		}
+		if (deadline && clock__now_ns() >= deadline)
+			return 0;
+		ctxmon_session_get_stats(r->s, &st);
+		while (r->interval_ns && st.delivered_to >= r->next_tick &&
+		       !r->werr) {
+			emit(r, r->next_tick, false);
+			r->next_tick += r->interval_ns;
+		}
+	}
+}
+
+int cmd_stat(int argc, char **argv)
+{
+	struct stat_run r = { .out = { .sort = SORT_SWITCHES } };
+	struct ctxmon_session_stats st;
+	int status = EXIT_FAIL, ret;
+	uint64_t end;
+
+	ret = parse(&r, argc, argv);
+	if (ret) {
+		capture__free(&r.cap);
+		return ret > 0 ? EXIT_OK : EXIT_USAGE;
+	}
+	r.f = r.cap.argv ? stderr : stdout;
+	if (r.outpath) {
+		r.f = fopen(r.outpath, "we");
+		if (!r.f) {
+			cli__err(CMD, "cannot write %s: %s", r.outpath,
+				 strerror(errno));
+			goto out;
+		}
+	}
+	cli__signals();
+	r.s = capture__start(CMD, &r.cap, &status);
+	if (!r.s)
+		goto out;
+	{
+		struct ctxmon_account_opts ao = {
+			.sz = sizeof(ao),
+			.target = r.cap.target,
+			.pids = r.cap.pids,
+			.npids = r.cap.npids,
+			.root_pid = ctxmon_session_child(r.s),
+		};
+
+		r.a = ctxmon_account_new(&ao);
+	}
+	if (!r.a) {
+		cli__err(CMD, "out of memory");
+		goto out;
+	}
+	if (capture__seed(CMD, &r.cap, r.a) < 0)
+		goto out;
+	ctxmon_session_get_stats(r.s, &st);
+	r.start_ts = st.start_ts;
+	r.next_tick = r.start_ts + r.interval_ns;
+
+	ret = capture_loop(&r);
+	if (ctxmon_session_child(r.s) > 0 && !r.child_done) {
+		/* Stopped early: do not leave the command running. */
+		kill(ctxmon_session_child(r.s), SIGTERM);
+		if (ctxmon_session_reap_child(r.s, true, &r.wstatus, &r.ru) == 1)
+			r.child_done = true;
+	}
+	if (ctxmon_session_stop(r.s, on_event, &r) < 0 && !ret) {
+		cli__err(CMD, "%s", ctxmon_session_error(r.s));
+		ret = -EIO;
+	}
+	ctxmon_session_get_stats(r.s, &st);
+	end = st.stop_ts;
+	if (!r.werr) {
+		if (!r.interval_ns || end > r.next_tick - r.interval_ns)
+			emit(&r, end, true);
+	}
+	if (r.werr) {
+		cli__err(CMD, "writing %s: %s", r.outpath ? r.outpath : "output",
+			 strerror(-r.werr));
+		goto out;
+	}
+	if (ret < 0)
+		goto out;
+	status = r.child_done ? capture__exit_status(r.wstatus) : EXIT_OK;
+out:
+	if (r.f && r.f != stdout && r.f != stderr && fclose(r.f) == EOF &&
+	    status == EXIT_OK) {
+		cli__err(CMD, "writing %s: %s", r.outpath, strerror(errno));
+		status = EXIT_FAIL;
+	}
+	ctxmon_account_free(r.a);
+	ctxmon_session_close(r.s);
+	capture__free(&r.cap);
+	return status;
+}

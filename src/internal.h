@@ -1,0 +1,194 @@
+/*
+ * internal.h - contracts between the library's layers.
+ *
+ * Data flows one way: a backend decodes kernel records into per-CPU queues
+ * of the stream (stream__slot/stream__commit), the stream merges them in
+ * time order up to a watermark, and the session hands them to the caller.
+ * Nothing above the stream knows which backend produced an event.
+ */
+#ifndef CTXMON_INTERNAL_H
+#define CTXMON_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <ctxmon/ctxmon.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define PRINTF_LIKE(f, a) __attribute__((format(printf, f, a)))
+
+/* ---- string interning (strtab.c) ---------------------------------- */
+
+struct strtab;
+
+/* New empty table; NULL and errno on failure. */
+struct strtab *strtab__new(void);
+void strtab__free(struct strtab *t);
+/* Interned copy of the first @len bytes of @s (stops at a NUL); the pointer
+ * lives as long as the table.  NULL only when out of memory. */
+const char *strtab__intern(struct strtab *t, const char *s, size_t len);
+
+/* ---- tracefs and event formats (tracefs.c, format.c) -------------- */
+
+/*
+ * Find the tracefs mount point through /proc/mounts (or @hint if given and
+ * valid) into @buf.  With @mount, mount it at /sys/kernel/tracing when
+ * absent.  Returns 0, or -errno with a one-line reason in @err.
+ */
+int tracefs__find(const char *hint, bool mount, char *buf, size_t len,
+		  char *err, size_t errlen);
+
+struct tp_field {
+	int offset, size;
+	bool is_signed;
+	bool is_dynamic;	/* __data_loc: u32 = len << 16 | offset */
+	bool is_array;		/* char comm[16] and the like */
+};
+
+/* Kernel prev_state encoding, read from the format's own print table. */
+struct state_map {
+	unsigned n;
+	uint64_t mask[16];	/* kernel bit */
+	uint32_t state[16];	/* enum ctxmon_task_state bit */
+	uint64_t preempt_mask;	/* the "+" bit (TASK_REPORT_MAX) */
+};
+
+struct tp_format;
+
+/*
+ * Parse events/<system>/<name>/format under @tracefs.  NULL and errno on
+ * failure: ENOENT when this kernel has no such event.  Free with _free().
+ */
+struct tp_format *tp_format__load(const char *tracefs, const char *system,
+				  const char *name);
+/* Same, from the text of a format file (tests, recordings). */
+struct tp_format *tp_format__parse(const char *system, const char *text,
+				   size_t len);
+void tp_format__free(struct tp_format *f);
+int tp_format__id(const struct tp_format *f);
+const char *tp_format__name(const struct tp_format *f);
+/* 0 and *out filled, or -ENOENT when the field does not exist. */
+int tp_format__field(const struct tp_format *f, const char *name,
+		     struct tp_field *out);
+/* Build the prev_state map from the print fmt's __print_flags table. */
+int tp_format__state_map(const struct tp_format *f, const char *field,
+			 struct state_map *m);
+uint32_t state_map__decode(const struct state_map *m, uint64_t raw,
+			   int *preempt);
+
+/*
+ * A decoder turns raw tracepoint records (the bytes starting with
+ * common_type, as PERF_SAMPLE_RAW and trace_pipe_raw give them) into
+ * ctxmon events, using offsets read from the format files.
+ */
+struct decoder;
+
+struct decoder_event {		/* one tracepoint the decoder knows */
+	const char *system, *name;
+	int id;			/* tracepoint id on this kernel */
+	unsigned group;		/* CTXMON_EVENTS_* group */
+	bool required;		/* fail when missing */
+};
+
+/*
+ * Load the formats of every event in @groups.  A missing optional event
+ * is skipped; a missing required one fails with -ENOENT and its name in
+ * @err.  NULL and errno on failure.
+ */
+struct decoder *decoder__new(const char *tracefs, unsigned groups,
+			     struct strtab *strs, char *err, size_t errlen);
+/* Same, from format texts already read (NUL-terminated, any order). */
+struct decoder *decoder__new_from_texts(const char *const *systems,
+					const char *const *texts, size_t n,
+					struct strtab *strs, char *err,
+					size_t errlen);
+void decoder__free(struct decoder *d);
+/* Events the decoder will handle (for the backend to open). */
+size_t decoder__events(const struct decoder *d, const struct decoder_event **ev);
+/*
+ * Decode one raw record into @ev (type, tid from common_pid and the union;
+ * ts, cpu and tgid are the caller's).  Returns 0, or -ENOENT for a record
+ * of an id the decoder does not know, -EINVAL when it is too short.
+ */
+int decoder__decode(const struct decoder *d, const void *raw, size_t len,
+		    struct ctxmon_event *ev);
+/* Format file text of each loaded event, for recordings. */
+size_t decoder__formats(const struct decoder *d, const char *const **systems,
+			const char *const **texts);
+
+/* ---- ordered stream (stream.c) ------------------------------------ */
+
+struct stream;
+
+/* Default slack behind the snapshot time before an event is delivered. */
+#define STREAM_SLACK_NS (2 * 1000 * 1000ull)
+
+struct stream *stream__new(int ncpus);
+void stream__free(struct stream *st);
+int stream__ncpus(const struct stream *st);
+/* Next free slot in @cpu's queue (grown as needed), NULL when out of
+ * memory.  Fill it, then stream__commit(); events of one CPU in order. */
+struct ctxmon_event *stream__slot(struct stream *st, int cpu);
+void stream__commit(struct stream *st, int cpu);
+/* Record a loss on @cpu: @count events (0 if unknown) dropped between the
+ * CPU's last event and @ts.  Emitted as a CTXMON_EV_LOST in the stream. */
+void stream__lost(struct stream *st, int cpu, uint64_t count, uint64_t ts);
+/*
+ * Deliver, in time order, every queued event with ts <= @watermark
+ * (UINT64_MAX: all).  Returns the count delivered or a callback's
+ * non-zero return (then delivery stops after that event).
+ */
+int stream__deliver(struct stream *st, uint64_t watermark,
+		    ctxmon_event_fn fn, void *ctx);
+void stream__stats(const struct stream *st, struct ctxmon_session_stats *out);
+
+/* ---- backends ----------------------------------------------------- */
+
+struct backend_ctx {		/* what a backend may read of the session */
+	int ncpus;		/* possible CPUs (ids 0..ncpus-1) */
+	const bool *online;	/* ncpus entries */
+	const char *tracefs;	/* mount point, "" if none */
+	unsigned events;	/* CTXMON_EVENTS_* */
+	unsigned buffer_kb;	/* 0: backend default */
+	enum ctxmon_target_kind target;
+	const pid_t *pids;
+	size_t npids;
+	pid_t root_pid;		/* CMD target: the command, known at open */
+	struct strtab *strs;
+	struct stream *stream;
+	int verbose;
+	char *err;		/* one line of error text, errlen bytes */
+	size_t errlen;
+};
+
+struct backend_ops {
+	const char *name;
+	/* Open and prepare, not enabled.  0, or -errno with ctx->err set. */
+	int (*open)(struct backend_ctx *ctx, void **priv);
+	int (*enable)(void *priv);
+	int (*disable)(void *priv);
+	/* fd that becomes readable when data waits, or -1 (then poll by time). */
+	int (*poll_fd)(void *priv);
+	/*
+	 * Move every readable record into the stream's queues.  *safe_ts is
+	 * set to a time before which no record can still arrive (usually
+	 * the time taken before reading, less the backend's slack).
+	 */
+	int (*read)(void *priv, uint64_t *safe_ts);
+	void (*close)(void *priv);
+};
+
+extern const struct backend_ops backend_perf;
+
+/* ---- misc (util.c) ------------------------------------------------ */
+
+uint64_t clock__now_ns(void);	/* CLOCK_MONOTONIC */
+/* Possible CPUs and which are online; 0 or -errno. Caller frees *online. */
+int cpus__probe(int *ncpus, bool **online);
+/* Format into a fixed buffer (truncating); returns @buf. */
+char *fmt__buf(char *buf, size_t len, const char *fmt, ...) PRINTF_LIKE(3, 4);
+
+#endif

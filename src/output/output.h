@@ -1,0 +1,70 @@
+/*
+ * output.h - format accounting results as an aligned table, JSON or CSV.
+ *
+ * Outputs only format: they get finished numbers (struct report) and write
+ * them; every subcommand that shows accounting (stat, report, top -b) goes
+ * through here so their outputs agree.
+ */
+#ifndef CTXMON_OUTPUT_H
+#define CTXMON_OUTPUT_H
+
+#include <stdio.h>
+
+#include <ctxmon/ctxmon.h>
+
+enum out_format { OUT_TABLE, OUT_JSON, OUT_CSV };
+
+enum sort_key {
+	SORT_SWITCHES, SORT_VOL, SORT_INVOL, SORT_RUN, SORT_WAIT, SORT_SLEEP,
+	SORT_LAT, SORT_MAXLAT, SORT_MIGR, SORT_TID, SORT_COMM,
+};
+
+/* Comparison with the kernel's counters for a launched command. */
+struct kernel_cmp {
+	bool valid;
+	uint64_t ru_nvcsw, ru_nivcsw;		/* wait4 rusage */
+	uint64_t traced_vol, traced_invol;	/* sums over the command */
+	uint64_t exit_switches;
+};
+
+struct report {
+	const char *backend;
+	uint64_t duration_ns;
+	int interval;			/* -1: not periodic, else its index */
+	uint64_t interval_ts_ns;	/* interval end, since capture start */
+	struct ctxmon_session_stats cap;
+	struct ctxmon_stats *threads;	/* sorted in place */
+	size_t nthreads;
+	struct ctxmon_stats *procs;	/* sorted in place */
+	size_t nprocs;
+	const struct ctxmon_cpu_stats *cpus;
+	size_t ncpus;
+	uint64_t anomalies;
+	struct kernel_cmp kernel;
+	bool has_exit;
+	int exit_status;
+	const char *source;		/* recording file (report), or NULL */
+};
+
+struct output_opts {
+	enum out_format fmt;
+	bool threads, processes;	/* which tables to show */
+	enum sort_key sort;
+	bool show_cpus;
+	size_t limit;			/* rows per table, 0: all */
+};
+
+/* Parse a --sort key; 0 or -EINVAL. */
+int output__parse_sort(const char *s, enum sort_key *k);
+/* The accepted --sort keys, for help text. */
+const char *output__sort_keys(void);
+/* Sort rows by @k, largest first (tid and comm: ascending). */
+void output__sort(struct ctxmon_stats *rows, size_t n, enum sort_key k);
+/* Write @r; 0, or -errno when writing failed (e.g. -ENOSPC). */
+int output__report(FILE *f, const struct output_opts *o, struct report *r);
+/* Human duration in a fixed-width-friendly form ("12.3ms"); returns buf. */
+char *output__dur(char *buf, size_t len, uint64_t ns);
+/* Write @s as a JSON string literal, escaping what JSON requires. */
+void output__json_str(FILE *f, const char *s);
+
+#endif

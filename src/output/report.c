@@ -1,0 +1,431 @@
+/*
+ * report.c - the accounting tables, as text, JSON or CSV.
+ *
+ * The text table is what a person reads first: one row per thread or
+ * process, aligned, units on every time, sorted by what matters (switches
+ * by default), then the capture's health (events, loss, ordering) and, for
+ * a launched command, the comparison with the kernel's own counters.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "output/output.h"
+
+static const struct {
+	const char *name;
+	enum sort_key key;
+} sort_names[] = {
+	{ "switches", SORT_SWITCHES }, { "vol", SORT_VOL },
+	{ "voluntary", SORT_VOL },     { "invol", SORT_INVOL },
+	{ "involuntary", SORT_INVOL }, { "run", SORT_RUN },
+	{ "wait", SORT_WAIT },	       { "sleep", SORT_SLEEP },
+	{ "lat", SORT_LAT },	       { "maxlat", SORT_MAXLAT },
+	{ "migr", SORT_MIGR },	       { "tid", SORT_TID },
+	{ "pid", SORT_TID },	       { "comm", SORT_COMM },
+};
+
+int output__parse_sort(const char *s, enum sort_key *k)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(sort_names); i++) {
+		if (!strcmp(s, sort_names[i].name)) {
+			*k = sort_names[i].key;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+const char *output__sort_keys(void)
+{
+	return "switches, vol, invol, run, wait, sleep, lat, maxlat, migr, "
+	       "tid, comm";
+}
+
+static uint64_t sleep_total(const struct ctxmon_stats *r)
+{
+	uint64_t t = 0;
+
+	for (int i = 0; i < CTXMON_SLEEP__MAX; i++)
+		t += r->sleep_ns[i];
+	return t;
+}
+
+static uint64_t lat_mean(const struct ctxmon_latency *l)
+{
+	return l->count ? l->sum_ns / l->count : 0;
+}
+
+static uint64_t sort_value(const struct ctxmon_stats *r, enum sort_key k)
+{
+	switch (k) {
+	case SORT_VOL: return r->voluntary;
+	case SORT_INVOL: return r->involuntary;
+	case SORT_RUN: return r->run_ns;
+	case SORT_WAIT: return r->wait_ns;
+	case SORT_SLEEP: return sleep_total(r);
+	case SORT_LAT: return lat_mean(&r->lat);
+	case SORT_MAXLAT: return r->lat.max_ns;
+	case SORT_MIGR: return r->migrations;
+	default: return r->switch_out;
+	}
+}
+
+static enum sort_key cur_key;
+
+static int cmp_rows(const void *pa, const void *pb)
+{
+	const struct ctxmon_stats *a = pa, *b = pb;
+	uint64_t va, vb;
+	int c;
+
+	if (cur_key == SORT_COMM) {
+		c = strcmp(a->comm ? a->comm : "", b->comm ? b->comm : "");
+		if (c)
+			return c;
+	} else if (cur_key != SORT_TID) {
+		va = sort_value(a, cur_key);
+		vb = sort_value(b, cur_key);
+		if (va != vb)
+			return va < vb ? 1 : -1;
+	}
+	if (a->tid != b->tid)
+		return a->tid < b->tid ? -1 : 1;
+	return a->gen < b->gen ? -1 : a->gen > b->gen;
+}
+
+void output__sort(struct ctxmon_stats *rows, size_t n, enum sort_key k)
+{
+	cur_key = k;
+	if (n > 1)
+		qsort(rows, n, sizeof(*rows), cmp_rows);
+}
+
+char *output__dur(char *buf, size_t len, uint64_t ns)
+{
+	if (ns < 1000)
+		snprintf(buf, len, "%" PRIu64 "ns", ns);
+	else if (ns < 1000000)
+		snprintf(buf, len, "%.1fus", ns / 1e3);
+	else if (ns < 1000000000)
+		snprintf(buf, len, "%.2fms", ns / 1e6);
+	else
+		snprintf(buf, len, "%.3fs", ns / 1e9);
+	return buf;
+}
+
+void output__json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p;
+	     p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p < 0x20 || *p >= 0x7f)
+			fprintf(f, "\\u%04x", *p);
+		else
+			fputc(*p, f);
+	}
+	fputc('"', f);
+}
+
+/* ---- text ---------------------------------------------------------- */
+
+static void table_head(FILE *f, bool procs)
+{
+	fprintf(f, "%8s %8s %-16s %9s %9s %9s %4s %9s %9s %9s %9s %9s %6s\n",
+		procs ? "PID" : "TID", procs ? "THREADS" : "PID", "COMM",
+		"SWITCHES", "VOLUNTARY", "INVOLUNT", "EXIT", "RUN", "WAIT",
+		"SLEEP", "LAT-AVG", "LAT-MAX", "MIGR");
+}
+
+static void table_row(FILE *f, const struct ctxmon_stats *r, bool procs)
+{
+	char run[16], wait[16], slp[16], lavg[16], lmax[16], comm[24];
+	const char *c = r->comm ? r->comm : "?";
+	size_t i;
+
+	/* A comm can hold any byte; keep the table's columns intact. */
+	for (i = 0; c[i] && i < sizeof(comm) - 1; i++)
+		comm[i] = (c[i] < 0x20 || c[i] == 0x7f) ? '?' : c[i];
+	comm[i] = '\0';
+	fprintf(f,
+		"%8d %8d %-16s %9" PRIu64 " %9" PRIu64 " %9" PRIu64
+		" %4" PRIu64 " %9s %9s %9s %9s %9s %6" PRIu64 "\n",
+		r->tid, procs ? (int)r->nthreads : r->tgid, comm, r->switch_out,
+		r->voluntary, r->involuntary, r->exit_switch,
+		output__dur(run, sizeof(run), r->run_ns),
+		output__dur(wait, sizeof(wait), r->wait_ns),
+		output__dur(slp, sizeof(slp), sleep_total(r)),
+		r->lat.count ? output__dur(lavg, sizeof(lavg), lat_mean(&r->lat)) : "-",
+		r->lat.count ? output__dur(lmax, sizeof(lmax), r->lat.max_ns) : "-",
+		r->migrations);
+}
+
+static void table_rows(FILE *f, const struct output_opts *o,
+		       const struct ctxmon_stats *rows, size_t n, bool procs)
+{
+	size_t shown = o->limit && o->limit < n ? o->limit : n;
+
+	table_head(f, procs);
+	for (size_t i = 0; i < shown; i++)
+		table_row(f, &rows[i], procs);
+	if (shown < n)
+		fprintf(f, "%8s (%zu more %s)\n", "...", n - shown,
+			procs ? "processes" : "threads");
+	if (!n)
+		fprintf(f, "%8s (no %s seen)\n", "", procs ? "process" : "thread");
+}
+
+static void text_report(FILE *f, const struct output_opts *o, struct report *r)
+{
+	const struct ctxmon_session_stats *c = &r->cap;
+
+	if (r->interval >= 0)
+		fprintf(f, "--- interval %d, %.3f s ---\n", r->interval,
+			r->interval_ts_ns / 1e9);
+	if (o->processes) {
+		table_rows(f, o, r->procs, r->nprocs, true);
+		if (o->threads)
+			fputc('\n', f);
+	}
+	if (o->threads)
+		table_rows(f, o, r->threads, r->nthreads, false);
+	fputc('\n', f);
+	if (o->show_cpus) {
+		for (size_t i = 0; i < r->ncpus; i++) {
+			const struct ctxmon_cpu_stats *p = &r->cpus[i];
+			uint64_t span = p->busy_ns + p->idle_ns;
+
+			if (!span && !p->switches)
+				continue;
+			fprintf(f,
+				"cpu%-3d busy %5.1f%%  idle %5.1f%%  %" PRIu64
+				" switches\n",
+				p->cpu, span ? 100.0 * p->busy_ns / span : 0.0,
+				span ? 100.0 * p->idle_ns / span : 0.0,
+				p->switches);
+		}
+	}
+	fprintf(f,
+		"capture: %s backend, %d CPUs, %.3f s, %" PRIu64
+		" events, %" PRIu64 " lost, %" PRIu64 " order violations\n",
+		r->backend ? r->backend : "?", c->ncpus, r->duration_ns / 1e9,
+		c->events, c->lost, c->order_violations);
+	if (r->source)
+		fprintf(f, "source: %s\n", r->source);
+	if (c->lost && c->lost_per_cpu) {
+		fprintf(f, "lost events:");
+		for (int i = 0; i < c->ncpus; i++)
+			if (c->lost_per_cpu[i])
+				fprintf(f, " cpu%d %" PRIu64, i,
+					c->lost_per_cpu[i]);
+		fprintf(f, " (numbers above may be incomplete)\n");
+	}
+	if (r->kernel.valid) {
+		const struct kernel_cmp *k = &r->kernel;
+
+		fprintf(f,
+			"kernel counters: voluntary %" PRIu64 " %s %" PRIu64
+			", involuntary %" PRIu64 " %s %" PRIu64
+			" (traced = getrusage; %" PRIu64
+			" exit switch-outs reported apart)\n",
+			k->traced_vol, k->traced_vol == k->ru_nvcsw ? "=" : "!=",
+			k->ru_nvcsw, k->traced_invol,
+			k->traced_invol == k->ru_nivcsw ? "=" : "!=",
+			k->ru_nivcsw, k->exit_switches);
+	}
+}
+
+/* ---- JSON ---------------------------------------------------------- */
+
+static void json_latency(FILE *f, const struct ctxmon_latency *l)
+{
+	bool first = true;
+
+	fprintf(f,
+		"{\"count\":%" PRIu64 ",\"mean_ns\":%" PRIu64
+		",\"max_ns\":%" PRIu64 ",\"max_ts_ns\":%" PRIu64
+		",\"max_waker_tid\":%d,\"max_cpu\":%d,\"max_prev_tid\":%d"
+		",\"hist\":[",
+		l->count, lat_mean(l), l->max_ns, l->max_ts, l->max_waker_tid,
+		l->max_cpu, l->max_prev_tid);
+	for (int i = 0; i < CTXMON_HIST_BUCKETS; i++) {
+		if (!l->hist[i])
+			continue;
+		fprintf(f, "%s{\"lo_ns\":%" PRIu64 ",\"hi_ns\":%" PRIu64
+			   ",\"count\":%" PRIu64 "}",
+			first ? "" : ",", (uint64_t)(i ? 1ull << i : 0),
+			(uint64_t)((1ull << (i + 1)) - 1),
+			l->hist[i]);
+		first = false;
+	}
+	fprintf(f, "]}");
+}
+
+static void json_row(FILE *f, const struct ctxmon_stats *r, bool procs)
+{
+	fprintf(f, "{\"%s\":%d,\"tgid\":%d,\"ppid\":%d,\"gen\":%u,\"comm\":",
+		procs ? "pid" : "tid", r->tid, r->tgid, r->ppid, r->gen);
+	output__json_str(f, r->comm);
+	if (procs)
+		fprintf(f, ",\"nthreads\":%u", r->nthreads);
+	fprintf(f,
+		",\"exited\":%s,\"switches\":%" PRIu64 ",\"switch_in\":%" PRIu64
+		",\"voluntary\":%" PRIu64 ",\"involuntary\":%" PRIu64
+		",\"exit_switch\":%" PRIu64 ",\"run_ns\":%" PRIu64
+		",\"wait_ns\":%" PRIu64 ",\"sleep_s_ns\":%" PRIu64
+		",\"sleep_d_ns\":%" PRIu64 ",\"sleep_other_ns\":%" PRIu64
+		",\"span_ns\":%" PRIu64 ",\"first_ts_ns\":%" PRIu64
+		",\"migrations\":%" PRIu64 ",\"wakeups\":%" PRIu64
+		",\"wakeup_latency\":",
+		r->exited ? "true" : "false", r->switch_out, r->switch_in,
+		r->voluntary, r->involuntary, r->exit_switch, r->run_ns,
+		r->wait_ns, r->sleep_ns[CTXMON_SLEEP_S],
+		r->sleep_ns[CTXMON_SLEEP_D], r->sleep_ns[CTXMON_SLEEP_OTHER],
+		r->last_ts - r->first_ts, r->first_ts, r->migrations,
+		r->wakeups);
+	json_latency(f, &r->lat);
+	fputc('}', f);
+}
+
+static void json_rows(FILE *f, const char *name, const struct ctxmon_stats *rows,
+		      size_t n, bool procs)
+{
+	fprintf(f, ",\"%s\":[", name);
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			fputc(',', f);
+		json_row(f, &rows[i], procs);
+	}
+	fputc(']', f);
+}
+
+static void json_report(FILE *f, struct report *r)
+{
+	const struct ctxmon_session_stats *c = &r->cap;
+
+	fprintf(f, "{\"ctxmon\":\"%s\",\"backend\":", CTXMON_VERSION);
+	output__json_str(f, r->backend);
+	if (r->interval >= 0)
+		fprintf(f, ",\"interval\":%d,\"interval_end_ns\":%" PRIu64,
+			r->interval, r->interval_ts_ns);
+	if (r->source) {
+		fprintf(f, ",\"source\":");
+		output__json_str(f, r->source);
+	}
+	fprintf(f,
+		",\"duration_ns\":%" PRIu64 ",\"capture\":{\"events\":%" PRIu64
+		",\"lost\":%" PRIu64 ",\"lost_records\":%" PRIu64
+		",\"order_violations\":%" PRIu64 ",\"anomalies\":%" PRIu64
+		",\"complete\":%s,\"lost_per_cpu\":[",
+		r->duration_ns, c->events, c->lost, c->lost_records,
+		c->order_violations, r->anomalies,
+		c->lost_records ? "false" : "true");
+	for (int i = 0; c->lost_per_cpu && i < c->ncpus; i++)
+		fprintf(f, "%s%" PRIu64, i ? "," : "", c->lost_per_cpu[i]);
+	fprintf(f, "]}");
+	json_rows(f, "threads", r->threads, r->nthreads, false);
+	json_rows(f, "processes", r->procs, r->nprocs, true);
+	fprintf(f, ",\"cpus\":[");
+	for (size_t i = 0; i < r->ncpus; i++) {
+		const struct ctxmon_cpu_stats *p = &r->cpus[i];
+
+		fprintf(f,
+			"%s{\"cpu\":%d,\"busy_ns\":%" PRIu64
+			",\"idle_ns\":%" PRIu64 ",\"span_ns\":%" PRIu64
+			",\"switches\":%" PRIu64 ",\"lost\":%" PRIu64 "}",
+			i ? "," : "", p->cpu, p->busy_ns, p->idle_ns,
+			p->last_ts - p->first_ts, p->switches, p->lost);
+	}
+	fputc(']', f);
+	if (r->kernel.valid) {
+		const struct kernel_cmp *k = &r->kernel;
+
+		fprintf(f,
+			",\"kernel\":{\"voluntary\":%" PRIu64
+			",\"involuntary\":%" PRIu64
+			",\"traced_voluntary\":%" PRIu64
+			",\"traced_involuntary\":%" PRIu64
+			",\"exit_switches\":%" PRIu64 ",\"match\":%s}",
+			k->ru_nvcsw, k->ru_nivcsw, k->traced_vol,
+			k->traced_invol, k->exit_switches,
+			k->traced_vol == k->ru_nvcsw &&
+					k->traced_invol == k->ru_nivcsw ?
+				"true" : "false");
+	}
+	if (r->has_exit)
+		fprintf(f, ",\"exit_status\":%d", r->exit_status);
+	fprintf(f, "}\n");
+}
+
+/* ---- CSV ----------------------------------------------------------- */
+
+static void csv_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; s && *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static void csv_rows(FILE *f, struct report *r, const struct ctxmon_stats *rows,
+		     size_t n, bool procs)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct ctxmon_stats *x = &rows[i];
+
+		fprintf(f, "%d,%s,%d,%d,", r->interval,
+			procs ? "process" : "thread", x->tid, x->tgid);
+		csv_str(f, x->comm);
+		fprintf(f,
+			",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+			",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+			",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+			",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
+			x->switch_out, x->voluntary, x->involuntary,
+			x->exit_switch, x->run_ns, x->wait_ns,
+			x->sleep_ns[CTXMON_SLEEP_S], x->sleep_ns[CTXMON_SLEEP_D],
+			x->sleep_ns[CTXMON_SLEEP_OTHER], x->last_ts - x->first_ts,
+			x->migrations, x->wakeups, x->lat.count,
+			lat_mean(&x->lat), x->lat.max_ns);
+	}
+}
+
+static void csv_report(FILE *f, const struct output_opts *o, struct report *r)
+{
+	if (r->interval <= 0)
+		fprintf(f, "interval,level,id,tgid,comm,switches,voluntary,"
+			   "involuntary,exit_switch,run_ns,wait_ns,sleep_s_ns,"
+			   "sleep_d_ns,sleep_other_ns,span_ns,migrations,"
+			   "wakeups,lat_count,lat_mean_ns,lat_max_ns\n");
+	if (o->processes)
+		csv_rows(f, r, r->procs, r->nprocs, true);
+	if (o->threads)
+		csv_rows(f, r, r->threads, r->nthreads, false);
+}
+
+int output__report(FILE *f, const struct output_opts *o, struct report *r)
+{
+	output__sort(r->threads, r->nthreads, o->sort);
+	output__sort(r->procs, r->nprocs, o->sort);
+	switch (o->fmt) {
+	case OUT_JSON:
+		json_report(f, r);
+		break;
+	case OUT_CSV:
+		csv_report(f, o, r);
+		break;
+	default:
+		text_report(f, o, r);
+		break;
+	}
+	if (fflush(f) == EOF || ferror(f))
+		return errno ? -errno : -EIO;
+	return 0;
+}

@@ -1,0 +1,226 @@
+/*
+ * stream.c - merge per-CPU event queues into one stream in time order.
+ *
+ * Each CPU's records arrive in time order, but CPUs are read one after the
+ * other, so a record written on CPU 1 while CPU 0 is being read can carry a
+ * timestamp earlier than records already read from CPU 0.  Delivering
+ * everything read would then go back in time.  Instead the reader notes the
+ * time before it reads (the snapshot) and only events up to a watermark a
+ * little behind it are delivered; later ones wait for the next round, when
+ * every CPU has been read past them.  An event that still arrives older than
+ * one already delivered is delivered anyway and counted as a violation.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+struct cpuq {
+	struct ctxmon_event *ev;	/* ring of cap entries */
+	size_t cap, head, tail;		/* head..tail queued, mod cap */
+	uint64_t last_ts;		/* newest committed ts */
+	uint64_t lost;
+};
+
+struct stream {
+	int ncpus;
+	struct cpuq *q;
+	int *heap;			/* CPUs ordered by head ts */
+	uint64_t last;			/* ts of the last delivered event */
+	uint64_t watermark;		/* highest watermark delivered to */
+	uint64_t delivered, lost, lost_records, violations;
+	uint64_t *lost_per_cpu;
+};
+
+struct stream *stream__new(int ncpus)
+{
+	struct stream *st;
+
+	if (ncpus < 1) {
+		errno = EINVAL;
+		return NULL;
+	}
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return NULL;
+	st->ncpus = ncpus;
+	st->q = calloc((size_t)ncpus, sizeof(*st->q));
+	st->heap = calloc((size_t)ncpus, sizeof(*st->heap));
+	st->lost_per_cpu = calloc((size_t)ncpus, sizeof(*st->lost_per_cpu));
+	if (!st->q || !st->heap || !st->lost_per_cpu) {
+		stream__free(st);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return st;
+}
+
+void stream__free(struct stream *st)
+{
+	if (!st)
+		return;
+	for (int i = 0; st->q && i < st->ncpus; i++)
+		free(st->q[i].ev);
+	free(st->q);
+	free(st->heap);
+	free(st->lost_per_cpu);
+	free(st);
+}
+
+int stream__ncpus(const struct stream *st)
+{
+	return st->ncpus;
+}
+
+static int cpuq_grow(struct cpuq *q)
+{
+	size_t cap = q->cap ? q->cap * 2 : 4096;
+	struct ctxmon_event *ev = malloc(cap * sizeof(*ev));
+	size_t n = q->tail - q->head;
+
+	if (!ev)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		ev[i] = q->ev[(q->head + i) & (q->cap - 1)];
+	free(q->ev);
+	q->ev = ev;
+	q->cap = cap;
+	q->head = 0;
+	q->tail = n;
+	return 0;
+}
+
+struct ctxmon_event *stream__slot(struct stream *st, int cpu)
+{
+	struct cpuq *q;
+	struct ctxmon_event *ev;
+
+	if (cpu < 0 || cpu >= st->ncpus)
+		return NULL;
+	q = &st->q[cpu];
+	if (q->tail - q->head == q->cap && cpuq_grow(q) < 0)
+		return NULL;
+	ev = &q->ev[q->tail & (q->cap - 1)];
+	ev->flags = 0;
+	ev->cpu = cpu;
+	ev->tgid = -1;
+	return ev;
+}
+
+void stream__commit(struct stream *st, int cpu)
+{
+	struct cpuq *q = &st->q[cpu];
+	struct ctxmon_event *ev = &q->ev[q->tail & (q->cap - 1)];
+
+	/* A CPU's queue must stay sorted for the merge to be correct; a
+	 * record older than its predecessor is clamped, and counted. */
+	if (ev->ts < q->last_ts) {
+		st->violations++;
+		ev->ts = q->last_ts;
+	}
+	q->last_ts = ev->ts;
+	q->tail++;
+}
+
+void stream__lost(struct stream *st, int cpu, uint64_t count, uint64_t ts)
+{
+	struct ctxmon_event *ev;
+	uint64_t start;
+
+	if (cpu < 0 || cpu >= st->ncpus)
+		return;
+	start = st->q[cpu].last_ts;
+	st->lost += count;
+	st->lost_records++;
+	st->lost_per_cpu[cpu] += count;
+	ev = stream__slot(st, cpu);
+	if (!ev)
+		return;
+	ev->ts = ts > start ? ts : start;
+	ev->type = CTXMON_EV_LOST;
+	ev->tid = -1;
+	ev->lost.count = count;
+	ev->lost.start_ts = start;
+	ev->lost.end_ts = ev->ts;
+	stream__commit(st, cpu);
+}
+
+static uint64_t head_ts(const struct stream *st, int cpu)
+{
+	const struct cpuq *q = &st->q[cpu];
+
+	return q->ev[q->head & (q->cap - 1)].ts;
+}
+
+static void heap_down(struct stream *st, int n, int i)
+{
+	for (;;) {
+		int l = 2 * i + 1, r = l + 1, m = i, t;
+
+		if (l < n && head_ts(st, st->heap[l]) < head_ts(st, st->heap[m]))
+			m = l;
+		if (r < n && head_ts(st, st->heap[r]) < head_ts(st, st->heap[m]))
+			m = r;
+		if (m == i)
+			return;
+		t = st->heap[i];
+		st->heap[i] = st->heap[m];
+		st->heap[m] = t;
+		i = m;
+	}
+}
+
+int stream__deliver(struct stream *st, uint64_t watermark, ctxmon_event_fn fn,
+		    void *ctx)
+{
+	int n = 0, count = 0, ret = 0;
+
+	for (int c = 0; c < st->ncpus; c++) {
+		const struct cpuq *q = &st->q[c];
+
+		if (q->tail != q->head && head_ts(st, c) <= watermark)
+			st->heap[n++] = c;
+	}
+	for (int i = n / 2 - 1; i >= 0; i--)
+		heap_down(st, n, i);
+
+	while (n > 0) {
+		int c = st->heap[0];
+		struct cpuq *q = &st->q[c];
+		const struct ctxmon_event *ev = &q->ev[q->head & (q->cap - 1)];
+
+		if (ev->ts < st->last)
+			st->violations++;
+		else
+			st->last = ev->ts;
+		q->head++;
+		st->delivered++;
+		count++;
+		ret = fn ? fn(ev, ctx) : 0;
+		if (q->head == q->tail || head_ts(st, c) > watermark)
+			st->heap[0] = st->heap[--n];
+		heap_down(st, n, 0);
+		if (ret)
+			break;
+	}
+	if (!ret && watermark > st->watermark)
+		st->watermark = watermark;
+	return ret ? ret : count;
+}
+
+void stream__stats(const struct stream *st, struct ctxmon_session_stats *out)
+{
+	uint64_t held = 0;
+
+	for (int c = 0; c < st->ncpus; c++)
+		held += st->q[c].tail - st->q[c].head;
+	out->events = st->delivered;
+	out->lost = st->lost;
+	out->lost_records = st->lost_records;
+	out->order_violations = st->violations;
+	out->held = held;
+	out->ncpus = st->ncpus;
+	out->lost_per_cpu = st->lost_per_cpu;
+	out->delivered_to = st->watermark;
+}

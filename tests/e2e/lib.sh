@@ -1,0 +1,237 @@
+# tests/e2e/lib.sh - helpers shared by the end-to-end tests (sourced).
+#
+# Each test is a bash script run by tests/run.sh with:
+#   CTXMON  the ctxmon binary under test (the ASan/UBSan build)
+#   WL      the directory of the test workloads (kcount, pingpong, ...)
+# and exits 0 (pass), 77 (skip, reason on the last line) or anything else
+# (fail, reason on stderr).  JSON is read with python3 (Debian: python3).
+
+set -u
+
+: "${CTXMON:?CTXMON must name the ctxmon binary}"
+: "${WL:?WL must name the workloads directory}"
+
+T=$(mktemp -d /tmp/ctxmon-e2e.XXXXXX)
+BG_PIDS=""
+NFAIL=0
+
+# Kill what bg() started (by pid) and remove the scratch directory.
+_cleanup() {
+	local p
+	for p in $BG_PIDS; do
+		kill -KILL "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	rm -rf "$T"
+}
+trap _cleanup EXIT
+
+# bg CMD ARGS...: start a background load; it is killed at exit.  Its pid is
+# left in BG_PID.
+bg() {
+	"$@" &
+	BG_PID=$!
+	BG_PIDS="$BG_PIDS $BG_PID"
+}
+
+skip() {
+	echo "SKIP: $*"
+	exit 77
+}
+
+fail() {
+	echo "FAIL: $*" >&2
+	NFAIL=$((NFAIL + 1))
+}
+
+# Exit with the verdict: 1 if fail() was called, 0 otherwise.
+finish() {
+	if [ "$NFAIL" -ne 0 ]; then
+		echo "$NFAIL check(s) failed" >&2
+		exit 1
+	fi
+	exit 0
+}
+
+# san_check NAME FILE: fail if FILE (a stderr capture) holds a sanitizer
+# report.
+san_check() {
+	if grep -Eq 'AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer|runtime error:' "$2"; then
+		fail "$1: sanitizer report on stderr:"
+		grep -E -A5 'Sanitizer|runtime error:' "$2" | head -n 30 >&2
+	fi
+}
+
+skip_unless_root() {
+	[ "$(id -u)" = 0 ] || skip "needs root"
+}
+
+# Capture needs tracefs for the event formats; tests/run.sh mounts it.
+skip_unless_tracefs() {
+	[ -e /sys/kernel/tracing/events/sched/sched_switch/format ] ||
+		skip "tracefs not mounted at /sys/kernel/tracing"
+}
+
+skip_unless_capture() {
+	skip_unless_root
+	skip_unless_tracefs
+	[ -x "$CTXMON" ] || skip "no ctxmon binary at $CTXMON"
+}
+
+# json FILE EXPR: print EXPR evaluated in python3 with `j` bound to the JSON
+# document in FILE (first line of an NDJSON file if LINE is not given).
+# Booleans print as true/false, None as null, lists/dicts as JSON.
+#   json out.json 'j["kernel"]["voluntary"]'
+json() {
+	python3 - "$1" "$2" "${3:-0}" <<'PY'
+import json, sys
+path, expr, line = sys.argv[1], sys.argv[2], int(sys.argv[3])
+with open(path) as f:
+    text = f.read()
+try:
+    j = json.loads(text)
+except ValueError:
+    j = json.loads(text.splitlines()[line])
+v = eval(expr, {"j": j})
+print(json.dumps(v) if isinstance(v, (bool, list, dict)) or v is None else v)
+PY
+}
+
+# json_check FILE: exit non-zero with a message unless FILE holds one JSON
+# object or NDJSON (one object per line).
+json_check() {
+	python3 - "$1" <<'PY'
+import json, sys
+text = open(sys.argv[1]).read()
+try:
+    json.loads(text)
+except ValueError as e:
+    lines = [l for l in text.splitlines() if l.strip()]
+    if not lines:
+        sys.exit("empty JSON output")
+    for n, l in enumerate(lines):
+        try:
+            json.loads(l)
+        except ValueError as e2:
+            sys.exit("line %d: %s" % (n + 1, e2))
+PY
+}
+
+# proc_sum FILE ROOT FIELD: sum of FIELD over the process row ROOT and every
+# process row descending from it (by "ppid").  Prints "missing" when there is
+# no row for ROOT.
+proc_sum() {
+	python3 - "$1" "$2" "$3" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+root, field = int(sys.argv[2]), sys.argv[3]
+rows = {p["pid"]: p for p in j["processes"]}
+if root not in rows:
+    print("missing"); sys.exit()
+keep, grew = {root}, True
+while grew:
+    grew = False
+    for p in rows.values():
+        if p["pid"] not in keep and p.get("ppid", -1) in keep:
+            keep.add(p["pid"]); grew = True
+v = sum(rows[p][field] for p in keep)
+print(json.dumps(v) if isinstance(v, bool) else v)
+PY
+}
+
+# proc_tree FILE ROOT: one line per process row in ROOT's tree (for logs).
+proc_tree() {
+	python3 - "$1" "$2" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+root = int(sys.argv[2])
+rows = {p["pid"]: p for p in j["processes"]}
+keep, grew = {root}, True
+while grew:
+    grew = False
+    for p in rows.values():
+        if p["pid"] not in keep and p.get("ppid", -1) in keep:
+            keep.add(p["pid"]); grew = True
+for pid in sorted(keep & set(rows)):
+    p = rows[pid]
+    print("  pid=%d ppid=%s comm=%s nthreads=%s vol=%s invol=%s exit_switch=%s exited=%s"
+          % (pid, p.get("ppid"), p["comm"], p["nthreads"], p["voluntary"],
+             p["involuntary"], p["exit_switch"], p["exited"]))
+PY
+}
+
+# kcount_get ERRFILE KEY: a value from kcount's stderr line
+# "kcount: pid=P nvcsw=V nivcsw=I status=S".
+kcount_get() {
+	sed -n "s/^kcount: .*\\b$2=\\([0-9-]*\\).*/\\1/p" "$1" | tail -n 1
+}
+
+# stat_kcount NAME NTHREADS ARGS...: run
+#   $CTXMON stat --json -o $T/NAME.json -- $WL/kcount ARGS...
+# then compare the workload's process tree (kcount's child and its
+# descendants) with kcount's wait4() rusage: voluntary == nvcsw and
+# involuntary == nivcsw exactly; stat's exit status == the workload's; one
+# exit switch per thread, apart from voluntary.  NTHREADS (if not "-") is the
+# thread count expected in the child's own process row.  Records failures
+# with fail(); the caller ends with finish().
+stat_kcount() {
+	local name=$1 nthreads=$2 out err rc pid nv niv st
+	local vol invol xs nt lost ov match
+	shift 2
+	out=$T/$name.json
+	err=$T/$name.err
+
+	rc=0
+	"$CTXMON" stat --json -o "$out" -- "$WL/kcount" "$@" 2>"$err" || rc=$?
+	echo "$name: ctxmon stat --json -- kcount $* -> exit $rc"
+	sed 's/^/  | /' "$err"
+	san_check "$name" "$err"
+
+	pid=$(kcount_get "$err" pid)
+	nv=$(kcount_get "$err" nvcsw)
+	niv=$(kcount_get "$err" nivcsw)
+	st=$(kcount_get "$err" status)
+	if [ -z "$pid" ] || [ -z "$nv" ] || [ -z "$niv" ]; then
+		fail "$name: no kcount line on stderr"
+		return
+	fi
+	if [ "$rc" != "$st" ]; then
+		fail "$name: stat exit status $rc, workload exited $st"
+	fi
+	if [ ! -s "$out" ] || ! json_check "$out"; then
+		fail "$name: no valid JSON in $out"
+		return
+	fi
+
+	vol=$(proc_sum "$out" "$pid" voluntary)
+	if [ "$vol" = missing ]; then
+		fail "$name: no process row for pid $pid"
+		return
+	fi
+	invol=$(proc_sum "$out" "$pid" involuntary)
+	xs=$(proc_sum "$out" "$pid" exit_switch)
+	nt=$(proc_sum "$out" "$pid" nthreads)
+	lost=$(json "$out" 'j["capture"]["lost"]')
+	ov=$(json "$out" 'j["capture"]["order_violations"]')
+	match=$(json "$out" 'j.get("kernel", {}).get("match")')
+	proc_tree "$out" "$pid"
+	echo "  kernel (kcount): nvcsw=$nv nivcsw=$niv;" \
+		"traced: voluntary=$vol involuntary=$invol exit_switch=$xs" \
+		"threads=$nt; lost=$lost order_violations=$ov kernel.match=$match"
+
+	[ "$vol" = "$nv" ] ||
+		fail "$name: voluntary: traced $vol, kernel nvcsw $nv (diff $((vol - nv)))"
+	[ "$invol" = "$niv" ] ||
+		fail "$name: involuntary: traced $invol, kernel nivcsw $niv (diff $((invol - niv)))"
+	[ "$xs" = "$nt" ] ||
+		fail "$name: exit_switch $xs, expected one per thread ($nt)"
+	if [ "$nthreads" != - ]; then
+		local own
+		own=$(json "$out" "[p['nthreads'] for p in j['processes'] if p['pid'] == $pid][0]")
+		[ "$own" = "$nthreads" ] ||
+			fail "$name: process $pid has $own threads, expected $nthreads"
+	fi
+	[ "$lost" = 0 ] || fail "$name: capture lost $lost events"
+	[ "$ov" = 0 ] || fail "$name: $ov order violations"
+	[ "$match" = true ] || fail "$name: kernel.match is $match, expected true"
+}

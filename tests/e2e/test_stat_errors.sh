@@ -1,0 +1,78 @@
+#!/bin/bash
+# Error handling of `ctxmon stat`: a bad option exits 2 with a usage hint; an
+# unknown pid exits non-zero with a one-line error; a command that is not
+# found exits 127; the command's exit status is passed on; SIGINT during
+# `stat -a` ends the capture cleanly (exit 0) with the table printed.
+. "$(dirname "$0")/lib.sh"
+
+[ -x "$CTXMON" ] || skip "no ctxmon binary at $CTXMON"
+
+# run NAME CMD...: run with a 30 s limit, stdout/stderr in $T/NAME.{out,err},
+# exit status in RC.
+run() {
+	local name=$1
+	shift
+	RC=0
+	timeout 30 "$@" >"$T/$name.out" 2>"$T/$name.err" || RC=$?
+	echo "$name: $* -> exit $RC"
+	sed 's/^/  | /' "$T/$name.err" | head -n 10
+	san_check "$name" "$T/$name.err"
+}
+
+# A bad option needs no privileges.
+run badopt "$CTXMON" stat --no-such-option
+[ "$RC" = 2 ] || fail "bad option: exit $RC, expected 2"
+grep -Eqi 'usage|--help' "$T/badopt.err" ||
+	fail "bad option: no usage hint on stderr"
+
+skip_unless_capture
+
+# A pid that does not exist: the highest free one below pid_max.
+pid=$(($(cat /proc/sys/kernel/pid_max) - 1))
+while [ -e "/proc/$pid" ]; do pid=$((pid - 1)); done
+run badpid "$CTXMON" stat -p "$pid"
+if [ "$RC" = 0 ] || [ "$RC" = 124 ]; then
+	fail "unknown pid $pid: exit $RC, expected an error exit"
+fi
+n=$(grep -c . "$T/badpid.err")
+[ "$n" = 1 ] || fail "unknown pid: $n lines on stderr, expected one"
+
+run nocmd "$CTXMON" stat -- ctxmon-no-such-command-xyz
+[ "$RC" = 127 ] || fail "command not in PATH: exit $RC, expected 127"
+run nopath "$CTXMON" stat -- /nonexistent/dir/cmd
+[ "$RC" = 127 ] || fail "command path not found: exit $RC, expected 127"
+
+run status3 "$CTXMON" stat -- sh -c 'exit 3'
+[ "$RC" = 3 ] || fail "command exiting 3: stat exit $RC, expected 3"
+# With a command, the table goes to stderr (as perf stat does).
+[ "$(cat "$T/status3.out" "$T/status3.err" | grep -c .)" -ge 3 ] ||
+	fail "command exiting 3: no table printed"
+
+# SIGINT ends a system-wide capture.  Job control gives the background job
+# the default SIGINT disposition (a non-interactive shell ignores it for
+# background jobs otherwise).
+set -m
+"$CTXMON" stat -a >"$T/int.out" 2>"$T/int.err" &
+pid=$!
+set +m
+sleep 2
+kill -INT "$pid" 2>/dev/null || fail "stat -a ended before SIGINT"
+for _ in $(seq 100); do
+	kill -0 "$pid" 2>/dev/null || break
+	sleep 0.1
+done
+if kill -0 "$pid" 2>/dev/null; then
+	fail "stat -a still running 10 s after SIGINT"
+	kill -KILL "$pid"
+fi
+RC=0
+wait "$pid" || RC=$?
+echo "sigint: ctxmon stat -a, SIGINT after 2 s -> exit $RC," \
+	"$(wc -l <"$T/int.out") lines on stdout"
+head -n 12 "$T/int.out" | sed 's/^/  > /'
+sed 's/^/  | /' "$T/int.err" | head -n 10
+san_check sigint "$T/int.err"
+[ "$RC" = 0 ] || fail "SIGINT: exit $RC, expected 0"
+[ "$(grep -c . "$T/int.out")" -ge 3 ] || fail "SIGINT: no table on stdout"
+
+finish

@@ -1,0 +1,88 @@
+#!/bin/bash
+# tests/run.sh BUILDDIR - run the unit and end-to-end tests of a test build.
+#
+# BUILDDIR is a build made with `make O=BUILDDIR SAN=1 all unit-bins` (make
+# test uses build/test): unit tests are BUILDDIR/tests/*, the ctxmon under
+# test is BUILDDIR/ctxmon, the workloads are in BUILDDIR/workloads.
+#
+# Runs every unit test binary (cmocka prints its own summary), then every
+# tests/e2e/test_*.sh with CTXMON and WL set; an e2e test exits 0 (pass), 77
+# (skip) or anything else (fail).  A failing or skipped e2e test's output is
+# shown; V=1 shows every test's output.  Ends with one line
+# "N passed, N failed, N skipped" and exits 1 if anything failed.
+#
+# The capture tests need tracefs: when it is not mounted and we are root, it
+# is mounted here, saying so (ctxmon itself never mounts it unasked).
+set -u
+
+if [ $# -ne 1 ] || [ ! -d "$1" ]; then
+	echo "usage: tests/run.sh BUILDDIR" >&2
+	exit 2
+fi
+B=$(cd "$1" && pwd)
+cd "$(dirname "$0")/.." || exit 2
+
+TRACEFS=/sys/kernel/tracing
+if [ ! -e "$TRACEFS/events" ]; then
+	if [ "$(id -u)" = 0 ]; then
+		echo "run.sh: tracefs is not mounted; mounting it: mount -t tracefs nodev $TRACEFS"
+		mount -t tracefs nodev "$TRACEFS" ||
+			echo "run.sh: mounting tracefs failed; capture tests will skip"
+	else
+		echo "run.sh: tracefs is not mounted and we are not root; capture tests will skip"
+	fi
+fi
+
+pass=0 failed=0 skipped=0
+failures=""
+TIMEOUT=${TEST_TIMEOUT:-300}
+
+for t in "$B"/tests/*; do
+	[ -f "$t" ] && [ -x "$t" ] || continue
+	name=unit/$(basename "$t")
+	echo "--- $name"
+	rc=0
+	timeout "$TIMEOUT" "$t" || rc=$?
+	if [ "$rc" = 0 ]; then
+		pass=$((pass + 1))
+	else
+		failed=$((failed + 1))
+		failures="$failures $name"
+		echo "FAIL $name (exit $rc)"
+	fi
+done
+
+log=$(mktemp /tmp/ctxmon-test.XXXXXX)
+trap 'rm -f "$log"' EXIT
+for t in tests/e2e/test_*.sh; do
+	[ -f "$t" ] || continue
+	name=e2e/$(basename "$t" .sh)
+	start=${EPOCHREALTIME/./}
+	rc=0
+	CTXMON=$B/ctxmon WL=$B/workloads timeout "$TIMEOUT" bash "$t" \
+		>"$log" 2>&1 </dev/null || rc=$?
+	ds=$(((${EPOCHREALTIME/./} - start) / 100000))
+	secs=$((ds / 10)).$((ds % 10))
+	case $rc in
+	0)
+		pass=$((pass + 1))
+		echo "PASS $name (${secs} s)"
+		[ "${V:-0}" = 0 ] || sed 's/^/    /' "$log"
+		;;
+	77)
+		skipped=$((skipped + 1))
+		echo "SKIP $name: $(tail -n 1 "$log" | sed 's/^SKIP: //')"
+		;;
+	*)
+		failed=$((failed + 1))
+		failures="$failures $name"
+		[ "$rc" = 124 ] && echo "FAIL $name: timed out after $TIMEOUT s" ||
+			echo "FAIL $name (exit $rc, ${secs} s)"
+		sed 's/^/    /' "$log"
+		;;
+	esac
+done
+
+[ -z "$failures" ] || echo "failed:$failures"
+echo "$pass passed, $failed failed, $skipped skipped"
+[ "$failed" = 0 ]

@@ -1,0 +1,67 @@
+/*
+ * kcount - run a command and print the kernel's own context-switch counts.
+ *
+ * Usage: kcount CMD [ARGS...]
+ *
+ * Forks, execs CMD (looked up in PATH), waits for it with wait4() and prints
+ * one line to stderr:
+ *
+ *   kcount: pid=<pid> nvcsw=<ru_nvcsw> nivcsw=<ru_nivcsw> status=<status>
+ *
+ * The rusage that wait4() returns for the child covers all of its threads and
+ * every descendant it reaped, so it is the independent truth the e2e tests
+ * compare ctxmon's traced counts against.  kcount then exits with CMD's exit
+ * status (128 + signal number if CMD was killed, 127 if it could not be run).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+int main(int argc, char **argv)
+{
+	struct rusage ru;
+	int wstatus, status;
+	pid_t pid, r;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: kcount CMD [ARGS...]\n");
+		return 2;
+	}
+
+	pid = fork();
+	if (pid < 0) {
+		perror("kcount: fork");
+		return 126;
+	}
+	if (pid == 0) {
+		execvp(argv[1], argv + 1);
+		fprintf(stderr, "kcount: %s: %s\n", argv[1], strerror(errno));
+		_exit(errno == ENOENT ? 127 : 126);
+	}
+
+	/* The child is ours alone: nothing else is reaped in between. */
+	do
+		r = wait4(pid, &wstatus, 0, &ru);
+	while (r < 0 && errno == EINTR);
+	if (r < 0) {
+		perror("kcount: wait4");
+		return 126;
+	}
+
+	if (WIFEXITED(wstatus))
+		status = WEXITSTATUS(wstatus);
+	else if (WIFSIGNALED(wstatus))
+		status = 128 + WTERMSIG(wstatus);
+	else
+		status = 126;
+
+	fprintf(stderr, "kcount: pid=%d nvcsw=%ld nivcsw=%ld status=%d\n",
+		(int)pid, ru.ru_nvcsw, ru.ru_nivcsw, status);
+	return status;
+}
