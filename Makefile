@@ -49,7 +49,7 @@ $(O)/libctxmon.a: $(LIB_OBJS)
 $(O)/ctxmon: $(CLI_OBJS) $(O)/libctxmon.a
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(O)/libctxmon.a $(LIBS)
 
-$(O)/tests/%: tests/unit/%.c $(O)/libctxmon.a tests/unit/*.h
+$(O)/tests/%: tests/unit/%.c $(O)/libctxmon.a $(wildcard tests/unit/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(O)/libctxmon.a $(LIBS) -lcmocka
 
@@ -92,3 +92,48 @@ clean:
 	rm -rf build
 
 .PHONY: all deps run test bench install format clean workloads unit-bins
+
+# ---- BPF ----
+# The bpf backend (src/capture/bpf.c) carries the programs of
+# src/capture/bpf/ctxsw.bpf.c as a bpftool skeleton; the object and the
+# skeleton are generated under $(O)/bpf, never in src/.
+#   make vmlinux   regenerate src/capture/bpf/vmlinux.h from this kernel's
+#                  BTF (CO-RE: any BTF-enabled kernel will do)
+BPF_CLANG  ?= clang
+BPFTOOL    ?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
+LLVM_STRIP ?= llvm-strip
+BPF_ARCH   := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' \
+	-e 's/ppc64le/powerpc/' -e 's/s390x/s390/' -e 's/riscv64/riscv/')
+BPF_SRC    := src/capture/bpf
+BPF_OUT    := $(O)/bpf
+BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(BPF_ARCH) \
+	-I$(BPF_SRC) -Wall -Wno-unused-function -Werror
+
+$(BPF_OUT)/ctxsw.bpf.o: $(BPF_SRC)/ctxsw.bpf.c $(BPF_SRC)/ctxsw.h $(BPF_SRC)/vmlinux.h
+	@mkdir -p $(dir $@)
+	$(BPF_CLANG) $(BPF_CFLAGS) -c -o $@ $<
+	$(LLVM_STRIP) -g $@
+
+$(BPF_OUT)/ctxsw.skel.h: $(BPF_OUT)/ctxsw.bpf.o
+	$(BPFTOOL) gen skeleton $< name ctxsw_bpf > $@.tmp
+	mv $@.tmp $@
+
+$(O)/src/capture/bpf.o: $(BPF_OUT)/ctxsw.skel.h $(BPF_SRC)/ctxsw.h
+$(O)/src/capture/bpf.o: CFLAGS += -I$(BPF_OUT) -I$(BPF_SRC)
+
+LIBS += $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf) -lelf -lz
+
+# Helper of the tests/e2e/test_bpf_*.sh scripts (not a unit test: it needs
+# root, so it lives outside $(O)/tests).
+$(O)/e2e/bpf_check: tests/e2e/bpf_check.c $(O)/libctxmon.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -I$(BPF_SRC) $(LDFLAGS) -o $@ $< $(O)/libctxmon.a $(LIBS)
+
+unit-bins: $(O)/e2e/bpf_check
+
+vmlinux:
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(BPF_SRC)/vmlinux.h.tmp
+	mv $(BPF_SRC)/vmlinux.h.tmp $(BPF_SRC)/vmlinux.h
+
+.PHONY: vmlinux
+# ---- end BPF ----

@@ -182,6 +182,7 @@ struct backend_ops {
 };
 
 extern const struct backend_ops backend_perf;
+extern const struct backend_ops backend_bpf;
 
 /* ---- misc (util.c) ------------------------------------------------ */
 

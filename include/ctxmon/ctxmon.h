@@ -192,6 +192,9 @@ struct ctxmon_stats {
 	uint64_t switch_in, switch_out;
 	uint64_t voluntary, involuntary;
 	uint64_t exit_switch;		/* last switch-out of a dying thread */
+	uint64_t exit_preempt;		/* involuntary switch-outs after the
+					 * thread's sched_process_exit (part
+					 * of involuntary; see README) */
 	uint64_t run_ns, wait_ns;	/* on CPU; runnable, not on CPU */
 	uint64_t sleep_ns[CTXMON_SLEEP__MAX];
 	uint64_t migrations;

@@ -22,7 +22,7 @@
 #include "internal.h"
 
 #define MAX_FIELDS 7
-#define MAX_ID (1 << 20)	/* sanity bound on a tracepoint id */
+#define MAX_ID (1 << 20) /* sanity bound on a tracepoint id */
 #define MAX_TEXT (1 << 20)
 /* The kernel copies the exec'd file's basename into a TASK_COMM_LEN
  * buffer, NUL included. */
@@ -33,20 +33,27 @@ enum fkind { K_INT, K_STR };
 struct field_desc {
 	const char *name;
 	enum fkind kind;
-	bool optional;		/* absent on some kernels: reads as 0 */
+	bool optional; /* absent on some kernels: reads as 0 */
 };
 
 struct ev_desc {
 	const char *system, *name;
 	unsigned group;
 	bool required;
-	uint16_t type;		/* enum ctxmon_event_type */
+	uint16_t type; /* enum ctxmon_event_type */
 	struct field_desc f[MAX_FIELDS];
 };
 
 /* Field slots, per event type, in the order of the table below. */
-enum { SW_PREV_COMM, SW_PREV_PID, SW_PREV_PRIO, SW_PREV_STATE, SW_NEXT_COMM,
-       SW_NEXT_PID, SW_NEXT_PRIO };
+enum {
+	SW_PREV_COMM,
+	SW_PREV_PID,
+	SW_PREV_PRIO,
+	SW_PREV_STATE,
+	SW_NEXT_COMM,
+	SW_NEXT_PID,
+	SW_NEXT_PRIO
+};
 enum { WK_COMM, WK_PID, WK_PRIO, WK_TARGET_CPU };
 enum { MG_PID, MG_PRIO, MG_ORIG_CPU, MG_DEST_CPU };
 enum { FK_PARENT_PID, FK_CHILD_COMM, FK_CHILD_PID };
@@ -56,8 +63,10 @@ enum { IRQ_NUM, IRQ_RET };
 enum { SOFTIRQ_VEC };
 enum { SYS_ID, SYS_RET };
 
-#define WAKE_FIELDS                                                      \
-	{ { "comm", K_STR }, { "pid", K_INT }, { "prio", K_INT },        \
+/* A table reads best as a table. */
+/* clang-format off */
+#define WAKE_FIELDS \
+	{ { "comm", K_STR }, { "pid", K_INT }, { "prio", K_INT }, \
 	  { "target_cpu", K_INT } }
 
 static const struct ev_desc table[] = {
@@ -87,7 +96,7 @@ static const struct ev_desc table[] = {
 	{ "sched", "sched_process_exit", CTXMON_EVENTS_SCHED, true,
 	  CTXMON_EV_EXIT,
 	  { { "comm", K_STR }, { "pid", K_INT }, { "prio", K_INT },
-	    /* group_dead is recent (6.16) */
+	    /* group_dead is recent: older kernels lack it */
 	    { "group_dead", K_INT, true } } },
 	{ "irq", "irq_handler_entry", CTXMON_EVENTS_IRQ, true,
 	  CTXMON_EV_IRQ_ENTRY, { { "irq", K_INT } } },
@@ -102,6 +111,7 @@ static const struct ev_desc table[] = {
 	{ "raw_syscalls", "sys_exit", CTXMON_EVENTS_SYSCALL, true,
 	  CTXMON_EV_SYS_EXIT, { { "id", K_INT }, { "ret", K_INT } } },
 };
+/* clang-format on */
 
 #define NTABLE ARRAY_SIZE(table)
 
@@ -123,8 +133,8 @@ struct decoder {
 	struct devent ev[NTABLE];
 	struct decoder_event pub[NTABLE];
 	const char *systems[NTABLE];
-	const char *texts[NTABLE];	/* owned */
-	uint8_t *by_id;			/* id -> index + 1, 0: not ours */
+	const char *texts[NTABLE]; /* owned */
+	uint8_t *by_id; /* id -> index + 1, 0: not ours */
 	size_t nid;
 };
 
@@ -358,7 +368,8 @@ static struct decoder *build(char **texts, size_t *lens, unsigned groups,
 		if (!texts[i]) {
 			if (!desc->required)
 				continue;
-			seterr(err, errlen, "this kernel has no tracepoint %s:%s",
+			seterr(err, errlen,
+			       "this kernel has no tracepoint %s:%s",
 			       desc->system, desc->name);
 			ret = -ENOENT;
 			goto out;
@@ -601,8 +612,8 @@ static int rd_comm(const struct decoder *d, const uint8_t *raw, size_t len,
 }
 
 /* The comm exec gives a task: the file's basename, cut to fit. */
-static int rd_exec_comm(const struct decoder *d, const uint8_t *raw,
-			size_t len, const struct dfield *f, const char **out)
+static int rd_exec_comm(const struct decoder *d, const uint8_t *raw, size_t len,
+			const struct dfield *f, const char **out)
 {
 	const char *s, *slash;
 	size_t n;
@@ -628,13 +639,13 @@ static int rd_exec_comm(const struct decoder *d, const uint8_t *raw,
 }
 
 /* Read int slot i of the event into v, or bail out with the error. */
-#define INT(i, v)                                                        \
-	do {                                                             \
-		int64_t t_;                                              \
-		ret = rd_int(raw, len, &de->f[i], &t_);                  \
-		if (ret)                                                 \
-			goto out;                                        \
-		(v) = (__typeof__(v))t_;                                 \
+#define INT(i, v)                                       \
+	do {                                            \
+		int64_t t_;                             \
+		ret = rd_int(raw, len, &de->f[i], &t_); \
+		if (ret)                                \
+			goto out;                       \
+		(v) = (__typeof__(v))t_;                \
 	} while (0)
 
 static int decode_switch(const struct decoder *d, const struct devent *de,
@@ -657,8 +668,8 @@ static int decode_switch(const struct decoder *d, const struct devent *de,
 		goto out;
 	ev->sw.prev_tgid = -1;
 	ev->sw.next_tgid = -1;
-	ev->sw.prev_state = state_map__decode(&d->state, (uint64_t)state,
-					      &preempt);
+	ev->sw.prev_state =
+		state_map__decode(&d->state, (uint64_t)state, &preempt);
 	ev->sw.preempt = (uint8_t)preempt;
 	/* the kernel's nvcsw/nivcsw rule, see design.md */
 	if (preempt || ev->sw.prev_state == CTXMON_STATE_RUNNING)

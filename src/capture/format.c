@@ -30,7 +30,7 @@
 
 struct tp_format {
 	struct tep_handle *tep;
-	struct tep_event *ev;	/* owned by tep */
+	struct tep_event *ev; /* owned by tep */
 };
 
 /* Read a whole (procfs-like, size unknown) file; NUL-terminated. */
@@ -128,12 +128,9 @@ struct tp_format *tp_format__parse(const char *system, const char *text,
 	/*
 	 * A print fmt libtraceevent cannot parse still leaves the fields
 	 * usable; only the state map needs the print fmt, and it reports
-	 * its own failure.
+	 * its own failure.  libtraceevent also says MEM_ALLOC_FAILED for a
+	 * text with no "name:", so every failure is EINVAL.
 	 */
-	if (ret == TEP_ERRNO__MEM_ALLOC_FAILED) {
-		err = ENOMEM;
-		goto out;
-	}
 	if (!f->ev || (ret && ret != TEP_ERRNO__READ_PRINT_FAILED) ||
 	    !f->ev->name) {
 		err = EINVAL;
@@ -152,7 +149,7 @@ void tp_format__free(struct tp_format *f)
 {
 	if (!f)
 		return;
-	tep_free(f->tep);	/* frees the events parsed into it */
+	tep_free(f->tep); /* frees the events parsed into it */
 	free(f);
 }
 
@@ -231,7 +228,7 @@ static int eval(const struct tep_print_arg *a, uint64_t *val, int depth)
 	op = a->op.op;
 	if (!op)
 		return -EINVAL;
-	if (is_nullarg(a->op.left)) {	/* unary */
+	if (is_nullarg(a->op.left)) { /* unary */
 		ret = eval(a->op.right, &r, depth + 1);
 		if (ret)
 			return ret;
@@ -367,7 +364,7 @@ static int preempt_cond(const struct tep_print_arg *a, const char *name,
 
 struct walk {
 	const char *name;
-	const struct tep_print_flag_sym *flags;	/* first table on the field */
+	const struct tep_print_flag_sym *flags; /* first table on the field */
 	bool have_preempt;
 	uint64_t preempt;
 };

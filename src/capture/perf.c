@@ -31,7 +31,7 @@ struct sample_head {
 	struct perf_event_header h;
 	uint32_t pid, tid;
 	uint64_t time;
-	uint32_t size;		/* raw bytes follow */
+	uint32_t size; /* raw bytes follow */
 } __attribute__((packed));
 
 /* PERF_RECORD_LOST with sample_id_all and PERF_SAMPLE_TID | TIME */
@@ -44,10 +44,10 @@ struct lost_rec {
 
 struct ring {
 	int cpu;
-	int fd;			/* the event that owns the mapping */
+	int fd; /* the event that owns the mapping */
 	struct perf_event_mmap_page *meta;
 	uint8_t *data;
-	uint64_t size;		/* data area, a power of two */
+	uint64_t size; /* data area, a power of two */
 	uint64_t last_ts;
 };
 
@@ -60,12 +60,12 @@ struct perf_priv {
 	size_t nrings;
 	size_t map_len;
 	int epfd;
-	uint8_t *scratch;	/* a record that wraps the ring's end */
-	uint64_t clamped;	/* samples timestamped before their predecessor */
+	uint8_t *scratch; /* a record that wraps the ring's end */
+	uint64_t clamped; /* samples timestamped before their predecessor */
 };
 
-static int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid,
-			       int cpu, int group, unsigned long flags)
+static int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
+			       int group, unsigned long flags)
 {
 	return (int)syscall(SYS_perf_event_open, attr, pid, cpu, group, flags);
 }
@@ -108,14 +108,17 @@ static void open_error(struct perf_priv *p, const struct decoder_event *de,
 	case ENOENT:
 		fmt__buf(ctx->err, ctx->errlen,
 			 "perf_event_open: this kernel has no tracepoint %s:%s "
-			 "(id %d)", de->system, de->name, de->id);
+			 "(id %d)",
+			 de->system, de->name, de->id);
 		break;
 	case EMFILE:
 	case ENFILE:
-		fmt__buf(ctx->err, ctx->errlen,
-			 "perf_event_open: out of file descriptors (%zu needed, "
-			 "one per CPU per event): raise the open-file limit "
-			 "(ulimit -n)", online_cpus(ctx) * nev);
+		fmt__buf(
+			ctx->err, ctx->errlen,
+			"perf_event_open: out of file descriptors (%zu needed, "
+			"one per CPU per event): raise the open-file limit "
+			"(ulimit -n)",
+			online_cpus(ctx) * nev);
 		break;
 	default:
 		fmt__buf(ctx->err, ctx->errlen,
@@ -128,8 +131,9 @@ static void open_error(struct perf_priv *p, const struct decoder_event *de,
 /* Pages of data: the buffer size rounded up to a power of two. */
 static size_t ring_pages(unsigned kb, size_t page)
 {
-	size_t want = ((size_t)(kb ? kb : DEFAULT_BUFFER_KB) * 1024 + page - 1) /
-		      page;
+	size_t want =
+		((size_t)(kb ? kb : DEFAULT_BUFFER_KB) * 1024 + page - 1) /
+		page;
 	size_t n = 1;
 
 	while (n < want)
@@ -143,7 +147,8 @@ static int map_ring(struct perf_priv *p, struct ring *r, size_t page)
 	struct epoll_event ee = { .events = EPOLLIN };
 	void *m;
 
-	m = mmap(NULL, p->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
+	m = mmap(NULL, p->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd,
+		 0);
 	if (m == MAP_FAILED) {
 		int err = errno;
 
@@ -152,13 +157,14 @@ static int map_ring(struct perf_priv *p, struct ring *r, size_t page)
 			 (p->map_len - page) / 1024, r->cpu, strerror(err),
 			 err == EPERM || err == ENOMEM ?
 				 " (use a smaller buffer, or raise "
-				 "kernel.perf_event_mlock_kb)" : "");
+				 "kernel.perf_event_mlock_kb)" :
+				 "");
 		return -err;
 	}
 	r->meta = m;
 	/* data_offset/size exist since 4.1; before, data follows page 0 */
-	r->data = (uint8_t *)m + (r->meta->data_offset ? r->meta->data_offset :
-							 page);
+	r->data = (uint8_t *)m +
+		  (r->meta->data_offset ? r->meta->data_offset : page);
 	r->size = r->meta->data_size ? r->meta->data_size : p->map_len - page;
 	ee.data.u64 = (uint64_t)(r - p->rings);
 	if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, r->fd, &ee) < 0) {
@@ -194,8 +200,8 @@ static int perf_open(struct backend_ctx *ctx, void **privp)
 			goto out;
 		tfs = tracefs;
 	}
-	p->dec = decoder__new(tfs, ctx->events ? ctx->events :
-						 CTXMON_EVENTS_SCHED,
+	p->dec = decoder__new(tfs,
+			      ctx->events ? ctx->events : CTXMON_EVENTS_SCHED,
 			      ctx->strs, ctx->err, ctx->errlen);
 	if (!p->dec) {
 		ret = -errno;
@@ -247,7 +253,7 @@ static int perf_open(struct backend_ctx *ctx, void **privp)
 			fd = sys_perf_event_open(&attr, -1, cpu, -1,
 						 PERF_FLAG_FD_CLOEXEC);
 			if (fd < 0 && j == 0 && errno == ENODEV)
-				break;	/* the CPU went offline meanwhile */
+				break; /* the CPU went offline meanwhile */
 			if (fd < 0) {
 				ret = -errno;
 				open_error(p, &evs[j], cpu, nev, errno);
@@ -258,13 +264,14 @@ static int perf_open(struct backend_ctx *ctx, void **privp)
 				r->fd = fd;
 				p->nrings++;
 				ret = map_ring(p, r, page);
-			} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT,
-					 r->fd) < 0) {
+			} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, r->fd) <
+				   0) {
 				ret = -errno;
 				fmt__buf(ctx->err, ctx->errlen,
 					 "PERF_EVENT_IOC_SET_OUTPUT (%s:%s, "
-					 "cpu %d): %s", evs[j].system,
-					 evs[j].name, cpu, strerror(errno));
+					 "cpu %d): %s",
+					 evs[j].system, evs[j].name, cpu,
+					 strerror(errno));
 			}
 			if (ret)
 				goto out;
@@ -394,7 +401,7 @@ static void read_ring(struct perf_priv *p, struct ring *r)
 	uint64_t head, tail, mask = r->size - 1;
 
 	head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
-	tail = r->meta->data_tail;	/* only we write it */
+	tail = r->meta->data_tail; /* only we write it */
 	while (head - tail >= sizeof(struct perf_event_header)) {
 		struct perf_event_header h;
 		uint64_t off = tail & mask;

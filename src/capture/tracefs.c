@@ -19,8 +19,9 @@
 
 #define DEFAULT_MOUNT "/sys/kernel/tracing"
 
-/* A usable tracing directory has events/ (ids and formats live there). */
-static bool has_events(const char *dir)
+/* A usable tracing directory has events/ (ids and formats live there):
+ * 0, or -errno (-EACCES matters: tracefs is root-only by default). */
+static int has_events(const char *dir)
 {
 	char path[4096];
 	struct stat st;
@@ -28,8 +29,10 @@ static bool has_events(const char *dir)
 
 	n = snprintf(path, sizeof(path), "%s/events", dir);
 	if (n < 0 || (size_t)n >= sizeof(path))
-		return false;
-	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+		return -ENAMETOOLONG;
+	if (stat(path, &st) < 0)
+		return -errno;
+	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
 }
 
 static int copy_out(const char *dir, char *buf, size_t len)
@@ -44,33 +47,44 @@ static int copy_out(const char *dir, char *buf, size_t len)
 
 /*
  * Scan the mount table: a tracefs mount wins (the default place first),
- * a debugfs mount's tracing/ is the fallback.  0, or -ENOENT.
+ * a debugfs mount's tracing/ is the fallback.  0, -ENOENT, or -EACCES
+ * with the unreadable mount point in @buf.
  */
 static int scan_mounts(char *buf, size_t len)
 {
 	char line[4096], debugfs[4096] = "", tracefs[4096] = "";
+	char denied[4096] = "";
 	struct mntent ent, *m;
 	FILE *f;
-	int ret = -ENOENT;
+	int ret = -ENOENT, r;
 
 	f = setmntent("/proc/mounts", "re");
 	if (!f)
 		return -errno;
 	while ((m = getmntent_r(f, &ent, line, sizeof(line)))) {
-		if (!strcmp(m->mnt_type, "tracefs")) {
-			if (!has_events(m->mnt_dir))
-				continue;
-			if (!tracefs[0] || !strcmp(m->mnt_dir, DEFAULT_MOUNT))
-				fmt__buf(tracefs, sizeof(tracefs), "%s",
-					 m->mnt_dir);
-		} else if (!strcmp(m->mnt_type, "debugfs") && !debugfs[0]) {
-			char sub[4096];
-			int n;
+		char sub[4096];
+		const char *dir = m->mnt_dir;
+		int n;
 
-			n = snprintf(sub, sizeof(sub), "%s/tracing", m->mnt_dir);
-			/* stat through tracing/ triggers its automount */
-			if (n > 0 && (size_t)n < sizeof(sub) && has_events(sub))
-				fmt__buf(debugfs, sizeof(debugfs), "%s", sub);
+		if (!strcmp(m->mnt_type, "debugfs")) {
+			n = snprintf(sub, sizeof(sub), "%s/tracing", dir);
+			if (n < 0 || (size_t)n >= sizeof(sub))
+				continue;
+			dir = sub;
+		} else if (strcmp(m->mnt_type, "tracefs")) {
+			continue;
+		}
+		/* a stat through debugfs' tracing/ triggers its automount */
+		r = has_events(dir);
+		if (r == -EACCES && !denied[0])
+			fmt__buf(denied, sizeof(denied), "%s", dir);
+		if (r)
+			continue;
+		if (dir == sub) {
+			if (!debugfs[0])
+				fmt__buf(debugfs, sizeof(debugfs), "%s", dir);
+		} else if (!tracefs[0] || !strcmp(dir, DEFAULT_MOUNT)) {
+			fmt__buf(tracefs, sizeof(tracefs), "%s", dir);
 		}
 	}
 	endmntent(f);
@@ -78,6 +92,8 @@ static int scan_mounts(char *buf, size_t len)
 		ret = copy_out(tracefs, buf, len);
 	else if (debugfs[0])
 		ret = copy_out(debugfs, buf, len);
+	else if (denied[0] && copy_out(denied, buf, len) == 0)
+		ret = -EACCES;
 	return ret;
 }
 
@@ -89,20 +105,37 @@ int tracefs__find(const char *hint, bool do_mount, char *buf, size_t len,
 	if (hint && *hint) {
 		/* an explicit path that is wrong is an error, not a hint to
 		 * look elsewhere: the user meant that one */
-		if (!has_events(hint)) {
+		ret = has_events(hint);
+		if (ret == -EACCES) {
 			fmt__buf(err, errlen,
-				 "%s is not a tracefs directory (no events/ in it)",
+				 "no permission to read tracefs "
+				 "at %s: run as root",
 				 hint);
+			goto out;
+		}
+		if (ret) {
+			fmt__buf(
+				err, errlen,
+				"%s is not a tracefs directory (no events/ in it)",
+				hint);
 			ret = -ENOENT;
 			goto out;
 		}
 		ret = copy_out(hint, buf, len);
 		if (ret)
-			fmt__buf(err, errlen, "tracefs path too long: %s", hint);
+			fmt__buf(err, errlen, "tracefs path too long: %s",
+				 hint);
 		goto out;
 	}
 
 	ret = scan_mounts(buf, len);
+	if (ret == -EACCES) {
+		fmt__buf(err, errlen,
+			 "no permission to read tracefs at %s: "
+			 "run as root",
+			 buf);
+		goto out;
+	}
 	if (ret != -ENOENT) {
 		if (ret)
 			fmt__buf(err, errlen, "cannot read /proc/mounts: %s",
@@ -110,22 +143,25 @@ int tracefs__find(const char *hint, bool do_mount, char *buf, size_t len,
 		goto out;
 	}
 	if (!do_mount) {
-		fmt__buf(err, errlen,
-			 "tracefs is not mounted: run 'mount -t tracefs nodev "
-			 DEFAULT_MOUNT "' or pass --mount-tracefs");
+		fmt__buf(
+			err, errlen,
+			"tracefs is not mounted: run 'mount -t tracefs nodev " DEFAULT_MOUNT
+			"' or pass --mount-tracefs");
 		goto out;
 	}
 
 	if (mount("nodev", DEFAULT_MOUNT, "tracefs", 0, NULL) < 0 &&
 	    errno != EBUSY) {
 		ret = -errno;
-		fmt__buf(err, errlen, "cannot mount tracefs at " DEFAULT_MOUNT
-			 ": %s", strerror(errno));
+		fmt__buf(err, errlen,
+			 "cannot mount tracefs at " DEFAULT_MOUNT ": %s",
+			 strerror(errno));
 		goto out;
 	}
-	if (!has_events(DEFAULT_MOUNT)) {
+	if (has_events(DEFAULT_MOUNT)) {
 		ret = -ENOENT;
-		fmt__buf(err, errlen, "tracefs at " DEFAULT_MOUNT
+		fmt__buf(err, errlen,
+			 "tracefs at " DEFAULT_MOUNT
 			 " has no events/: is CONFIG_EVENT_TRACING off?");
 		goto out;
 	}

@@ -43,9 +43,16 @@ int main(int argc, char **argv)
 		printf("ctxmon %s\n", CTXMON_VERSION);
 		return EXIT_OK;
 	}
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(argv[1], commands[i].name))
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		if (!strcmp(argv[1], commands[i].name)) {
+			/* getopt names the program in its messages. */
+			static char name[64];
+
+			snprintf(name, sizeof(name), "ctxmon %s", argv[1]);
+			argv[1] = name;
 			return commands[i].run(argc - 1, argv + 1);
+		}
+	}
 	fprintf(stderr, "ctxmon: unknown command '%s'; 'ctxmon --help' lists "
 			"the commands\n", argv[1]);
 	return EXIT_USAGE;

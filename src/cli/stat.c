@@ -78,9 +78,18 @@ static int sum_kernel(struct stat_run *r, struct kernel_cmp *k)
 	if (!rows)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		k->traced_vol += rows[i].voluntary;
-		k->traced_invol += rows[i].involuntary;
-		k->exit_switches += rows[i].exit_switch;
+		const struct ctxmon_stats *t = &rows[i];
+		bool leader = t->tid == t->tgid;
+
+		k->traced_vol += t->voluntary;
+		k->traced_invol += t->involuntary;
+		k->exit_switches += t->exit_switch;
+		if (leader) {
+			k->leader_exits += t->exit_switch;
+			k->traced_vol += t->exit_switch;
+		} else {
+			k->exit_preempt += t->exit_preempt;
+		}
 	}
 	free(rows);
 	k->ru_nvcsw = (uint64_t)r->ru.ru_nvcsw;

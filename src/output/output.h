@@ -20,12 +20,25 @@ enum sort_key {
 };
 
 /* Comparison with the kernel's counters for a launched command. */
+/*
+ * The kernel's rusage counts a thread's switches until exit folds them
+ * into its process: a non-leader thread's last switch-out (X) comes after
+ * that and is never counted, a process leader's (Z) is counted when its
+ * parent reaps it.  Preemptions of a non-leader thread after
+ * sched_process_exit may fall either side of the fold (exit_preempt).
+ */
 struct kernel_cmp {
 	bool valid;
 	uint64_t ru_nvcsw, ru_nivcsw;		/* wait4 rusage */
-	uint64_t traced_vol, traced_invol;	/* sums over the command */
-	uint64_t exit_switches;
+	uint64_t traced_vol;			/* voluntary + leader exits */
+	uint64_t traced_invol;			/* involuntary */
+	uint64_t exit_switches;			/* all last switch-outs */
+	uint64_t leader_exits;			/* of them, process leaders' */
+	uint64_t exit_preempt;			/* ambiguous involuntary */
 };
+
+/* Voluntary equal, involuntary equal or within the ambiguous range. */
+bool output__kernel_match(const struct kernel_cmp *k);
 
 struct report {
 	const char *backend;

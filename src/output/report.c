@@ -131,7 +131,38 @@ void output__json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+bool output__kernel_match(const struct kernel_cmp *k)
+{
+	return k->traced_vol == k->ru_nvcsw && k->ru_nivcsw <= k->traced_invol &&
+	       k->ru_nivcsw + k->exit_preempt >= k->traced_invol;
+}
+
 /* ---- text ---------------------------------------------------------- */
+
+static void text_kernel(FILE *f, const struct kernel_cmp *k)
+{
+	fprintf(f, "kernel counters: voluntary %" PRIu64 " %s %" PRIu64,
+		k->traced_vol, k->traced_vol == k->ru_nvcsw ? "=" : "!=",
+		k->ru_nvcsw);
+	if (!k->exit_preempt || k->traced_invol < k->exit_preempt)
+		fprintf(f, ", involuntary %" PRIu64 " %s %" PRIu64, k->traced_invol,
+			k->traced_invol == k->ru_nivcsw ? "=" : "!=", k->ru_nivcsw);
+	else
+		fprintf(f, ", involuntary %" PRIu64 " %s %" PRIu64 "..%" PRIu64,
+			k->ru_nivcsw, output__kernel_match(k) ? "in" : "not in",
+			k->traced_invol - k->exit_preempt, k->traced_invol);
+	fprintf(f, " (traced vs getrusage: %s)\n",
+		output__kernel_match(k) ? "match" : "MISMATCH");
+	fprintf(f, "  %" PRIu64 " exit switch-outs reported apart (%" PRIu64
+		   " of process leaders, which the kernel counts at reap)\n",
+		k->exit_switches, k->leader_exits);
+	if (k->exit_preempt)
+		fprintf(f, "  %" PRIu64 " preemptions of exiting threads: the "
+			   "kernel counts those before exit folds the thread's "
+			   "counters, which tracepoints cannot see\n",
+			k->exit_preempt);
+}
+
 
 static void table_head(FILE *f, bool procs)
 {
@@ -224,19 +255,8 @@ static void text_report(FILE *f, const struct output_opts *o, struct report *r)
 					c->lost_per_cpu[i]);
 		fprintf(f, " (numbers above may be incomplete)\n");
 	}
-	if (r->kernel.valid) {
-		const struct kernel_cmp *k = &r->kernel;
-
-		fprintf(f,
-			"kernel counters: voluntary %" PRIu64 " %s %" PRIu64
-			", involuntary %" PRIu64 " %s %" PRIu64
-			" (traced = getrusage; %" PRIu64
-			" exit switch-outs reported apart)\n",
-			k->traced_vol, k->traced_vol == k->ru_nvcsw ? "=" : "!=",
-			k->ru_nvcsw, k->traced_invol,
-			k->traced_invol == k->ru_nivcsw ? "=" : "!=",
-			k->ru_nivcsw, k->exit_switches);
-	}
+	if (r->kernel.valid)
+		text_kernel(f, &r->kernel);
 }
 
 /* ---- JSON ---------------------------------------------------------- */
@@ -275,15 +295,16 @@ static void json_row(FILE *f, const struct ctxmon_stats *r, bool procs)
 	fprintf(f,
 		",\"exited\":%s,\"switches\":%" PRIu64 ",\"switch_in\":%" PRIu64
 		",\"voluntary\":%" PRIu64 ",\"involuntary\":%" PRIu64
-		",\"exit_switch\":%" PRIu64 ",\"run_ns\":%" PRIu64
+		",\"exit_switch\":%" PRIu64 ",\"exit_preempt\":%" PRIu64
+		",\"run_ns\":%" PRIu64
 		",\"wait_ns\":%" PRIu64 ",\"sleep_s_ns\":%" PRIu64
 		",\"sleep_d_ns\":%" PRIu64 ",\"sleep_other_ns\":%" PRIu64
 		",\"span_ns\":%" PRIu64 ",\"first_ts_ns\":%" PRIu64
 		",\"migrations\":%" PRIu64 ",\"wakeups\":%" PRIu64
 		",\"wakeup_latency\":",
 		r->exited ? "true" : "false", r->switch_out, r->switch_in,
-		r->voluntary, r->involuntary, r->exit_switch, r->run_ns,
-		r->wait_ns, r->sleep_ns[CTXMON_SLEEP_S],
+		r->voluntary, r->involuntary, r->exit_switch, r->exit_preempt,
+		r->run_ns, r->wait_ns, r->sleep_ns[CTXMON_SLEEP_S],
 		r->sleep_ns[CTXMON_SLEEP_D], r->sleep_ns[CTXMON_SLEEP_OTHER],
 		r->last_ts - r->first_ts, r->first_ts, r->migrations,
 		r->wakeups);
@@ -349,9 +370,13 @@ static void json_report(FILE *f, struct report *r)
 			",\"involuntary\":%" PRIu64
 			",\"traced_voluntary\":%" PRIu64
 			",\"traced_involuntary\":%" PRIu64
-			",\"exit_switches\":%" PRIu64 ",\"match\":%s}",
+			",\"exit_switches\":%" PRIu64
+			",\"leader_exit_switches\":%" PRIu64
+			",\"exit_preempt\":%" PRIu64 ",\"match\":%s"
+			",\"exact\":%s}",
 			k->ru_nvcsw, k->ru_nivcsw, k->traced_vol,
-			k->traced_invol, k->exit_switches,
+			k->traced_invol, k->exit_switches, k->leader_exits,
+			k->exit_preempt, output__kernel_match(k) ? "true" : "false",
 			k->traced_vol == k->ru_nvcsw &&
 					k->traced_invol == k->ru_nivcsw ?
 				"true" : "false");

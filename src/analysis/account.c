@@ -1,0 +1,1199 @@
+/*
+ * account.c - per-thread, per-process and per-CPU accounting of the stream.
+ *
+ * Pure analysis: the ordered event stream comes in, a small state machine per
+ * task and per CPU turns it into counts and times.  No I/O, no locks, and no
+ * allocation per event except when a task (or a CPU, or a comm) is seen for
+ * the first time.
+ *
+ * A task is in one of: NEW (nothing about its state seen yet), RUNNING (on a
+ * CPU), RUNNABLE (queued, waiting for a CPU), SLEEP (blocked, by class S, D
+ * or other) and DEAD (after its exit switch-out).  Every state change first
+ * charges the time since the previous change to the state being left, so
+ * run + wait + sleep always equals last_ts - first_ts.  CPUs do the same with
+ * busy and idle.
+ *
+ * Tasks live in one array in creation order (rows keep that order) and are
+ * found by tid through an open-addressing hash that points at the newest
+ * generation of each tid: a tid reused by a new fork gets a new row, the old
+ * one is kept.  Capacity for a few new rows is reserved before each event,
+ * so pointers to rows stay valid while one event is handled.
+ *
+ * Choices where the stream leaves room:
+ * - A waking seen while the sleeper is still on its CPU (the waker raced its
+ *   switch-out) makes that switch-out go straight to runnable; the wakeup
+ *   latency then counts from the switch-out, when it really starts waiting.
+ * - sched_wakeup_new is a wakeup: it counts in wakeups and starts a latency
+ *   (fork -> first run).  Between fork and wakeup_new the child waits.
+ * - A voluntary switch-out in state R (the kernel counted a sleep that a
+ *   pending signal cut short) leaves the task runnable, not asleep.
+ * - After exec by a non-leader thread, the thread carries on in a new
+ *   generation of the leader's tid, from the exec on; the old row ends there.
+ * - finish() is a checkpoint: events may follow it.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define CPU_MAX 65536 /* larger ids are taken as garbage */
+#define EVENT_ROWS 3 /* most rows one event can create */
+
+enum tstate { T_NEW, T_RUNNING, T_RUNNABLE, T_SLEEP, T_DEAD };
+
+struct task {
+	struct ctxmon_stats st;
+	const char *ev_comm; /* event pointer st.comm was interned from */
+	uint64_t state_ts; /* when the current state began */
+	uint64_t lat_ts; /* start of the pending wakeup latency */
+	int32_t lat_waker;
+	int32_t early_waker;
+	int32_t cpu; /* RUNNING: where */
+	uint32_t pgen; /* generation of its process, for rollups */
+	uint8_t state; /* enum tstate */
+	uint8_t sleep; /* SLEEP: enum ctxmon_sleep_state */
+	bool in_span; /* first_ts is valid in this interval */
+	bool lat_pending; /* a wakeup awaits its switch-in */
+	bool waked; /* a waking not yet followed by its wakeup */
+	bool early_wake; /* woken while still on its CPU */
+};
+
+struct cpu {
+	struct ctxmon_cpu_stats st;
+	uint64_t state_ts;
+	int32_t cur; /* tid on it since its last switch */
+	bool seen, in_span;
+};
+
+struct slot {
+	int32_t tid;
+	uint32_t idx; /* into tasks[], EMPTY when free */
+};
+
+#define EMPTY UINT32_MAX
+
+struct ctxmon_account {
+	struct ctxmon_account_opts opts;
+	pid_t *pids; /* sorted copy of opts.pids */
+	struct task *tasks;
+	size_t ntasks, cap;
+	struct slot *hash;
+	size_t hcap; /* power of two */
+	struct cpu *cpus;
+	size_t ncpus;
+	struct strtab *strs;
+	const char *empty; /* comm of a task whose comm was never seen */
+	const char *last_ev_comm, *last_comm; /* one-entry intern cache */
+	uint64_t now; /* latest time seen, events never go below */
+	uint64_t anomalies;
+};
+
+static inline size_t hash_tid(int32_t tid, size_t cap)
+{
+	return (size_t)(((uint32_t)tid * 2654435761u) & (cap - 1));
+}
+
+static struct task *task_find(const struct ctxmon_account *a, int32_t tid)
+{
+	size_t i = hash_tid(tid, a->hcap);
+
+	for (;;) {
+		const struct slot *s = &a->hash[i];
+
+		if (s->idx == EMPTY)
+			return NULL;
+		if (s->tid == tid)
+			return &a->tasks[s->idx];
+		i = (i + 1) & (a->hcap - 1);
+	}
+}
+
+static void hash_set(struct slot *h, size_t cap, int32_t tid, uint32_t idx)
+{
+	size_t i = hash_tid(tid, cap);
+
+	while (h[i].idx != EMPTY && h[i].tid != tid)
+		i = (i + 1) & (cap - 1);
+	h[i].tid = tid;
+	h[i].idx = idx;
+}
+
+static int hash_grow(struct ctxmon_account *a, size_t cap)
+{
+	struct slot *h = malloc(cap * sizeof(*h));
+
+	if (!h)
+		return -ENOMEM;
+	for (size_t i = 0; i < cap; i++)
+		h[i].idx = EMPTY;
+	for (size_t i = 0; i < a->hcap; i++)
+		if (a->hash[i].idx != EMPTY)
+			hash_set(h, cap, a->hash[i].tid, a->hash[i].idx);
+	free(a->hash);
+	a->hash = h;
+	a->hcap = cap;
+	return 0;
+}
+
+/* Room for @k more rows, so that no row moves while an event is handled. */
+static int reserve(struct ctxmon_account *a, size_t k)
+{
+	size_t need = a->ntasks + k;
+
+	if (need >= EMPTY)
+		return -ENOMEM;
+	if (need > a->cap) {
+		size_t cap = a->cap ? a->cap * 2 : 256;
+		struct task *t;
+
+		while (cap < need)
+			cap *= 2;
+		t = realloc(a->tasks, cap * sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		a->tasks = t;
+		a->cap = cap;
+	}
+	if (need * 2 > a->hcap) {
+		size_t cap = a->hcap ? a->hcap * 2 : 512;
+
+		while (need * 2 > cap)
+			cap *= 2;
+		return hash_grow(a, cap);
+	}
+	return 0;
+}
+
+static int cmp_pid(const void *x, const void *y)
+{
+	pid_t a = *(const pid_t *)x, b = *(const pid_t *)y;
+
+	return (a > b) - (a < b);
+}
+
+static bool has_pid(const struct ctxmon_account *a, pid_t id)
+{
+	size_t lo = 0, hi = a->opts.npids;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (a->pids[mid] == id)
+			return true;
+		if (a->pids[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+/*
+ * Target by the task's own identity.  A TIDS or CMD id names the task that
+ * exists when the session starts, so a later reuse of the tid (gen > 0) is
+ * someone else; a PIDS target goes by tgid, learnt whenever it comes.
+ */
+static bool own_target(const struct ctxmon_account *a, const struct task *t)
+{
+	switch (a->opts.target) {
+	case CTXMON_TARGET_ALL:
+		return true;
+	case CTXMON_TARGET_PIDS:
+		return t->st.tgid > 0 && has_pid(a, t->st.tgid);
+	case CTXMON_TARGET_TIDS:
+		return t->st.gen == 0 && has_pid(a, t->st.tid);
+	case CTXMON_TARGET_CMD:
+		return t->st.gen == 0 && t->st.tid == a->opts.root_pid;
+	}
+	return false;
+}
+
+static void stats_init(struct ctxmon_stats *st)
+{
+	st->lat.max_waker_tid = -1;
+	st->lat.max_cpu = -1;
+	st->lat.max_prev_tid = -1;
+}
+
+/* New row for @tid, made the one the hash finds.  Capacity is reserved. */
+static struct task *task_create(struct ctxmon_account *a, int32_t tid,
+				uint32_t gen)
+{
+	struct task *t = &a->tasks[a->ntasks];
+
+	memset(t, 0, sizeof(*t));
+	t->st.tid = tid;
+	t->st.tgid = -1;
+	t->st.ppid = -1;
+	t->st.gen = gen;
+	t->st.comm = a->empty;
+	t->st.nthreads = 1;
+	stats_init(&t->st);
+	t->cpu = -1;
+	t->pgen = gen;
+	t->state = T_NEW;
+	t->st.target = own_target(a, t);
+	hash_set(a->hash, a->hcap, tid, (uint32_t)a->ntasks);
+	a->ntasks++;
+	return t;
+}
+
+static bool alive(const struct task *t)
+{
+	return t->state != T_NEW && t->state != T_DEAD;
+}
+
+/* Generation of the process @tgid as its leader's row tells it. */
+static uint32_t proc_gen(const struct ctxmon_account *a, int32_t tgid)
+{
+	const struct task *l = task_find(a, tgid);
+
+	if (!l)
+		return 0;
+	if (l->st.tgid == tgid)
+		return l->pgen;
+	return l->st.tgid < 0 ? l->st.gen : 0;
+}
+
+static void set_tgid(struct ctxmon_account *a, struct task *t, int32_t tgid)
+{
+	if (tgid <= 0 || t->st.tgid == tgid)
+		return;
+	/* A tid never changes process; the event wins, but say so. */
+	if (t->st.tgid > 0)
+		a->anomalies++;
+	t->st.tgid = tgid;
+	t->pgen = tgid == t->st.tid ? t->st.gen : proc_gen(a, tgid);
+	if (!t->st.target)
+		t->st.target = own_target(a, t);
+}
+
+static void set_comm(struct ctxmon_account *a, struct task *t, const char *comm)
+{
+	const char *s;
+
+	if (!comm || comm == t->ev_comm)
+		return;
+	if (comm == a->last_ev_comm) {
+		s = a->last_comm;
+	} else {
+		s = strtab__intern(a->strs, comm, CTXMON_COMM_LEN);
+		if (!s)
+			return; /* out of memory: keep the old name */
+		a->last_ev_comm = comm;
+		a->last_comm = s;
+	}
+	t->ev_comm = comm;
+	t->st.comm = s;
+}
+
+/* The row for a live task @tid: a new one if unknown or dead (a dead tid
+ * used again without its fork seen). */
+static struct task *task_live(struct ctxmon_account *a, int32_t tid)
+{
+	struct task *t = task_find(a, tid);
+
+	if (!t)
+		return task_create(a, tid, 0);
+	if (t->state == T_DEAD) {
+		a->anomalies++;
+		return task_create(a, tid, t->st.gen + 1);
+	}
+	return t;
+}
+
+static void task_start(struct task *t, enum tstate s, uint64_t ts)
+{
+	t->in_span = true;
+	t->st.first_ts = t->st.last_ts = t->state_ts = ts;
+	t->state = s;
+}
+
+/* Charge the time since the last change to the current state. */
+static void task_advance(struct task *t, uint64_t ts)
+{
+	uint64_t d = ts - t->state_ts;
+
+	switch (t->state) {
+	case T_RUNNING:
+		t->st.run_ns += d;
+		break;
+	case T_RUNNABLE:
+		t->st.wait_ns += d;
+		break;
+	case T_SLEEP:
+		t->st.sleep_ns[t->sleep] += d;
+		break;
+	default:
+		return;
+	}
+	t->state_ts = ts;
+	t->st.last_ts = ts;
+}
+
+static void task_end(struct task *t, uint64_t ts)
+{
+	task_advance(t, ts);
+	t->state = T_DEAD;
+	t->st.exited = true;
+	t->cpu = -1;
+	t->lat_pending = t->early_wake = t->waked = false;
+}
+
+static void lat_begin(struct task *t, uint64_t ts, int32_t waker)
+{
+	t->lat_pending = true;
+	t->lat_ts = ts;
+	t->lat_waker = waker < 0 ? -1 : waker;
+}
+
+static unsigned hist_bucket(uint64_t d)
+{
+	unsigned b = d ? 63 - (unsigned)__builtin_clzll(d) : 0;
+
+	return b < CTXMON_HIST_BUCKETS ? b : CTXMON_HIST_BUCKETS - 1;
+}
+
+static void lat_end(struct task *t, const struct ctxmon_event *ev, uint64_t ts)
+{
+	struct ctxmon_latency *l = &t->st.lat;
+	uint64_t d = ts - t->lat_ts;
+
+	l->count++;
+	l->sum_ns += d;
+	l->hist[hist_bucket(d)]++;
+	if (l->count == 1 || d > l->max_ns) {
+		l->max_ns = d;
+		l->max_ts = ts;
+		l->max_waker_tid = t->lat_waker;
+		l->max_cpu = ev->cpu;
+		l->max_prev_tid = ev->sw.prev_tid;
+	}
+	t->lat_pending = false;
+}
+
+static struct cpu *cpu_get(struct ctxmon_account *a, int32_t cpu)
+{
+	struct cpu *c;
+
+	if (cpu < 0 || cpu >= CPU_MAX) {
+		a->anomalies++;
+		return NULL;
+	}
+	if ((size_t)cpu >= a->ncpus) {
+		size_t n = a->ncpus ? a->ncpus * 2 : 8;
+
+		while (n <= (size_t)cpu)
+			n *= 2;
+		c = realloc(a->cpus, n * sizeof(*c));
+		if (!c) {
+			a->anomalies++;
+			return NULL;
+		}
+		memset(c + a->ncpus, 0, (n - a->ncpus) * sizeof(*c));
+		for (size_t i = a->ncpus; i < n; i++) {
+			c[i].st.cpu = (int)i;
+			c[i].cur = -1;
+		}
+		a->cpus = c;
+		a->ncpus = n;
+	}
+	c = &a->cpus[cpu];
+	c->seen = true;
+	return c;
+}
+
+static void cpu_advance(struct cpu *c, uint64_t ts)
+{
+	uint64_t d = ts - c->state_ts;
+
+	if (c->cur == 0)
+		c->st.idle_ns += d;
+	else
+		c->st.busy_ns += d;
+	c->state_ts = ts;
+	c->st.last_ts = ts;
+}
+
+/* The task current at @ev tells its tgid, when the backend knows it. */
+static void learn_current(struct ctxmon_account *a,
+			  const struct ctxmon_event *ev)
+{
+	struct task *t;
+
+	if (ev->tid <= 0 || ev->tgid <= 0)
+		return;
+	t = task_find(a, ev->tid);
+	if (!t)
+		t = task_create(a, ev->tid, 0);
+	else if (t->state == T_DEAD)
+		return;
+	set_tgid(a, t, ev->tgid);
+}
+
+/* A valid task id in an event's payload; 0 (idle) and garbage are not. */
+static bool tid_ok(struct ctxmon_account *a, int32_t tid)
+{
+	if (tid > 0)
+		return true;
+	a->anomalies++;
+	return false;
+}
+
+static unsigned switch_kind(struct ctxmon_account *a,
+			    const struct ctxmon_event *ev)
+{
+	uint32_t st = ev->sw.prev_state;
+
+	if (ev->sw.kind <= CTXMON_SW_EXIT)
+		return ev->sw.kind;
+	a->anomalies++;
+	if (st & (CTXMON_STATE_X | CTXMON_STATE_Z))
+		return CTXMON_SW_EXIT;
+	return ev->sw.preempt || !st ? CTXMON_SW_INVOLUNTARY :
+				       CTXMON_SW_VOLUNTARY;
+}
+
+static enum ctxmon_sleep_state sleep_class(uint32_t st)
+{
+	if (st & CTXMON_STATE_S)
+		return CTXMON_SLEEP_S;
+	if (st & CTXMON_STATE_D)
+		return CTXMON_SLEEP_D;
+	return CTXMON_SLEEP_OTHER;
+}
+
+static void switch_out(struct ctxmon_account *a, struct task *t,
+		       const struct ctxmon_event *ev, uint64_t ts)
+{
+	uint32_t st = ev->sw.prev_state;
+	unsigned kind = switch_kind(a, ev);
+
+	if (t->state == T_NEW) {
+		task_start(t, T_RUNNING, ts);
+	} else {
+		if (t->state != T_RUNNING || t->cpu != ev->cpu)
+			a->anomalies++;
+		task_advance(t, ts);
+	}
+	t->st.switch_out++;
+	switch (kind) {
+	case CTXMON_SW_VOLUNTARY:
+		t->st.voluntary++;
+		break;
+	case CTXMON_SW_INVOLUNTARY:
+		t->st.involuntary++;
+		/* Preempted while exiting: the kernel folds a thread's counters
+		 * into its process part way through exit, so rusage may or may
+		 * not include this one; counted apart so a comparison can say. */
+		if (t->st.exited)
+			t->st.exit_preempt++;
+		break;
+	default:
+		t->st.exit_switch++;
+		break;
+	}
+	/* A zombie or dead task never runs again, whatever the kind says. */
+	if (kind == CTXMON_SW_EXIT ||
+	    (st & (CTXMON_STATE_X | CTXMON_STATE_Z))) {
+		task_end(t, ts);
+		return;
+	}
+	t->cpu = -1;
+	t->lat_pending = false;
+	if (kind == CTXMON_SW_VOLUNTARY && !ev->sw.preempt && st) {
+		if (t->early_wake) {
+			t->state = T_RUNNABLE;
+			lat_begin(t, ts, t->early_waker);
+		} else {
+			t->state = T_SLEEP;
+			t->sleep = (uint8_t)sleep_class(st);
+		}
+	} else {
+		t->state = T_RUNNABLE;
+	}
+	t->early_wake = false;
+}
+
+static void switch_in(struct ctxmon_account *a, struct task *t,
+		      const struct ctxmon_event *ev, uint64_t ts)
+{
+	if (t->state == T_NEW) {
+		task_start(t, T_RUNNING, ts);
+	} else {
+		/* Running elsewhere, or asleep with no wakeup seen. */
+		if (t->state != T_RUNNABLE)
+			a->anomalies++;
+		task_advance(t, ts);
+	}
+	if (t->lat_pending)
+		lat_end(t, ev, ts);
+	/* Its wakeup cannot still be to come: a waking left unmatched
+	 * (events lost) must not swallow a later wakeup. */
+	t->waked = false;
+	t->st.switch_in++;
+	t->state = T_RUNNING;
+	t->cpu = ev->cpu;
+}
+
+static void on_switch(struct ctxmon_account *a, const struct ctxmon_event *ev,
+		      uint64_t ts)
+{
+	int32_t prev = ev->sw.prev_tid, next = ev->sw.next_tid;
+	struct cpu *c = cpu_get(a, ev->cpu);
+	struct task *t;
+
+	/* The current task of a switch is prev: its tgid is read below. */
+	if (ev->tid != prev)
+		learn_current(a, ev);
+	if (c) {
+		if (c->in_span) {
+			cpu_advance(c, ts);
+			if (c->cur != prev)
+				a->anomalies++;
+		} else {
+			c->in_span = true;
+			c->st.first_ts = c->st.last_ts = c->state_ts = ts;
+		}
+		c->cur = next;
+		c->st.switches++;
+	}
+	if (prev > 0) {
+		t = task_live(a, prev);
+		set_tgid(a, t, ev->sw.prev_tgid);
+		if (ev->tid == prev)
+			set_tgid(a, t, ev->tgid);
+		set_comm(a, t, ev->sw.prev_comm);
+		switch_out(a, t, ev, ts);
+	} else if (prev < 0) {
+		a->anomalies++;
+	}
+	if (next > 0) {
+		t = task_live(a, next);
+		set_tgid(a, t, ev->sw.next_tgid);
+		set_comm(a, t, ev->sw.next_comm);
+		switch_in(a, t, ev, ts);
+	} else if (next < 0) {
+		a->anomalies++;
+	}
+}
+
+static struct task *woken_task(struct ctxmon_account *a,
+			       const struct ctxmon_event *ev)
+{
+	struct task *t;
+
+	learn_current(a, ev);
+	if (!tid_ok(a, ev->wake.tid))
+		return NULL;
+	t = task_live(a, ev->wake.tid);
+	set_comm(a, t, ev->wake.comm);
+	return t;
+}
+
+static void on_waking(struct ctxmon_account *a, const struct ctxmon_event *ev,
+		      uint64_t ts)
+{
+	struct task *t = woken_task(a, ev);
+
+	if (!t)
+		return;
+	t->st.wakeups++;
+	t->waked = true;
+	switch (t->state) {
+	case T_NEW:
+		task_start(t, T_RUNNABLE, ts);
+		lat_begin(t, ts, ev->tid);
+		break;
+	case T_SLEEP:
+		task_advance(t, ts);
+		t->state = T_RUNNABLE;
+		lat_begin(t, ts, ev->tid);
+		break;
+	case T_RUNNING:
+		/* Either it will sleep at once, already woken, or it set
+		 * its sleep state and is woken before it left: the wakeup
+		 * that follows tells which. */
+		t->early_wake = true;
+		t->early_waker = ev->tid < 0 ? -1 : ev->tid;
+		break;
+	default:
+		/* Preempted after it set its sleep state: its wait is a
+		 * runnable wait, not wakeup latency. */
+		break;
+	}
+}
+
+static void on_wakeup(struct ctxmon_account *a, const struct ctxmon_event *ev,
+		      uint64_t ts)
+{
+	struct task *t = woken_task(a, ev);
+
+	if (!t)
+		return;
+	if (t->waked) {
+		t->waked = false;
+		/* Woken in place, before it got to sleep: it runs on. */
+		if (t->state == T_RUNNING)
+			t->early_wake = false;
+		return;
+	}
+	t->st.wakeups++;
+	switch (t->state) {
+	case T_NEW:
+		task_start(t, T_RUNNABLE, ts);
+		lat_begin(t, ts, -1);
+		break;
+	case T_SLEEP:
+		task_advance(t, ts);
+		t->state = T_RUNNABLE;
+		lat_begin(t, ts, -1);
+		break;
+	default:
+		break;
+	}
+}
+
+static void on_wakeup_new(struct ctxmon_account *a,
+			  const struct ctxmon_event *ev, uint64_t ts)
+{
+	struct task *t = woken_task(a, ev);
+
+	if (!t)
+		return;
+	t->st.wakeups++;
+	switch (t->state) {
+	case T_NEW:
+		task_start(t, T_RUNNABLE, ts);
+		lat_begin(t, ts, ev->tid);
+		break;
+	case T_RUNNABLE:
+		if (!t->lat_pending)
+			lat_begin(t, ts, ev->tid);
+		break;
+	default:
+		/* A new task cannot have run or slept yet. */
+		a->anomalies++;
+		if (t->state == T_SLEEP) {
+			task_advance(t, ts);
+			t->state = T_RUNNABLE;
+			lat_begin(t, ts, ev->tid);
+		}
+		break;
+	}
+}
+
+static void on_fork(struct ctxmon_account *a, const struct ctxmon_event *ev,
+		    uint64_t ts)
+{
+	int32_t ptid = ev->fork.parent_tid, ctid = ev->fork.child_tid;
+	struct task *p = NULL, *c, *old;
+
+	learn_current(a, ev);
+	if (ptid > 0)
+		p = task_live(a, ptid);
+	else if (ptid < 0)
+		a->anomalies++;
+	if (!tid_ok(a, ctid))
+		return;
+	old = task_find(a, ctid);
+	if (old && old->state == T_NEW && !old->st.exited &&
+	    !old->st.migrations) {
+		/* Only declared (a /proc scan that raced the fork): the
+		 * fork is the truth about it. */
+		c = old;
+		if (ev->fork.child_tgid > 0)
+			c->st.tgid = -1;
+	} else {
+		if (old && alive(old)) {
+			/* The tid was freed: its old task died unseen. */
+			a->anomalies++;
+			task_end(old, ts);
+		}
+		c = task_create(a, ctid, old ? old->st.gen + 1 : 0);
+	}
+	set_tgid(a, c, ev->fork.child_tgid);
+	set_comm(a, c, ev->fork.child_comm);
+	/* The forking task's process is the parent of a new process; for a
+	 * new thread it is its own process, and rollups take the leader's. */
+	c->st.ppid = ev->tgid >= 0 ? ev->tgid : p ? p->st.tgid : -1;
+	if (p && p->st.target)
+		c->st.target = true;
+	task_start(c, T_RUNNABLE, ts);
+}
+
+/*
+ * A non-leader thread @old exec'd: the kernel killed the leader and gave
+ * the thread the leader's tid.  The thread goes on as a new generation of
+ * @tid, from the exec on, in the state it was in; its old row ends here.
+ */
+static void exec_takeover(struct ctxmon_account *a, int32_t tid, int32_t old,
+			  uint64_t ts)
+{
+	struct task *o = task_find(a, old), *l = task_find(a, tid), *n;
+	uint32_t pgen = proc_gen(a, tid);
+	struct cpu *c;
+
+	if (!l && o && o->st.tgid == tid)
+		pgen = o->pgen;
+	if (l && alive(l)) {
+		a->anomalies++; /* the leader must have died first */
+		task_end(l, ts);
+	}
+	n = task_create(a, tid, l ? l->st.gen + 1 : 0);
+	n->st.tgid = tid;
+	n->pgen = pgen;
+	n->st.target = own_target(a, n) || (l && l->st.target) ||
+		       (o && o->st.target);
+	if (!o)
+		return;
+	n->st.comm = o->st.comm;
+	n->ev_comm = o->ev_comm;
+	if (o->st.tgid < 0) {
+		o->st.tgid = tid;
+		o->pgen = pgen;
+	}
+	if (!alive(o)) {
+		task_end(o, ts);
+		return;
+	}
+	task_advance(o, ts);
+	task_start(n, (enum tstate)o->state, ts);
+	n->cpu = o->cpu;
+	n->sleep = o->sleep;
+	n->lat_pending = o->lat_pending;
+	n->lat_ts = o->lat_ts;
+	n->lat_waker = o->lat_waker;
+	n->waked = o->waked;
+	n->early_wake = o->early_wake;
+	n->early_waker = o->early_waker;
+	if (o->state == T_RUNNING && o->cpu >= 0 && (size_t)o->cpu < a->ncpus) {
+		c = &a->cpus[o->cpu];
+		if (c->cur == old)
+			c->cur = tid;
+	}
+	task_end(o, ts);
+}
+
+static void on_exec(struct ctxmon_account *a, const struct ctxmon_event *ev,
+		    uint64_t ts)
+{
+	int32_t tid = ev->exec.tid, old = ev->exec.old_tid;
+	struct task *t;
+
+	if (tid_ok(a, tid)) {
+		if (old > 0 && old != tid)
+			exec_takeover(a, tid, old, ts);
+		t = task_live(a, tid);
+		set_comm(a, t, ev->exec.comm);
+	}
+	learn_current(a, ev);
+}
+
+static void on_task_exit(struct ctxmon_account *a,
+			 const struct ctxmon_event *ev)
+{
+	struct task *t;
+
+	learn_current(a, ev);
+	if (!tid_ok(a, ev->exit.tid))
+		return;
+	t = task_live(a, ev->exit.tid);
+	set_comm(a, t, ev->exit.comm);
+	t->st.exited = true;
+}
+
+static void on_migrate(struct ctxmon_account *a, const struct ctxmon_event *ev)
+{
+	learn_current(a, ev);
+	if (tid_ok(a, ev->migrate.tid))
+		task_live(a, ev->migrate.tid)->st.migrations++;
+}
+
+static void on_lost(struct ctxmon_account *a, const struct ctxmon_event *ev)
+{
+	struct cpu *c = cpu_get(a, ev->cpu);
+
+	if (c)
+		c->st.lost += ev->lost.count;
+	learn_current(a, ev);
+}
+
+struct ctxmon_account *ctxmon_account_new(const struct ctxmon_account_opts *o)
+{
+	struct ctxmon_account *a = calloc(1, sizeof(*a));
+	int err = -ENOMEM;
+
+	if (!a)
+		goto out;
+	if (o) {
+		size_t sz = o->sz && o->sz < sizeof(*o) ? o->sz : sizeof(*o);
+
+		memcpy(&a->opts, o, sz);
+	}
+	a->opts.sz = sizeof(a->opts);
+	err = -EINVAL;
+	if ((unsigned)a->opts.target > CTXMON_TARGET_CMD ||
+	    (a->opts.npids && !a->opts.pids))
+		goto out;
+	err = -ENOMEM;
+	if (a->opts.npids) {
+		a->pids = malloc(a->opts.npids * sizeof(*a->pids));
+		if (!a->pids)
+			goto out;
+		memcpy(a->pids, a->opts.pids, a->opts.npids * sizeof(*a->pids));
+		qsort(a->pids, a->opts.npids, sizeof(*a->pids), cmp_pid);
+	}
+	a->opts.pids = a->pids;
+	a->strs = strtab__new();
+	if (!a->strs)
+		goto out;
+	a->empty = strtab__intern(a->strs, "", 0);
+	if (!a->empty || reserve(a, 1) < 0)
+		goto out;
+	err = 0;
+out:
+	if (err) {
+		ctxmon_account_free(a);
+		errno = -err;
+		return NULL;
+	}
+	return a;
+}
+
+void ctxmon_account_free(struct ctxmon_account *a)
+{
+	if (!a)
+		return;
+	strtab__free(a->strs);
+	free(a->pids);
+	free(a->tasks);
+	free(a->hash);
+	free(a->cpus);
+	free(a);
+}
+
+int ctxmon_account_add_task(struct ctxmon_account *a, pid_t tid, pid_t tgid,
+			    const char *comm)
+{
+	struct task *t;
+	const char *s = NULL;
+
+	if (!a || tid <= 0)
+		return -EINVAL;
+	if (reserve(a, 1) < 0)
+		return -ENOMEM;
+	if (comm) {
+		s = strtab__intern(a->strs, comm, CTXMON_COMM_LEN);
+		if (!s)
+			return -ENOMEM;
+	}
+	t = task_find(a, tid);
+	if (!t || t->state == T_DEAD)
+		t = task_create(a, tid, t ? t->st.gen + 1 : 0);
+	set_tgid(a, t, tgid);
+	if (s) {
+		t->st.comm = s;
+		t->ev_comm = NULL;
+	}
+	return 0;
+}
+
+void ctxmon_account_feed(struct ctxmon_account *a,
+			 const struct ctxmon_event *ev)
+{
+	uint64_t ts;
+
+	if (!a || !ev)
+		return;
+	if (reserve(a, EVENT_ROWS) < 0) {
+		a->anomalies++; /* the event cannot be accounted */
+		return;
+	}
+	ts = ev->ts;
+	if (ts < a->now) {
+		a->anomalies++; /* time went back: hold it at the last time */
+		ts = a->now;
+	}
+	a->now = ts;
+	switch (ev->type) {
+	case CTXMON_EV_SWITCH:
+		on_switch(a, ev, ts);
+		break;
+	case CTXMON_EV_WAKING:
+		on_waking(a, ev, ts);
+		break;
+	case CTXMON_EV_WAKEUP:
+		on_wakeup(a, ev, ts);
+		break;
+	case CTXMON_EV_WAKEUP_NEW:
+		on_wakeup_new(a, ev, ts);
+		break;
+	case CTXMON_EV_MIGRATE:
+		on_migrate(a, ev);
+		break;
+	case CTXMON_EV_FORK:
+		on_fork(a, ev, ts);
+		break;
+	case CTXMON_EV_EXEC:
+		on_exec(a, ev, ts);
+		break;
+	case CTXMON_EV_EXIT:
+		on_task_exit(a, ev);
+		break;
+	case CTXMON_EV_LOST:
+		on_lost(a, ev);
+		break;
+	case CTXMON_EV_IRQ_ENTRY:
+	case CTXMON_EV_IRQ_EXIT:
+	case CTXMON_EV_SOFTIRQ_ENTRY:
+	case CTXMON_EV_SOFTIRQ_EXIT:
+	case CTXMON_EV_SYS_ENTER:
+	case CTXMON_EV_SYS_EXIT:
+		learn_current(a, ev);
+		break;
+	default:
+		a->anomalies++;
+		break;
+	}
+}
+
+int ctxmon_account_feed_cb(const struct ctxmon_event *ev, void *ctx)
+{
+	ctxmon_account_feed(ctx, ev);
+	return 0;
+}
+
+/* Times given by the caller may not go below what the events reached. */
+static uint64_t clamp_now(struct ctxmon_account *a, uint64_t ts)
+{
+	if (ts < a->now)
+		ts = a->now;
+	a->now = ts;
+	return ts;
+}
+
+void ctxmon_account_finish(struct ctxmon_account *a, uint64_t ts)
+{
+	if (!a)
+		return;
+	ts = clamp_now(a, ts);
+	for (size_t i = 0; i < a->ntasks; i++)
+		if (alive(&a->tasks[i]))
+			task_advance(&a->tasks[i], ts);
+	for (size_t i = 0; i < a->ncpus; i++)
+		if (a->cpus[i].in_span)
+			cpu_advance(&a->cpus[i], ts);
+}
+
+void ctxmon_account_reset_interval(struct ctxmon_account *a, uint64_t ts)
+{
+	if (!a)
+		return;
+	ts = clamp_now(a, ts);
+	for (size_t i = 0; i < a->ntasks; i++) {
+		struct task *t = &a->tasks[i];
+		struct ctxmon_stats id = t->st;
+
+		memset(&t->st, 0, sizeof(t->st));
+		t->st.tid = id.tid;
+		t->st.tgid = id.tgid;
+		t->st.ppid = id.ppid;
+		t->st.gen = id.gen;
+		t->st.comm = id.comm;
+		t->st.nthreads = id.nthreads;
+		t->st.exited = id.exited;
+		t->st.target = id.target;
+		stats_init(&t->st);
+		t->in_span = alive(t);
+		if (t->in_span)
+			t->st.first_ts = t->st.last_ts = t->state_ts = ts;
+	}
+	for (size_t i = 0; i < a->ncpus; i++) {
+		struct cpu *c = &a->cpus[i];
+
+		c->st.busy_ns = c->st.idle_ns = 0;
+		c->st.switches = c->st.lost = 0;
+		c->st.first_ts = c->st.last_ts = 0;
+		if (c->in_span)
+			c->st.first_ts = c->st.last_ts = c->state_ts = ts;
+	}
+}
+
+static void lat_merge(struct ctxmon_latency *p, const struct ctxmon_latency *l)
+{
+	if (l->count && (!p->count || l->max_ns > p->max_ns)) {
+		p->max_ns = l->max_ns;
+		p->max_ts = l->max_ts;
+		p->max_waker_tid = l->max_waker_tid;
+		p->max_cpu = l->max_cpu;
+		p->max_prev_tid = l->max_prev_tid;
+	}
+	p->count += l->count;
+	p->sum_ns += l->sum_ns;
+	for (unsigned i = 0; i < CTXMON_HIST_BUCKETS; i++)
+		p->hist[i] += l->hist[i];
+}
+
+/* Add thread @t into process row @p; @span says whether @p has a span. */
+static void proc_add(struct ctxmon_stats *p, bool *span, const struct task *t)
+{
+	const struct ctxmon_stats *s = &t->st;
+
+	if (t->in_span) {
+		if (!*span || s->first_ts < p->first_ts)
+			p->first_ts = s->first_ts;
+		if (!*span || s->last_ts > p->last_ts)
+			p->last_ts = s->last_ts;
+		*span = true;
+	}
+	if (s->tgid > 0)
+		p->tgid = s->tgid;
+	p->nthreads++;
+	p->exited = p->exited && s->exited;
+	p->target = p->target || s->target;
+	p->switch_in += s->switch_in;
+	p->switch_out += s->switch_out;
+	p->voluntary += s->voluntary;
+	p->involuntary += s->involuntary;
+	p->exit_switch += s->exit_switch;
+	p->exit_preempt += s->exit_preempt;
+	p->run_ns += s->run_ns;
+	p->wait_ns += s->wait_ns;
+	for (unsigned i = 0; i < CTXMON_SLEEP__MAX; i++)
+		p->sleep_ns[i] += s->sleep_ns[i];
+	p->migrations += s->migrations;
+	p->wakeups += s->wakeups;
+	lat_merge(&p->lat, &s->lat);
+}
+
+struct proc_acc {
+	bool span; /* the row has a first_ts/last_ts */
+	bool leader; /* the comm is the leader's */
+};
+
+/* Roll threads up by (tgid, process generation) into @out. */
+static size_t rows_processes(const struct ctxmon_account *a, bool all,
+			     struct ctxmon_stats *out, struct proc_acc *acc,
+			     uint32_t *index, size_t icap)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < icap; i++)
+		index[i] = EMPTY;
+	for (size_t i = 0; i < a->ntasks; i++) {
+		const struct task *t = &a->tasks[i];
+		int32_t key = t->st.tgid > 0 ? t->st.tgid : t->st.tid;
+		uint32_t pgen = t->st.tgid > 0 ? t->pgen : t->st.gen;
+		size_t j = hash_tid(key, icap);
+		struct ctxmon_stats *p;
+
+		if (!all && !t->st.target)
+			continue;
+		while (index[j] != EMPTY &&
+		       (out[index[j]].tid != key || out[index[j]].gen != pgen))
+			j = (j + 1) & (icap - 1);
+		if (index[j] == EMPTY) {
+			index[j] = (uint32_t)n;
+			p = &out[n];
+			memset(p, 0, sizeof(*p));
+			p->tid = key;
+			p->tgid = -1;
+			p->ppid = -1;
+			p->gen = pgen;
+			p->comm = t->st.comm;
+			p->exited = true;
+			stats_init(p);
+			acc[n].span = acc[n].leader = false;
+			n++;
+		}
+		p = &out[index[j]];
+		if (t->st.tid == key) {
+			p->comm = t->st.comm;
+			p->ppid = t->st.ppid;
+			acc[index[j]].leader = true;
+		}
+		proc_add(p, &acc[index[j]].span, t);
+	}
+	/* A leader that is not in the selection still names its process. */
+	for (size_t i = 0; i < n; i++) {
+		const struct task *l = task_find(a, out[i].tid);
+
+		if (!acc[i].leader && l && l->st.tgid == out[i].tid &&
+		    l->pgen == out[i].gen)
+			out[i].comm = l->st.comm;
+	}
+	return n;
+}
+
+struct ctxmon_stats *ctxmon_account_rows(const struct ctxmon_account *a,
+					 enum ctxmon_rows kind, bool all,
+					 size_t *n)
+{
+	struct ctxmon_stats *out = NULL;
+	struct proc_acc *acc = NULL;
+	uint32_t *index = NULL;
+	size_t cnt = 0, icap = 16;
+	int err = -EINVAL;
+
+	if (!a || !n ||
+	    (kind != CTXMON_ROWS_THREADS && kind != CTXMON_ROWS_PROCESSES))
+		goto out;
+	err = -ENOMEM;
+	out = malloc((a->ntasks ? a->ntasks : 1) * sizeof(*out));
+	if (!out)
+		goto out;
+	if (kind == CTXMON_ROWS_THREADS) {
+		for (size_t i = 0; i < a->ntasks; i++)
+			if (all || a->tasks[i].st.target)
+				out[cnt++] = a->tasks[i].st;
+		err = 0;
+		goto out;
+	}
+	while (icap < a->ntasks * 2)
+		icap *= 2;
+	acc = malloc((a->ntasks ? a->ntasks : 1) * sizeof(*acc));
+	index = malloc(icap * sizeof(*index));
+	if (!acc || !index)
+		goto out;
+	cnt = rows_processes(a, all, out, acc, index, icap);
+	err = 0;
+out:
+	free(acc);
+	free(index);
+	if (err) {
+		free(out);
+		errno = -err;
+		return NULL;
+	}
+	*n = cnt;
+	return out;
+}
+
+struct ctxmon_cpu_stats *ctxmon_account_cpus(const struct ctxmon_account *a,
+					     size_t *n)
+{
+	struct ctxmon_cpu_stats *out;
+	size_t cnt = 0;
+
+	if (!a || !n) {
+		errno = EINVAL;
+		return NULL;
+	}
+	out = malloc((a->ncpus ? a->ncpus : 1) * sizeof(*out));
+	if (!out) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	for (size_t i = 0; i < a->ncpus; i++)
+		if (a->cpus[i].seen)
+			out[cnt++] = a->cpus[i].st;
+	*n = cnt;
+	return out;
+}
+
+uint64_t ctxmon_account_anomalies(const struct ctxmon_account *a)
+{
+	return a ? a->anomalies : 0;
+}

@@ -1,0 +1,216 @@
+/*
+ * ctxsw.h - what the BPF programs (ctxsw.bpf.c) and their user-space loader
+ * (src/capture/bpf.c) share: the ring buffer record layouts of streaming
+ * mode, the per-thread table of aggregation mode, and the knobs.
+ *
+ * Only fixed-width __u/__s types: the BPF side gets them from vmlinux.h,
+ * user space from <linux/types.h>.  Record types use the numbers of enum
+ * ctxmon_event_type (bpf.c checks that at compile time), and switch states
+ * use the bits of enum ctxmon_task_state, so user space copies, not maps.
+ */
+#ifndef CTXMON_BPF_CTXSW_H
+#define CTXMON_BPF_CTXSW_H
+
+#define CTXSW_COMM_LEN 16
+#define CTXSW_HIST_BUCKETS 40	/* = CTXMON_HIST_BUCKETS */
+
+/* Record types (= enum ctxmon_event_type). */
+#define CTXSW_SWITCH 1
+#define CTXSW_WAKING 2
+#define CTXSW_WAKEUP 3
+#define CTXSW_WAKEUP_NEW 4
+#define CTXSW_MIGRATE 5
+#define CTXSW_FORK 6
+#define CTXSW_EXEC 7
+#define CTXSW_EXIT 8
+#define CTXSW_IRQ_ENTRY 9
+#define CTXSW_IRQ_EXIT 10
+#define CTXSW_SOFTIRQ_ENTRY 11
+#define CTXSW_SOFTIRQ_EXIT 12
+#define CTXSW_SYS_ENTER 13
+#define CTXSW_SYS_EXIT 14
+
+/* Event groups (= CTXMON_EVENTS_*). */
+#define CTXSW_EVENTS_SCHED (1u << 0)
+#define CTXSW_EVENTS_IRQ (1u << 1)
+#define CTXSW_EVENTS_SYSCALL (1u << 2)
+
+/* Record flags (= CTXMON_EVF_*). */
+#define CTXSW_F_KIND_EXACT (1u << 0)
+#define CTXSW_F_IN_IRQ (1u << 1)
+#define CTXSW_F_IN_SOFTIRQ (1u << 2)
+
+/* sw.kind (= enum ctxmon_switch_kind). */
+#define CTXSW_KIND_INVOLUNTARY 0
+#define CTXSW_KIND_VOLUNTARY 1
+#define CTXSW_KIND_EXIT 2
+
+/* Switch states (= enum ctxmon_task_state, = the kernel's report bits). */
+#define CTXSW_STATE_S (1u << 0)
+#define CTXSW_STATE_D (1u << 1)
+#define CTXSW_STATE_X (1u << 4)
+#define CTXSW_STATE_Z (1u << 5)
+
+/* Target filter kinds (rodata knob filter_kind). */
+#define CTXSW_FILTER_NONE 0
+#define CTXSW_FILTER_TIDS 1	/* targets map holds thread ids */
+#define CTXSW_FILTER_TGIDS 2	/* targets map holds process ids */
+
+/*
+ * Every record starts with this header.  @lost counts records this CPU
+ * could not reserve since its previous record, so user space can place
+ * the gap between that record and this one.  @tid/@tgid are the task
+ * current when the event fired (the tracepoint's common_pid).
+ */
+struct ctxsw_hdr {
+	__u64 ts;
+	__u32 lost;
+	__u16 cpu;
+	__u8 type;
+	__u8 flags;
+	__s32 tid;
+	__s32 tgid;
+};
+
+struct ctxsw_switch {
+	struct ctxsw_hdr h;		/* h.tid/h.tgid: prev */
+	__s32 prev_prio;
+	__u32 prev_state;
+	__s32 next_tid, next_tgid, next_prio;
+	__u8 preempt, kind;
+	__u8 pad[2];
+	char prev_comm[CTXSW_COMM_LEN];
+	char next_comm[CTXSW_COMM_LEN];
+};
+
+struct ctxsw_wake {
+	struct ctxsw_hdr h;		/* h.tid: the waker */
+	__s32 tid, prio, target_cpu;
+	__u32 pad;
+	char comm[CTXSW_COMM_LEN];
+};
+
+struct ctxsw_migrate {
+	struct ctxsw_hdr h;
+	__s32 tid, prio, orig_cpu, dest_cpu;
+};
+
+struct ctxsw_fork {
+	struct ctxsw_hdr h;
+	__s32 parent_tid, child_tid, child_tgid;
+	__u32 pad;
+	char child_comm[CTXSW_COMM_LEN];
+};
+
+struct ctxsw_exec {
+	struct ctxsw_hdr h;
+	__s32 tid, old_tid;
+	char comm[CTXSW_COMM_LEN];
+};
+
+struct ctxsw_exit {
+	struct ctxsw_hdr h;
+	__s32 tid, prio;
+	__u8 group_dead;
+	__u8 pad[7];
+	char comm[CTXSW_COMM_LEN];
+};
+
+struct ctxsw_irq {
+	struct ctxsw_hdr h;
+	__s32 vec, ret;
+};
+
+struct ctxsw_sys {
+	struct ctxsw_hdr h;
+	__s64 id, ret;
+};
+
+/* Streaming mode: the task's context switch counters when last seen. */
+struct ctxsw_csw {
+	__u64 nvcsw, nivcsw;
+};
+
+/*
+ * Aggregation mode: one row per thread, keyed by tid while it lives and by
+ * (exit time, tid) once it died (dead_rows), so a reused tid starts a new
+ * row.  The fields mirror struct ctxmon_stats; the in-flight state (what
+ * the thread is doing and since when) follows them.  The state machine is
+ * the one of src/analysis/account.c, so both modes give the same numbers.
+ */
+struct ctxsw_lat {
+	__u64 count, sum_ns, max_ns, max_ts;
+	__s32 max_waker_tid, max_cpu, max_prev_tid;
+	__u32 pad;
+	__u64 hist[CTXSW_HIST_BUCKETS];
+};
+
+/* row.state (account.c's enum tstate) */
+#define CTXSW_ST_NEW 0		/* seen, state not known yet */
+#define CTXSW_ST_RUNNING 1
+#define CTXSW_ST_RUNNABLE 2
+#define CTXSW_ST_SLEEP 3	/* in sleep_idx: CTXMON_SLEEP_S, _D, _OTHER */
+#define CTXSW_ST_DEAD 4
+
+/* row.flags */
+#define CTXSW_RF_LAT_PENDING (1u << 0)	/* a wakeup awaits its switch-in */
+#define CTXSW_RF_WAKED (1u << 1)	/* a waking not yet followed by wakeup */
+#define CTXSW_RF_EARLY_WAKE (1u << 2)	/* woken while still on its CPU */
+
+struct ctxsw_row {
+	struct bpf_spin_lock lock;	/* rows only; a copy's is garbage */
+	__u32 lock_pad;
+	__s32 tid, tgid, ppid;
+	__u8 exited, state, sleep_idx, flags;
+	char comm[CTXSW_COMM_LEN];
+	__u64 first_ts, last_ts;
+	__u64 switch_in, switch_out;
+	__u64 voluntary, involuntary, exit_switch;
+	__u64 run_ns, wait_ns;
+	__u64 sleep_ns[3];
+	__u64 migrations, wakeups;
+	struct ctxsw_lat lat;
+	/* in-flight state */
+	__u64 state_ts;		/* when the current state began */
+	__u64 lat_ts;		/* start of the pending wakeup latency */
+	__u64 early_ts;		/* time of the waking seen while running */
+	__s32 lat_waker, early_waker;
+	__s32 cpu;		/* RUNNING: where */
+	__u32 csw_valid;	/* nvcsw/nivcsw below were read */
+	__u64 nvcsw, nivcsw;	/* counters at the last switch-in */
+};
+
+/*
+ * The same bytes with no spin lock in the type: the verifier lets no
+ * helper read a value that holds one, so rows are created from, and
+ * buried as, blobs.
+ */
+struct ctxsw_row_blob {
+	__u64 w[sizeof(struct ctxsw_row) / 8];
+};
+
+struct ctxsw_dead_key {
+	__u64 ts;		/* exit switch-out */
+	__s32 tid;
+	__u32 pad;
+};
+
+/* Per-CPU numbers of aggregation mode (account.c's struct cpu). */
+struct ctxsw_cpu_agg {
+	__u64 first_ts, last_ts, state_ts;
+	__u64 busy_ns, idle_ns, switches;
+	__s32 cur;		/* tid on it since its last switch */
+	__u32 in_span;
+};
+
+/* Per-CPU bookkeeping of the programs (one PERCPU_ARRAY entry). */
+struct ctxsw_cpu {
+	__u64 last_ts;		/* newest timestamp given out on this CPU */
+	__u64 lost;		/* reserve failures not yet told in a record */
+	__u64 lost_total;	/* all reserve failures */
+	__u64 inexact;		/* switches classified from the state alone */
+	__u64 rows_dropped;	/* aggregation: rows that found no room */
+	struct ctxsw_cpu_agg agg;
+};
+
+#endif

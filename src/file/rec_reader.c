@@ -1,0 +1,726 @@
+/*
+ * rec_reader.c - read a recording back (docs/file-format.md).
+ *
+ * Everything in the file is untrusted: every length is checked against a
+ * fixed bound before anything is allocated, every chunk against its
+ * checksums before it is decompressed, and the event decoder checks each
+ * column read.  A file that stops early (killed writer, full disk, power
+ * loss) is not an error: the reader delivers what is whole and says where
+ * the file stops.  Damaged data stops the reading with the file offset of
+ * the chunk in the message.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <zstd.h>
+
+#include <ctxmon/record.h>
+
+#include "capture/textparse.h"
+#include "file/file.h"
+
+struct meta_ent {
+	char *key;
+	uint8_t *val;		/* len bytes + a NUL not counted in len */
+	size_t len;
+};
+
+enum rstate { R_CHUNKS, R_EVENTS, R_DONE };
+
+struct ctxmon_reader {
+	int fd;			/* -1: reading from memory */
+	const uint8_t *mem;
+	size_t memlen;
+	uint64_t off;		/* offset of the next unread byte */
+
+	struct strtab *strs;
+	struct codec *codec;
+	ZSTD_DCtx *zd;
+	struct fbuf stored, raw;
+	uint64_t chunk_off;	/* offset of the chunk being decoded */
+
+	enum rstate state;
+	bool pending;		/* an EVENTS chunk read by open(), undecoded */
+	int result;		/* read()'s result once R_DONE */
+
+	struct meta_ent *meta;
+	size_t nmeta, meta_cap, meta_bytes;
+
+	struct tasktab *tasks;
+	ctxmon_task_fn task_fn;
+	void *task_ctx;
+
+	struct ctxmon_reader_info info;
+	char err[256];
+};
+
+static void problem(struct ctxmon_reader *r, uint64_t off, bool damaged,
+		    const char *fmt, ...) PRINTF_LIKE(4, 5);
+
+/* Record what stops the reading (the first problem wins). */
+static void problem(struct ctxmon_reader *r, uint64_t off, bool damaged,
+		    const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (r->err[0])
+		return;
+	if (damaged)
+		r->info.damaged = true;
+	else
+		r->info.truncated = true;
+	r->info.problem_offset = off;
+	n = snprintf(r->err, sizeof(r->err), "offset %" PRIu64 ": ", off);
+	va_start(ap, fmt);
+	if (n > 0 && (size_t)n < sizeof(r->err))
+		vsnprintf(r->err + n, sizeof(r->err) - (size_t)n, fmt, ap);
+	va_end(ap);
+}
+
+/* Read up to @n bytes; returns how many were read (fewer only at the end
+ * of the data), or -errno. */
+static ssize_t src_read(struct ctxmon_reader *r, void *buf, size_t n)
+{
+	size_t got = 0;
+
+	if (r->fd < 0) {
+		size_t left = r->off < r->memlen ? r->memlen - (size_t)r->off : 0;
+
+		got = n < left ? n : left;
+		memcpy(buf, r->mem + r->off, got);
+		r->off += got;
+		return (ssize_t)got;
+	}
+	while (got < n) {
+		ssize_t k = read(r->fd, (uint8_t *)buf + got, n - got);
+
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (k == 0)
+			break;
+		got += (size_t)k;
+	}
+	r->off += got;
+	return (ssize_t)got;
+}
+
+/* Bytes left, when the source knows (memory); SIZE_MAX otherwise. */
+static size_t src_left(const struct ctxmon_reader *r)
+{
+	if (r->fd >= 0)
+		return SIZE_MAX;
+	return r->off < r->memlen ? r->memlen - (size_t)r->off : 0;
+}
+
+/* ---- metadata ------------------------------------------------------ */
+
+static struct meta_ent *meta_find(const struct ctxmon_reader *r,
+				  const char *key, size_t klen)
+{
+	for (size_t i = 0; i < r->nmeta; i++)
+		if (strlen(r->meta[i].key) == klen &&
+		    memcmp(r->meta[i].key, key, klen) == 0)
+			return &r->meta[i];
+	return NULL;
+}
+
+static int meta_set(struct ctxmon_reader *r, const uint8_t *key, size_t klen,
+		    const uint8_t *val, size_t len)
+{
+	struct meta_ent *e = meta_find(r, (const char *)key, klen);
+	uint8_t *v;
+
+	if (r->meta_bytes + len + klen > META_TOTAL_MAX)
+		return -E2BIG;
+	v = malloc(len + 1);
+	if (!v)
+		return -ENOMEM;
+	memcpy(v, val, len);
+	v[len] = '\0';
+	if (!e) {
+		if (r->nmeta == r->meta_cap) {
+			size_t cap = r->meta_cap ? r->meta_cap * 2 : 32;
+			struct meta_ent *m = realloc(r->meta, cap * sizeof(*m));
+
+			if (!m)
+				goto oom;
+			r->meta = m;
+			r->meta_cap = cap;
+		}
+		e = &r->meta[r->nmeta];
+		e->key = strndup((const char *)key, klen);
+		if (!e->key)
+			goto oom;
+		e->val = NULL;
+		e->len = 0;
+		r->nmeta++;
+		r->meta_bytes += klen;
+	}
+	r->meta_bytes += len;
+	r->meta_bytes -= e->len;
+	free(e->val);
+	e->val = v;
+	e->len = len;
+	return 0;
+oom:
+	free(v);
+	return -ENOMEM;
+}
+
+static int parse_meta(struct ctxmon_reader *r, const uint8_t *p, size_t len)
+{
+	struct cursor c = { .p = p, .len = len };
+
+	while (c.pos < c.len) {
+		uint64_t klen = cursor__uvar(&c), vlen;
+		const uint8_t *k, *v;
+		int ret;
+
+		if (c.bad || klen == 0 || klen > META_KEY_MAX)
+			goto bad;
+		k = cursor__bytes(&c, klen);
+		vlen = cursor__uvar(&c);
+		v = c.bad ? NULL : cursor__bytes(&c, vlen);
+		if (!k || !v || memchr(k, '\0', klen))
+			goto bad;
+		ret = meta_set(r, k, klen, v, vlen);
+		if (ret == -E2BIG) {
+			problem(r, r->chunk_off, true, "metadata exceed %u MiB",
+				META_TOTAL_MAX >> 20);
+			return -EBADMSG;
+		}
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+bad:
+	problem(r, r->chunk_off, true, "malformed metadata chunk");
+	return -EBADMSG;
+}
+
+/* ---- chunks -------------------------------------------------------- */
+
+struct chunk {
+	uint16_t type, flags;
+	const uint8_t *data;	/* payload after decompression */
+	size_t len;
+};
+
+/*
+ * Read and check the next chunk.  1: one is in @ch; 0: the data ends
+ * cleanly between chunks; -EBADMSG: truncated or damaged (see r->err);
+ * other negative errno: I/O or memory.
+ */
+static int next_chunk(struct ctxmon_reader *r, struct chunk *ch)
+{
+	uint8_t h[CHUNK_HEADER_LEN];
+	uint32_t stored, rawlen;
+	uint64_t at = r->off;
+	ssize_t n;
+	size_t z;
+
+	r->chunk_off = at;
+	n = src_read(r, h, sizeof(h));
+	if (n < 0)
+		return (int)n;
+	if (n == 0)
+		return 0;
+	if (n < (ssize_t)sizeof(h)) {
+		problem(r, at, false, "file ends inside a chunk header "
+			"(%zd of %d bytes)", n, CHUNK_HEADER_LEN);
+		return -EBADMSG;
+	}
+	if (le32_get(h) != CHUNK_MAGIC) {
+		bool zeros = true;
+
+		for (size_t i = 0; i < sizeof(h); i++)
+			zeros &= h[i] == 0;
+		/* A crash can leave the file longer than its data, padded
+		 * with zeros: that is a cut, not damage. */
+		if (zeros)
+			problem(r, at, false, "file ends in zeros");
+		else
+			problem(r, at, true, "no chunk here (bad chunk magic)");
+		return -EBADMSG;
+	}
+	if (le32_get(h + 20) != crc32c__sum(0, h, 20)) {
+		problem(r, at, true, "chunk header checksum mismatch");
+		return -EBADMSG;
+	}
+	ch->type = le16_get(h + 4);
+	ch->flags = le16_get(h + 6);
+	stored = le32_get(h + 8);
+	rawlen = le32_get(h + 12);
+	if (stored > CHUNK_STORED_MAX || rawlen > CHUNK_RAW_MAX) {
+		problem(r, at, true, "chunk size %" PRIu32 "/%" PRIu32
+			" beyond the %u MiB limit", stored, rawlen,
+			CHUNK_RAW_MAX >> 20);
+		return -EBADMSG;
+	}
+	if (!(ch->flags & CHUNK_F_ZSTD) && stored != rawlen) {
+		problem(r, at, true, "stored chunk with two different sizes");
+		return -EBADMSG;
+	}
+	if (stored > src_left(r)) {
+		problem(r, at, false, "file ends inside a chunk (%zu of %" PRIu32
+			" bytes)", src_left(r), stored);
+		return -EBADMSG;
+	}
+	r->stored.len = 0;
+	if (!fbuf__reserve(&r->stored, stored))
+		return -ENOMEM;
+	n = src_read(r, r->stored.p, stored);
+	if (n < 0)
+		return (int)n;
+	if ((size_t)n < stored) {
+		problem(r, at, false, "file ends inside a chunk (%zd of %" PRIu32
+			" bytes)", n, stored);
+		return -EBADMSG;
+	}
+	if (le32_get(h + 16) != crc32c__sum(0, r->stored.p, stored)) {
+		problem(r, at, true, "chunk checksum mismatch");
+		return -EBADMSG;
+	}
+	if (!(ch->flags & CHUNK_F_ZSTD)) {
+		ch->data = r->stored.p;
+		ch->len = stored;
+		return 1;
+	}
+	r->raw.len = 0;
+	if (!fbuf__reserve(&r->raw, rawlen ? rawlen : 1))
+		return -ENOMEM;
+	z = ZSTD_decompressDCtx(r->zd, r->raw.p, rawlen, r->stored.p, stored);
+	if (ZSTD_isError(z) || z != rawlen) {
+		problem(r, at, true, "chunk does not decompress (%s)",
+			ZSTD_isError(z) ? ZSTD_getErrorName(z) : "wrong size");
+		return -EBADMSG;
+	}
+	ch->data = r->raw.p;
+	ch->len = rawlen;
+	return 1;
+}
+
+static int handle_end(struct ctxmon_reader *r, const struct chunk *ch)
+{
+	struct cursor c = { .p = ch->data, .len = ch->len };
+	uint64_t events = cursor__uvar(&c), tasks = cursor__uvar(&c);
+	uint64_t chunks = cursor__uvar(&c), flags = cursor__uvar(&c);
+	uint8_t b;
+
+	if (c.bad) {
+		problem(r, r->chunk_off, true, "malformed end marker");
+		return -EBADMSG;
+	}
+	if (events != r->info.events || tasks != r->info.tasks ||
+	    chunks != r->info.chunks) {
+		problem(r, r->chunk_off, true, "end marker counts %" PRIu64
+			" events in %" PRIu64 " chunks, read %" PRIu64
+			" in %" PRIu64, events, chunks, r->info.events,
+			r->info.chunks);
+		return -EBADMSG;
+	}
+	r->info.complete = true;
+	if (flags & 1) {
+		const char *why = ctxmon_reader_meta_str(r, CTXMON_META_WRITE_ERROR);
+
+		problem(r, r->chunk_off, false, "recording cut short: %s",
+			why ? why : "write error");
+	}
+	if (src_read(r, &b, 1) == 1) {
+		problem(r, r->off - 1, true, "data after the end marker");
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+/*
+ * Read chunks until an EVENTS chunk is loaded in the codec (1), the file
+ * ends (0) or a problem stops it (<0).
+ */
+static int load_events(struct ctxmon_reader *r)
+{
+	struct chunk ch;
+	const char *why = NULL;
+	int ret;
+
+	for (;;) {
+		ret = next_chunk(r, &ch);
+		if (ret == 0)
+			problem(r, r->off, false,
+				"file ends without its end marker");
+		/* A cut file is read up to the cut without error. */
+		if (ret == -EBADMSG && !r->info.damaged)
+			ret = 0;
+		if (ret <= 0)
+			return ret;
+		r->info.bytes = r->off;
+		switch (ch.type) {
+		case CHUNK_META:
+			ret = parse_meta(r, ch.data, ch.len);
+			if (ret < 0)
+				return ret;
+			break;
+		case CHUNK_EVENTS:
+			ret = codec__load(r->codec, ch.data, ch.len, r->strs, &why);
+			if (ret == -EBADMSG)
+				problem(r, r->chunk_off, true,
+					"event chunk: %s", why);
+			if (ret < 0)
+				return ret;
+			r->info.chunks++;
+			return 1;
+		case CHUNK_END:
+			ret = handle_end(r, &ch);
+			return ret < 0 ? ret : 0;
+		default:
+			if (ch.flags & CHUNK_F_SKIP)
+				break;
+			problem(r, r->chunk_off, true, "unknown chunk type %u "
+				"(written by a newer ctxmon?)", ch.type);
+			return -EBADMSG;
+		}
+	}
+}
+
+/* ---- open / close -------------------------------------------------- */
+
+static struct ctxmon_reader *reader_new(int fd, const void *mem, size_t len)
+{
+	struct ctxmon_reader *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->fd = fd;
+	r->mem = mem;
+	r->memlen = len;
+	r->strs = strtab__new();
+	r->codec = codec__new(false);
+	r->zd = ZSTD_createDCtx();
+	r->tasks = tasktab__new();
+	if (!r->strs || !r->codec || !r->zd || !r->tasks) {
+		r->fd = -1;
+		ctxmon_reader_close(r);
+		return NULL;
+	}
+	return r;
+}
+
+/* Check the file header and read the metadata ahead of the events. */
+static int reader_start(struct ctxmon_reader *r)
+{
+	uint8_t h[FILE_HEADER_LEN], skip[256];
+	uint32_t hlen;
+	ssize_t n = src_read(r, h, sizeof(h));
+	int ret;
+
+	if (n < 0) {
+		file__set_error("reading the file header: %s", strerror((int)-n));
+		return (int)n;
+	}
+	if (n == 0) {
+		file__set_error("empty file, not a ctxmon recording");
+		return -EINVAL;
+	}
+	if ((size_t)n < FILE_MAGIC_LEN || memcmp(h, FILE_MAGIC, FILE_MAGIC_LEN)) {
+		file__set_error("not a ctxmon recording (bad magic)");
+		return -EINVAL;
+	}
+	if (n < (ssize_t)sizeof(h)) {
+		file__set_error("file ends inside its header (%zd of %d bytes)",
+				n, FILE_HEADER_LEN);
+		return -EBADMSG;
+	}
+	if (le32_get(h + 28) != crc32c__sum(0, h, 28)) {
+		file__set_error("file header checksum mismatch");
+		return -EBADMSG;
+	}
+	r->info.version_major = le16_get(h + 8);
+	r->info.version_minor = le16_get(h + 10);
+	if (r->info.version_major != FILE_VERSION_MAJOR) {
+		file__set_error("recording format version %u.%u; this ctxmon "
+				"reads version %u.x", r->info.version_major,
+				r->info.version_minor, FILE_VERSION_MAJOR);
+		return -EPROTONOSUPPORT;
+	}
+	hlen = le32_get(h + 12);
+	if (hlen < FILE_HEADER_LEN || hlen > 4096) {
+		file__set_error("bad file header size %" PRIu32, hlen);
+		return -EBADMSG;
+	}
+	/* A newer minor version may have a longer header: skip the rest. */
+	for (uint32_t left = hlen - FILE_HEADER_LEN; left;) {
+		size_t k = left < sizeof(skip) ? left : sizeof(skip);
+
+		n = src_read(r, skip, k);
+		if (n < (ssize_t)k) {
+			file__set_error("file ends inside its header");
+			return -EBADMSG;
+		}
+		left -= (uint32_t)k;
+	}
+	r->info.bytes = r->off;
+	ret = load_events(r);
+	if (ret == 1) {
+		r->pending = true;
+	} else if (ret == 0 || ret == -EBADMSG) {
+		/* Opened; read() reports the cut or the damage. */
+		r->state = R_DONE;
+		r->result = ret;
+	} else {
+		file__set_error("%s", r->err[0] ? r->err : strerror(-ret));
+		return ret;
+	}
+	return 0;
+}
+
+static struct ctxmon_reader *open_common(struct ctxmon_reader *r)
+{
+	int ret;
+
+	if (!r) {
+		file__set_error("out of memory");
+		errno = ENOMEM;
+		return NULL;
+	}
+	ret = reader_start(r);
+	if (ret < 0) {
+		ctxmon_reader_close(r);
+		errno = -ret;
+		return NULL;
+	}
+	return r;
+}
+
+struct ctxmon_reader *ctxmon_reader_fdopen(int fd)
+{
+	struct ctxmon_reader *r = reader_new(fd, NULL, 0);
+
+	if (!r)
+		close(fd);
+	return open_common(r);
+}
+
+struct ctxmon_reader *ctxmon_reader_open(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int err;
+
+	if (fd < 0) {
+		err = errno;
+		file__set_error("%s: %s", path, strerror(err));
+		errno = err;
+		return NULL;
+	}
+	return ctxmon_reader_fdopen(fd);
+}
+
+struct ctxmon_reader *ctxmon_reader_open_mem(const void *buf, size_t len)
+{
+	return open_common(reader_new(-1, buf, len));
+}
+
+void ctxmon_reader_close(struct ctxmon_reader *r)
+{
+	if (!r)
+		return;
+	if (r->fd >= 0)
+		close(r->fd);
+	for (size_t i = 0; i < r->nmeta; i++) {
+		free(r->meta[i].key);
+		free(r->meta[i].val);
+	}
+	free(r->meta);
+	codec__free(r->codec);
+	ZSTD_freeDCtx(r->zd);
+	fbuf__free(&r->stored);
+	fbuf__free(&r->raw);
+	tasktab__free(r->tasks);
+	strtab__free(r->strs);
+	free(r);
+}
+
+void ctxmon_reader_set_task_fn(struct ctxmon_reader *r, ctxmon_task_fn fn,
+			       void *ctx)
+{
+	r->task_fn = fn;
+	r->task_ctx = ctx;
+}
+
+/* ---- reading ------------------------------------------------------- */
+
+static int finish(struct ctxmon_reader *r, int ret)
+{
+	r->state = R_DONE;
+	r->result = ret;
+	return ret;
+}
+
+int ctxmon_reader_read(struct ctxmon_reader *r, ctxmon_event_fn fn, void *ctx)
+{
+	struct codec_rec rec;
+	const char *why = NULL;
+	int ret;
+
+	for (;;) {
+		if (r->state == R_DONE)
+			return r->result;
+		if (r->state == R_CHUNKS) {
+			if (r->pending) {
+				r->pending = false;
+			} else {
+				ret = load_events(r);
+				if (ret <= 0)
+					return finish(r, ret);
+			}
+			r->state = R_EVENTS;
+		}
+		ret = codec__next(r->codec, &rec, &why);
+		if (ret == 0) {
+			r->state = R_CHUNKS;
+			continue;
+		}
+		if (ret < 0) {
+			if (ret == -EBADMSG)
+				problem(r, r->chunk_off, true, "event chunk: %s",
+					why);
+			return finish(r, ret);
+		}
+		if (rec.is_task) {
+			r->info.tasks++;
+			if (tasktab__set(r->tasks, rec.tid, rec.tgid, rec.comm) < 0)
+				return finish(r, -ENOMEM);
+			if (r->task_fn) {
+				ret = r->task_fn(rec.tid, rec.tgid, rec.comm,
+						 r->task_ctx);
+				if (ret)
+					return ret;
+			}
+			continue;
+		}
+		if (!r->info.events)
+			r->info.first_ts = rec.ev.ts;
+		r->info.last_ts = rec.ev.ts;
+		r->info.events++;
+		ret = fn ? fn(&rec.ev, ctx) : 0;
+		/* After the callback: it sees the names as they were. */
+		if (tasktab__apply(r->tasks, &rec.ev) < 0)
+			return finish(r, -ENOMEM);
+		if (ret)
+			return ret;
+	}
+}
+
+void ctxmon_reader_get_info(const struct ctxmon_reader *r,
+			    struct ctxmon_reader_info *out)
+{
+	*out = r->info;
+}
+
+const char *ctxmon_reader_error(const struct ctxmon_reader *r)
+{
+	return r->err;
+}
+
+/* ---- accessors ----------------------------------------------------- */
+
+const void *ctxmon_reader_meta(const struct ctxmon_reader *r, const char *key,
+			       size_t *len)
+{
+	const struct meta_ent *e = meta_find(r, key, strlen(key));
+
+	if (!e)
+		return NULL;
+	if (len)
+		*len = e->len;
+	return e->val;
+}
+
+const char *ctxmon_reader_meta_str(const struct ctxmon_reader *r,
+				   const char *key)
+{
+	size_t len;
+	const char *v = ctxmon_reader_meta(r, key, &len);
+
+	/* Written with its NUL, and no other inside. */
+	if (!v || !len || v[len - 1] != '\0' || strlen(v) != len - 1)
+		return NULL;
+	return v;
+}
+
+int ctxmon_reader_meta_u64(const struct ctxmon_reader *r, const char *key,
+			   uint64_t *val)
+{
+	size_t len;
+	const uint8_t *v = ctxmon_reader_meta(r, key, &len);
+
+	if (!v)
+		return -ENOENT;
+	if (len != 8)
+		return -EINVAL;
+	*val = le64_get(v);
+	return 0;
+}
+
+size_t ctxmon_reader_meta_u64s(const struct ctxmon_reader *r, const char *key,
+			       uint64_t *out, size_t n)
+{
+	size_t len;
+	const uint8_t *v = ctxmon_reader_meta(r, key, &len);
+
+	if (!v || len % 8)
+		return 0;
+	for (size_t i = 0; i < n && i < len / 8; i++)
+		out[i] = le64_get(v + 8 * i);
+	return len / 8;
+}
+
+const char *ctxmon_reader_meta_key(const struct ctxmon_reader *r, size_t i)
+{
+	return i < r->nmeta ? r->meta[i].key : NULL;
+}
+
+const char *ctxmon_reader_comm(const struct ctxmon_reader *r, pid_t tid)
+{
+	return tasktab__comm(r->tasks, tid);
+}
+
+pid_t ctxmon_reader_tgid(const struct ctxmon_reader *r, pid_t tid)
+{
+	return tasktab__tgid(r->tasks, tid);
+}
+
+static const char *names_comm(void *ctx, int32_t tid)
+{
+	return tasktab__comm(((const struct ctxmon_reader *)ctx)->tasks, tid);
+}
+
+static const char *names_irq(void *ctx, int32_t irq)
+{
+	char key[32];
+
+	snprintf(key, sizeof(key), CTXMON_META_IRQ_PREFIX "%d", irq);
+	return ctxmon_reader_meta_str(ctx, key);
+}
+
+int ctxmon_reader_format_event(const struct ctxmon_reader *r,
+			       const struct ctxmon_event *ev, unsigned flags,
+			       char *buf, size_t len)
+{
+	struct text_names names = {
+		.comm = names_comm,
+		.irq = names_irq,
+		.ctx = (void *)r,
+	};
+
+	return textparse__format(ev, flags, &names, buf, len);
+}

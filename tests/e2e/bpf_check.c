@@ -1,0 +1,466 @@
+/*
+ * bpf_check.c - driver of the tests/e2e/test_bpf_*.sh scripts.
+ *
+ * Runs a command under a capture backend the way a session does (forked
+ * and held before exec, so the backend knows its pid at open and filters
+ * in the kernel), accounts the stream, and prints key=value lines the
+ * scripts check: the kernel's getrusage of the command, the traced counts
+ * of its threads, losses with their CPU and window, and ordering.
+ *
+ *   bpf_check [-b bpf|bpf-raw|perf] [-k KB] [-S MS] [-e irq,syscall]
+ *             [-A] [-T] -- CMD [ARGS]
+ *
+ *   -b  backend (bpf-raw: the raw_tp programs even where tp_btf loads)
+ *   -k  ring buffer size per CPU in KB
+ *   -S  stall: read nothing for the first MS milliseconds
+ *   -e  event groups besides sched
+ *   -A  also run the bpf aggregation mode over the same run and compare
+ *       its rows with the accounted stream (exit 1 on a difference)
+ *   -T  print one line per traced thread
+ *   -P  fork the command before opening the backend (its pid is known at
+ *       open; by default it is forked after enable, as the session does,
+ *       and the backend follows it from its fork)
+ *
+ * Exit status: 0 when it ran (the scripts judge the numbers), 1 when -A
+ * found a difference, 2 on a set-up error, 77 when the backend cannot run
+ * here (with the reason).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "bpf_backend.h"
+
+struct checker {
+	struct ctxmon_account *a;
+	int ncpus;
+	uint64_t last_ts;
+	uint64_t *cpu_last;
+	uint64_t events, violations, cpu_violations, lost_events, lost;
+	uint64_t exact, inexact;	/* switch-outs of target threads */
+	pid_t root;
+	FILE *lostlog;
+};
+
+static int on_event(const struct ctxmon_event *ev, void *arg)
+{
+	struct checker *c = arg;
+
+	c->events++;
+	if (ev->ts < c->last_ts)
+		c->violations++;
+	else
+		c->last_ts = ev->ts;
+	if (ev->cpu >= 0 && ev->cpu < c->ncpus) {
+		if (ev->ts < c->cpu_last[ev->cpu])
+			c->cpu_violations++;
+		else
+			c->cpu_last[ev->cpu] = ev->ts;
+	}
+	if (ev->type == CTXMON_EV_LOST) {
+		c->lost_events++;
+		c->lost += ev->lost.count;
+		fprintf(c->lostlog,
+			"lost cpu=%d count=%" PRIu64 " start=%" PRIu64
+			" end=%" PRIu64 "\n",
+			ev->cpu, ev->lost.count, ev->lost.start_ts,
+			ev->lost.end_ts);
+	}
+	if (ev->type == CTXMON_EV_SWITCH && ev->sw.kind != CTXMON_SW_EXIT &&
+	    ev->sw.prev_tid > 0) {
+		if (ev->flags & CTXMON_EVF_KIND_EXACT)
+			c->exact++;
+		else
+			c->inexact++;
+	}
+	ctxmon_account_feed(c->a, ev);
+	return 0;
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: bpf_check [-b bpf|bpf-raw|perf] [-k KB] [-S MS] "
+			"[-e irq,syscall] [-A] [-T] [-P] -- CMD [ARGS]\n");
+	exit(2);
+}
+
+/* Fork @argv held before exec on a pipe; returns the pid, *go the pipe. */
+static pid_t spawn(char **argv, int *go)
+{
+	int p[2];
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		char c;
+
+		close(p[1]);
+		while (read(p[0], &c, 1) < 0 && errno == EINTR)
+			;
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	close(p[0]);
+	*go = p[1];
+	return pid;
+}
+
+struct diffs {
+	unsigned counts, times, rows;
+};
+
+static bool near(uint64_t a, uint64_t b, uint64_t tol)
+{
+	return a > b ? a - b <= tol : b - a <= tol;
+}
+
+/*
+ * Same per-thread numbers from both modes: counts exactly, times within
+ * a tolerance, because the two sets of programs each take their own clock
+ * reading at every event (a few hundred ns apart, summed over switches).
+ */
+static void compare(const struct ctxmon_stats *s, size_t ns,
+		    const struct ctxmon_stats *g, size_t ng, struct diffs *d)
+{
+	for (size_t i = 0; i < ns; i++) {
+		const struct ctxmon_stats *x = &s[i], *y = NULL;
+		uint64_t tol;
+
+		if (!x->switch_in && !x->switch_out && !x->wakeups &&
+		    !x->migrations)
+			continue;	/* a row the stream only named */
+		for (size_t j = 0; j < ng && !y; j++)
+			if (g[j].tid == x->tid && g[j].gen == x->gen)
+				y = &g[j];
+		if (!y) {
+			printf("agg_missing tid=%d gen=%u\n", x->tid, x->gen);
+			d->rows++;
+			continue;
+		}
+		if (x->switch_in != y->switch_in ||
+		    x->switch_out != y->switch_out ||
+		    x->voluntary != y->voluntary ||
+		    x->involuntary != y->involuntary ||
+		    x->exit_switch != y->exit_switch ||
+		    x->migrations != y->migrations ||
+		    x->wakeups != y->wakeups || x->lat.count != y->lat.count) {
+			printf("agg_count_diff tid=%d in=%" PRIu64 "/%" PRIu64
+			       " out=%" PRIu64 "/%" PRIu64 " vol=%" PRIu64
+			       "/%" PRIu64 " invol=%" PRIu64 "/%" PRIu64
+			       " exit=%" PRIu64 "/%" PRIu64 " migr=%" PRIu64
+			       "/%" PRIu64 " wake=%" PRIu64 "/%" PRIu64
+			       " lat=%" PRIu64 "/%" PRIu64 "\n",
+			       x->tid, x->switch_in, y->switch_in, x->switch_out,
+			       y->switch_out, x->voluntary, y->voluntary,
+			       x->involuntary, y->involuntary, x->exit_switch,
+			       y->exit_switch, x->migrations, y->migrations,
+			       x->wakeups, y->wakeups, x->lat.count,
+			       y->lat.count);
+			d->counts++;
+		}
+		/* 5 us per switch and wakeup of slack, and 1% */
+		tol = 5000 * (x->switch_in + x->switch_out + x->wakeups + 2);
+		if (!near(x->run_ns, y->run_ns, tol + x->run_ns / 100) ||
+		    !near(x->wait_ns, y->wait_ns, tol + x->wait_ns / 100) ||
+		    !near(x->sleep_ns[0] + x->sleep_ns[1] + x->sleep_ns[2],
+			  y->sleep_ns[0] + y->sleep_ns[1] + y->sleep_ns[2],
+			  tol + x->sleep_ns[0] / 100) ||
+		    !near(x->lat.sum_ns, y->lat.sum_ns,
+			  tol + x->lat.sum_ns / 100)) {
+			printf("agg_time_diff tid=%d run=%" PRIu64 "/%" PRIu64
+			       " wait=%" PRIu64 "/%" PRIu64 " sleepS=%" PRIu64
+			       "/%" PRIu64 " latsum=%" PRIu64 "/%" PRIu64
+			       " tol=%" PRIu64 "\n",
+			       x->tid, x->run_ns, y->run_ns, x->wait_ns,
+			       y->wait_ns, x->sleep_ns[0], y->sleep_ns[0],
+			       x->lat.sum_ns, y->lat.sum_ns, tol);
+			d->times++;
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	const char *backend = "bpf", *events = "";
+	unsigned buffer_kb = 0, stall_ms = 0;
+	bool agg = false, per_thread = false, early = false;
+	struct bpf_backend_opts bo = { .sz = sizeof(bo) };
+	struct checker c = { 0 };
+	struct backend_ctx ctx = { 0 }, actx;
+	const struct backend_ops *ops = &backend_bpf;
+	void *priv = NULL, *apriv = NULL;
+	char err[512] = "", aerr[512] = "", tracefs[PATH_MAX] = "";
+	struct ctxmon_account_opts ao = { .sz = sizeof(ao) };
+	struct stream *st = NULL;
+	struct strtab *strs = NULL;
+	bool *online = NULL;
+	struct rusage ru;
+	int opt, ncpus, go = -1, wst = 0, ret, rc = 2;
+	uint64_t start_ts, stop_ts, safe;
+	pid_t child = -1;
+
+	while ((opt = getopt(argc, argv, "b:k:S:e:ATP")) != -1) {
+		switch (opt) {
+		case 'b':
+			backend = optarg;
+			break;
+		case 'k':
+			buffer_kb = (unsigned)atoi(optarg);
+			break;
+		case 'S':
+			stall_ms = (unsigned)atoi(optarg);
+			break;
+		case 'e':
+			events = optarg;
+			break;
+		case 'A':
+			agg = true;
+			break;
+		case 'T':
+			per_thread = true;
+			break;
+		case 'P':
+			early = true;
+			break;
+		default:
+			usage();
+		}
+	}
+	if (optind >= argc)
+		usage();
+	if (!strcmp(backend, "perf"))
+		ops = &backend_perf;
+	else if (!strcmp(backend, "bpf-raw"))
+		bo.force_raw_tp = true;
+	else if (strcmp(backend, "bpf"))
+		usage();
+
+	if (cpus__probe(&ncpus, &online) < 0)
+		return 2;
+	strs = strtab__new();
+	st = stream__new(ncpus);
+	c.cpu_last = calloc((size_t)ncpus, sizeof(*c.cpu_last));
+	if (!strs || !st || !c.cpu_last)
+		return 2;
+	c.ncpus = ncpus;
+	c.lostlog = stdout;
+	if (tracefs__find(NULL, false, tracefs, sizeof(tracefs), err,
+			  sizeof(err)) < 0)
+		tracefs[0] = '\0';
+
+	signal(SIGPIPE, SIG_IGN);
+	if (early) {
+		child = spawn(argv + optind, &go);
+		if (child < 0) {
+			perror("fork");
+			return 2;
+		}
+	}
+	ctx = (struct backend_ctx){
+		.ncpus = ncpus,
+		.online = online,
+		.tracefs = tracefs,
+		.events = CTXMON_EVENTS_SCHED |
+			  (strstr(events, "irq") ? CTXMON_EVENTS_IRQ : 0) |
+			  (strstr(events, "sys") ? CTXMON_EVENTS_SYSCALL : 0),
+		.buffer_kb = buffer_kb,
+		.target = CTXMON_TARGET_CMD,
+		.root_pid = early ? child : 0,
+		.strs = strs,
+		.stream = st,
+		.err = err,
+		.errlen = sizeof(err),
+	};
+	err[0] = '\0';
+	if (ops == &backend_bpf)
+		ret = bpf_backend__open(&ctx, &bo, &priv);
+	else
+		ret = ops->open(&ctx, &priv);
+	if (ret < 0) {
+		printf("SKIP: backend %s: %s\n", backend, err);
+		rc = 77;
+		goto out;
+	}
+	if (agg) {
+		struct bpf_backend_opts ab = { .sz = sizeof(ab), .aggregate = true };
+
+		actx = ctx;
+		actx.err = aerr;
+		actx.errlen = sizeof(aerr);
+		ret = bpf_backend__open(&actx, &ab, &apriv);
+		if (ret < 0) {
+			printf("SKIP: aggregation: %s\n", aerr);
+			rc = 77;
+			goto out;
+		}
+	}
+	start_ts = clock__now_ns();
+	if (apriv && backend_bpf.enable(apriv) < 0) {
+		printf("SKIP: aggregation attach: %s\n", aerr);
+		rc = 77;
+		goto out;
+	}
+	if (ops->enable(priv) < 0) {
+		printf("SKIP: attach: %s\n", err);
+		rc = 77;
+		goto out;
+	}
+	if (!early) {
+		child = spawn(argv + optind, &go);
+		if (child < 0) {
+			perror("fork");
+			goto out;
+		}
+	}
+	ao.target = CTXMON_TARGET_CMD;
+	ao.root_pid = child;
+	c.a = ctxmon_account_new(&ao);
+	if (!c.a)
+		goto out;
+	if (write(go, "g", 1) != 1)
+		goto out;
+	close(go);
+	go = -1;
+
+	if (stall_ms)
+		usleep(stall_ms * 1000u);
+	for (;;) {
+		int fd = ops->poll_fd ? ops->poll_fd(priv) : -1;
+		pid_t p;
+
+		if (fd >= 0) {
+			struct pollfd pf = { .fd = fd, .events = POLLIN };
+
+			poll(&pf, 1, 100);
+		} else {
+			usleep(100000);
+		}
+		if (ops->read(priv, &safe) < 0) {
+			fprintf(stderr, "read failed\n");
+			goto out;
+		}
+		stream__deliver(st, safe, on_event, &c);
+		p = wait4(child, &wst, WNOHANG, &ru);
+		if (p == child)
+			break;
+	}
+	child = -1;
+	ops->disable(priv);
+	if (apriv)
+		backend_bpf.disable(apriv);
+	stop_ts = clock__now_ns();
+	if (ops->read(priv, &safe) < 0)
+		goto out;
+	stream__deliver(st, UINT64_MAX, on_event, &c);
+	ctxmon_account_finish(c.a, stop_ts);
+
+	{
+		struct ctxmon_session_stats ss = { 0 };
+		struct ctxmon_stats *rows;
+		uint64_t vol = 0, invol = 0, ex = 0;
+		size_t n;
+
+		stream__stats(st, &ss);
+		printf("backend=%s\n", backend);
+		if (ops == &backend_bpf) {
+			struct bpf_backend_info bi;
+
+			if (bpf_backend__info(priv, &bi) == 0)
+				printf("tp_btf=%d bpf_lost=%" PRIu64
+				       " bpf_inexact=%" PRIu64 "\n",
+				       bi.tp_btf, bi.lost, bi.inexact);
+		}
+		printf("events=%" PRIu64 " lost=%" PRIu64 " lost_records=%" PRIu64
+		       " order_violations=%" PRIu64 " stream_violations=%" PRIu64
+		       " cpu_violations=%" PRIu64 "\n",
+		       c.events, c.lost, c.lost_events, c.violations,
+		       ss.order_violations, c.cpu_violations);
+		printf("window start=%" PRIu64 " stop=%" PRIu64 "\n", start_ts,
+		       stop_ts);
+		printf("exit_status=%d\n",
+		       WIFEXITED(wst) ? WEXITSTATUS(wst) : 128 + WTERMSIG(wst));
+		printf("rusage_nvcsw=%ld rusage_nivcsw=%ld\n", ru.ru_nvcsw,
+		       ru.ru_nivcsw);
+		rows = ctxmon_account_rows(c.a, CTXMON_ROWS_THREADS, false, &n);
+		if (!rows)
+			goto out;
+		for (size_t i = 0; i < n; i++) {
+			vol += rows[i].voluntary;
+			invol += rows[i].involuntary;
+			ex += rows[i].exit_switch;
+			if (per_thread)
+				printf("thread tid=%d gen=%u comm=%s vol=%" PRIu64
+				       " invol=%" PRIu64 " exit=%" PRIu64
+				       " run=%" PRIu64 " wait=%" PRIu64
+				       " lat=%" PRIu64 "\n",
+				       rows[i].tid, rows[i].gen, rows[i].comm,
+				       rows[i].voluntary, rows[i].involuntary,
+				       rows[i].exit_switch, rows[i].run_ns,
+				       rows[i].wait_ns, rows[i].lat.count);
+		}
+		printf("threads=%zu traced_vol=%" PRIu64 " traced_invol=%" PRIu64
+		       " traced_exit=%" PRIu64 " exact=%" PRIu64
+		       " inexact=%" PRIu64 " anomalies=%" PRIu64 "\n",
+		       n, vol, invol, ex, c.exact, c.inexact,
+		       ctxmon_account_anomalies(c.a));
+		rc = 0;
+		if (apriv) {
+			struct ctxmon_stats *g;
+			struct diffs d = { 0 };
+			uint64_t gv = 0, gi = 0, ge = 0;
+			size_t ng;
+
+			if (bpf_backend__read_rows(apriv, stop_ts, &g, &ng) < 0) {
+				free(rows);
+				rc = 2;
+				goto out;
+			}
+			for (size_t i = 0; i < ng; i++) {
+				gv += g[i].voluntary;
+				gi += g[i].involuntary;
+				ge += g[i].exit_switch;
+			}
+			compare(rows, n, g, ng, &d);
+			printf("agg_threads=%zu agg_vol=%" PRIu64
+			       " agg_invol=%" PRIu64 " agg_exit=%" PRIu64
+			       " agg_count_diffs=%u agg_time_diffs=%u"
+			       " agg_missing=%u\n",
+			       ng, gv, gi, ge, d.counts, d.times, d.rows);
+			if (d.counts || d.times || d.rows)
+				rc = 1;
+			free(g);
+		}
+		free(rows);
+	}
+out:
+	if (go >= 0)
+		close(go);
+	if (child > 0) {
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+	}
+	if (priv)
+		ops->close(priv);
+	if (apriv)
+		backend_bpf.close(apriv);
+	ctxmon_account_free(c.a);
+	stream__free(st);
+	strtab__free(strs);
+	free(c.cpu_last);
+	free(online);
+	return rc;
+}
