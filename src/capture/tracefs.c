@@ -97,6 +97,25 @@ static int scan_mounts(char *buf, size_t len)
 	return ret;
 }
 
+/* Tracing needs both: say what to grant, and the sysctl that gates perf. */
+#define DENIED_FMT                                                         \
+	"no permission to read tracefs at %s: run as root, or grant "      \
+	"CAP_PERFMON and read access to tracefs "                          \
+	"(kernel.perf_event_paranoid is %d)"
+
+static int paranoid(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
+	int v = 2;
+
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = 2;
+		fclose(f);
+	}
+	return v;
+}
+
 int tracefs__find(const char *hint, bool do_mount, char *buf, size_t len,
 		  char *err, size_t errlen)
 {
@@ -107,10 +126,7 @@ int tracefs__find(const char *hint, bool do_mount, char *buf, size_t len,
 		 * look elsewhere: the user meant that one */
 		ret = has_events(hint);
 		if (ret == -EACCES) {
-			fmt__buf(err, errlen,
-				 "no permission to read tracefs "
-				 "at %s: run as root",
-				 hint);
+			fmt__buf(err, errlen, DENIED_FMT, hint, paranoid());
 			goto out;
 		}
 		if (ret) {
@@ -130,10 +146,7 @@ int tracefs__find(const char *hint, bool do_mount, char *buf, size_t len,
 
 	ret = scan_mounts(buf, len);
 	if (ret == -EACCES) {
-		fmt__buf(err, errlen,
-			 "no permission to read tracefs at %s: "
-			 "run as root",
-			 buf);
+		fmt__buf(err, errlen, DENIED_FMT, buf, paranoid());
 		goto out;
 	}
 	if (ret != -ENOENT) {

@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -249,8 +250,18 @@ static int parse(struct stat_run *r, int argc, char **argv)
 	return 0;
 }
 
-/* Runs the capture until the command ends, the duration passes or a
- * signal asks to stop; returns 0 or a negative errno. */
+/* True while at least one -p/-t target still exists. */
+static bool targets_alive(const struct capture_opts *c)
+{
+	for (size_t i = 0; i < c->npids; i++)
+		if (kill(c->pids[i], 0) == 0 || errno == EPERM)
+			return true;
+	return false;
+}
+
+/* Runs the capture until the command ends, the duration passes, every
+ * -p/-t target has exited, or a signal asks to stop; returns 0 or a
+ * negative errno. */
 static int capture_loop(struct stat_run *r)
 {
 	pid_t child = ctxmon_session_child(r->s);
@@ -290,6 +301,12 @@ static int capture_loop(struct stat_run *r)
 		}
 		if (deadline && clock__now_ns() >= deadline)
 			return 0;
+		if (r->cap.npids && !targets_alive(&r->cap)) {
+			if (r->cap.verbose)
+				fprintf(stderr, "ctxmon stat: every target has "
+						"exited\n");
+			return 0;
+		}
 		ctxmon_session_get_stats(r->s, &st);
 		while (r->interval_ns && st.delivered_to >= r->next_tick &&
 		       !r->werr) {
