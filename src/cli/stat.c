@@ -376,7 +376,12 @@ int cmd_stat(int argc, char **argv)
 	ctxmon_session_get_stats(r.s, &st);
 	end = st.stop_ts;
 	if (!r.werr) {
-		if (!r.interval_ns || end > r.next_tick - r.interval_ns)
+		/* A last partial interval under a tenth of -I is noise from
+		 * stopping, not a measurement. */
+		uint64_t last = r.next_tick - r.interval_ns;
+
+		if (!r.interval_ns || r.child_done || (end > last &&
+				       (end - last) * 10 >= r.interval_ns))
 			emit(&r, end, true);
 	}
 	if (r.werr) {

@@ -42,6 +42,10 @@ struct ctxmon_record {
 	struct fbuf meta;	/* pending META entries */
 	uint64_t off;		/* end of the last whole chunk */
 	struct ctxmon_record_stats st;
+	/* In the chunk being built, and in the chunks on disk: the end
+	 * marker counts only what a reader can find. */
+	uint64_t cur_events, cur_tasks;
+	uint64_t disk_events, disk_tasks;
 };
 
 static void set_err(struct ctxmon_record *w, int err, const char *fmt, ...)
@@ -77,12 +81,14 @@ static int write_all(int fd, const uint8_t *p, size_t n)
 	return 0;
 }
 
-/* Take back a partial chunk so the file ends on a whole one.  On a pipe
- * this fails, and the reader sees a cut chunk instead. */
+/* Take back a partial chunk so the file ends on a whole one, and write
+ * on from there.  On a pipe this fails, and the reader sees a cut chunk
+ * instead. */
 static void cut_back(struct ctxmon_record *w)
 {
 	if (ftruncate(w->fd, (off_t)w->off) < 0)
 		return;
+	lseek(w->fd, (off_t)w->off, SEEK_SET);
 }
 
 /* Append one chunk: compress @raw when that helps, checksum, write. */
@@ -164,6 +170,9 @@ static int flush_events(struct ctxmon_record *w)
 		return ret;
 	w->st.chunks++;
 	w->st.raw_bytes += w->body.len;
+	w->disk_events += w->cur_events;
+	w->disk_tasks += w->cur_tasks;
+	w->cur_events = w->cur_tasks = 0;
 	codec__reset(w->codec);
 	return 0;
 }
@@ -351,10 +360,16 @@ static int after_put(struct ctxmon_record *w, int ret)
 int ctxmon_record_add_task(struct ctxmon_record *w, pid_t tid, pid_t tgid,
 			   const char *comm)
 {
+	int ret;
+
 	if (w->err)
 		return w->err;
-	w->st.tasks++;
-	return after_put(w, codec__put_task(w->codec, tid, tgid, comm));
+	ret = codec__put_task(w->codec, tid, tgid, comm);
+	if (!ret) {
+		w->st.tasks++;
+		w->cur_tasks++;
+	}
+	return after_put(w, ret);
 }
 
 int ctxmon_record_write(struct ctxmon_record *w, const struct ctxmon_event *ev)
@@ -364,8 +379,10 @@ int ctxmon_record_write(struct ctxmon_record *w, const struct ctxmon_event *ev)
 	if (w->err)
 		return w->err;
 	ret = codec__put_event(w->codec, ev);
-	if (!ret)
+	if (!ret) {
 		w->st.events++;
+		w->cur_events++;
+	}
 	return after_put(w, ret);
 }
 
@@ -390,8 +407,8 @@ static int write_end(struct ctxmon_record *w, bool cut)
 	struct fbuf b = { 0 };
 	int ret;
 
-	fbuf__put_uvar(&b, w->st.events);
-	fbuf__put_uvar(&b, w->st.tasks);
+	fbuf__put_uvar(&b, w->disk_events);
+	fbuf__put_uvar(&b, w->disk_tasks);
 	fbuf__put_uvar(&b, w->st.chunks);
 	fbuf__put_uvar(&b, cut ? 1 : 0);
 	ret = b.oom ? -ENOMEM : write_chunk(w, CHUNK_END, b.p, b.len);

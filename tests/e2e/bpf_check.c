@@ -50,7 +50,58 @@ struct checker {
 	uint64_t exact, inexact;	/* switch-outs of target threads */
 	pid_t root;
 	FILE *lostlog;
+	/* what getrusage cannot see: switch-outs after a thread's exit
+	 * event (its counters may already be folded into the process) and
+	 * the exit switch-outs of group leaders (reaped after it or not) */
+	pid_t tgids[4096];		/* target processes */
+	size_t ntgids;
+	uint8_t *exited;		/* by tid */
+	long pid_max;
+	uint64_t post_vol, post_invol, leader_exits;
 };
+
+static bool is_target(const struct checker *c, int32_t tgid)
+{
+	for (size_t i = 0; i < c->ntgids; i++)
+		if (c->tgids[i] == tgid)
+			return true;
+	return false;
+}
+
+static void track(struct checker *c, const struct ctxmon_event *ev)
+{
+	int32_t t;
+
+	switch (ev->type) {
+	case CTXMON_EV_FORK:
+		if (ev->fork.child_tgid > 0 && c->ntgids < 4096 &&
+		    is_target(c, ev->tgid) && !is_target(c, ev->fork.child_tgid))
+			c->tgids[c->ntgids++] = ev->fork.child_tgid;
+		break;
+	case CTXMON_EV_EXIT:
+		t = ev->exit.tid;
+		if (t > 0 && t < c->pid_max)
+			c->exited[t] = 1;
+		break;
+	case CTXMON_EV_SWITCH:
+		t = ev->sw.prev_tid;
+		if (t <= 0 || t >= c->pid_max || !is_target(c, ev->sw.prev_tgid))
+			break;
+		if (ev->sw.kind == CTXMON_SW_EXIT) {
+			if (t == ev->sw.prev_tgid)
+				c->leader_exits++;
+			c->exited[t] = 0;	/* the tid may come back */
+		} else if (c->exited[t]) {
+			if (ev->sw.kind == CTXMON_SW_VOLUNTARY)
+				c->post_vol++;
+			else
+				c->post_invol++;
+		}
+		break;
+	default:
+		break;
+	}
+}
 
 static int on_event(const struct ctxmon_event *ev, void *arg)
 {
@@ -83,6 +134,7 @@ static int on_event(const struct ctxmon_event *ev, void *arg)
 		else
 			c->inexact++;
 	}
+	track(c, ev);
 	ctxmon_account_feed(c->a, ev);
 	return 0;
 }
@@ -258,6 +310,17 @@ int main(int argc, char **argv)
 		return 2;
 	c.ncpus = ncpus;
 	c.lostlog = stdout;
+	{
+		FILE *f = fopen("/proc/sys/kernel/pid_max", "re");
+
+		if (!f || fscanf(f, "%ld", &c.pid_max) != 1)
+			c.pid_max = 1 << 22;
+		if (f)
+			fclose(f);
+		c.exited = calloc((size_t)c.pid_max, 1);
+		if (!c.exited)
+			return 2;
+	}
 	if (tracefs__find(NULL, false, tracefs, sizeof(tracefs), err,
 			  sizeof(err)) < 0)
 		tracefs[0] = '\0';
@@ -326,6 +389,7 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
+	c.tgids[c.ntgids++] = child;
 	ao.target = CTXMON_TARGET_CMD;
 	ao.root_pid = child;
 	c.a = ctxmon_account_new(&ao);
@@ -412,6 +476,14 @@ int main(int argc, char **argv)
 				       rows[i].exit_switch, rows[i].run_ns,
 				       rows[i].wait_ns, rows[i].lat.count);
 		}
+		/* the kernel's counts, bounded by what it cannot see */
+		printf("kernel_check vol_ok=%d invol_ok=%d post_exit_vol=%" PRIu64
+		       " post_exit_invol=%" PRIu64 " leader_exits=%" PRIu64 "\n",
+		       (uint64_t)ru.ru_nvcsw + c.post_vol >= vol &&
+			       (uint64_t)ru.ru_nvcsw <= vol + c.leader_exits,
+		       (uint64_t)ru.ru_nivcsw + c.post_invol >= invol &&
+			       (uint64_t)ru.ru_nivcsw <= invol,
+		       c.post_vol, c.post_invol, c.leader_exits);
 		printf("threads=%zu traced_vol=%" PRIu64 " traced_invol=%" PRIu64
 		       " traced_exit=%" PRIu64 " exact=%" PRIu64
 		       " inexact=%" PRIu64 " anomalies=%" PRIu64 "\n",
@@ -461,6 +533,7 @@ out:
 	stream__free(st);
 	strtab__free(strs);
 	free(c.cpu_last);
+	free(c.exited);
 	free(online);
 	return rc;
 }

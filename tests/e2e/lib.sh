@@ -117,25 +117,34 @@ except ValueError as e:
 PY
 }
 
-# proc_sum FILE ROOT FIELD: sum of FIELD over the process row ROOT and every
-# process row descending from it (by "ppid").  Prints "missing" when there is
-# no row for ROOT.
-proc_sum() {
-	python3 - "$1" "$2" "$3" <<'PY'
+# tree_sums FILE ROOT: sums over the process row ROOT and every process row
+# descending from it (by "ppid"), printed as shell assignments:
+#   found=1 nproc=N nthreads=N voluntary=N involuntary=N exit_switch=N
+#   leader_exits=N exit_preempt=N exited=N
+# leader_exits counts the exit switch-outs of the processes' leader threads
+# (thread rows with tid == tgid).  found=0 when there is no row for ROOT.
+tree_sums() {
+	python3 - "$1" "$2" <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1]))
-root, field = int(sys.argv[2]), sys.argv[3]
+root = int(sys.argv[2])
 rows = {p["pid"]: p for p in j["processes"]}
 if root not in rows:
-    print("missing"); sys.exit()
+    print("found=0"); sys.exit()
 keep, grew = {root}, True
 while grew:
     grew = False
     for p in rows.values():
         if p["pid"] not in keep and p.get("ppid", -1) in keep:
             keep.add(p["pid"]); grew = True
-v = sum(rows[p][field] for p in keep)
-print(json.dumps(v) if isinstance(v, bool) else v)
+s = {"found": 1, "nproc": len(keep)}
+for f in ("nthreads", "voluntary", "involuntary", "exit_switch"):
+    s[f] = sum(rows[p][f] for p in keep)
+s["exit_preempt"] = sum(rows[p].get("exit_preempt", 0) for p in keep)
+s["exited"] = sum(1 for p in keep if rows[p]["exited"])
+s["leader_exits"] = sum(t["exit_switch"] for t in j["threads"]
+                        if t["tid"] == t.get("tgid") and t["tid"] in keep)
+print(" ".join("%s=%d" % kv for kv in s.items()))
 PY
 }
 
@@ -154,9 +163,11 @@ while grew:
             keep.add(p["pid"]); grew = True
 for pid in sorted(keep & set(rows)):
     p = rows[pid]
-    print("  pid=%d ppid=%s comm=%s nthreads=%s vol=%s invol=%s exit_switch=%s exited=%s"
+    print("  pid=%d ppid=%s comm=%s nthreads=%s vol=%s invol=%s exit_switch=%s"
+          " exit_preempt=%s exited=%s"
           % (pid, p.get("ppid"), p["comm"], p["nthreads"], p["voluntary"],
-             p["involuntary"], p["exit_switch"], p["exited"]))
+             p["involuntary"], p["exit_switch"], p.get("exit_preempt"),
+             p["exited"]))
 PY
 }
 
@@ -168,15 +179,25 @@ kcount_get() {
 
 # stat_kcount NAME NTHREADS ARGS...: run
 #   $CTXMON stat --json -o $T/NAME.json -- $WL/kcount ARGS...
-# then compare the workload's process tree (kcount's child and its
-# descendants) with kcount's wait4() rusage: voluntary == nvcsw and
-# involuntary == nivcsw exactly; stat's exit status == the workload's; one
-# exit switch per thread, apart from voluntary.  NTHREADS (if not "-") is the
-# thread count expected in the child's own process row.  Records failures
-# with fail(); the caller ends with finish().
+# and compare the workload's process tree (kcount's child and its
+# descendants, by ppid) with kcount's wait4() rusage, exactly:
+#
+#   voluntary + leader exit switch-outs == ru_nvcsw
+#   involuntary                         == ru_nivcsw
+#
+# The last switch-out of a dying thread is reported apart (exit_switch, one
+# per thread) and is not in voluntary.  The kernel counts it (in nvcsw: the
+# state is not running) but folds a non-leader thread's counters into its
+# process before that switch, so only the process leaders' ones (state Z,
+# read when the parent reaps them) reach rusage; see docs/accounting.md.
+# Also: stat's exit status == the workload's, every thread and process seen
+# exiting, NTHREADS (if not "-") threads in the child's own row, nothing
+# lost, no ordering violation, kernel.match true.  Records failures with
+# fail(); the caller ends with finish().
 stat_kcount() {
-	local name=$1 nthreads=$2 out err rc pid nv niv st
-	local vol invol xs nt lost ov match
+	local name=$1 want_threads=$2 out err rc pid nv niv st
+	local found nproc nthreads voluntary involuntary exit_switch
+	local leader_exits exit_preempt exited lost ov match vol
 	shift 2
 	out=$T/$name.json
 	err=$T/$name.err
@@ -203,33 +224,37 @@ stat_kcount() {
 		return
 	fi
 
-	vol=$(proc_sum "$out" "$pid" voluntary)
-	if [ "$vol" = missing ]; then
+	eval "$(tree_sums "$out" "$pid")"
+	if [ "$found" != 1 ]; then
 		fail "$name: no process row for pid $pid"
 		return
 	fi
-	invol=$(proc_sum "$out" "$pid" involuntary)
-	xs=$(proc_sum "$out" "$pid" exit_switch)
-	nt=$(proc_sum "$out" "$pid" nthreads)
 	lost=$(json "$out" 'j["capture"]["lost"]')
 	ov=$(json "$out" 'j["capture"]["order_violations"]')
 	match=$(json "$out" 'j.get("kernel", {}).get("match")')
 	proc_tree "$out" "$pid"
+	vol=$((voluntary + leader_exits))
 	echo "  kernel (kcount): nvcsw=$nv nivcsw=$niv;" \
-		"traced: voluntary=$vol involuntary=$invol exit_switch=$xs" \
-		"threads=$nt; lost=$lost order_violations=$ov kernel.match=$match"
+		"traced: voluntary=$voluntary+$leader_exits leader exits=$vol" \
+		"involuntary=$involuntary (exit_preempt=$exit_preempt)" \
+		"exit_switch=$exit_switch threads=$nthreads processes=$nproc;" \
+		"lost=$lost order_violations=$ov kernel.match=$match"
 
 	[ "$vol" = "$nv" ] ||
-		fail "$name: voluntary: traced $vol, kernel nvcsw $nv (diff $((vol - nv)))"
-	[ "$invol" = "$niv" ] ||
-		fail "$name: involuntary: traced $invol, kernel nivcsw $niv (diff $((invol - niv)))"
-	[ "$xs" = "$nt" ] ||
-		fail "$name: exit_switch $xs, expected one per thread ($nt)"
-	if [ "$nthreads" != - ]; then
+		fail "$name: voluntary: traced $voluntary + $leader_exits leader exits = $vol, kernel nvcsw $nv (diff $((vol - nv)))"
+	[ "$involuntary" = "$niv" ] ||
+		fail "$name: involuntary: traced $involuntary (exit_preempt $exit_preempt), kernel nivcsw $niv (diff $((involuntary - niv)))"
+	[ "$exit_switch" = "$nthreads" ] ||
+		fail "$name: exit_switch $exit_switch, expected one per thread ($nthreads)"
+	[ "$leader_exits" = "$nproc" ] ||
+		fail "$name: $leader_exits leader exit switch-outs, expected one per process ($nproc)"
+	[ "$exited" = "$nproc" ] ||
+		fail "$name: $exited of $nproc processes seen exiting"
+	if [ "$want_threads" != - ]; then
 		local own
 		own=$(json "$out" "[p['nthreads'] for p in j['processes'] if p['pid'] == $pid][0]")
-		[ "$own" = "$nthreads" ] ||
-			fail "$name: process $pid has $own threads, expected $nthreads"
+		[ "$own" = "$want_threads" ] ||
+			fail "$name: process $pid has $own threads, expected $want_threads"
 	fi
 	[ "$lost" = 0 ] || fail "$name: capture lost $lost events"
 	[ "$ov" = 0 ] || fail "$name: $ov order violations"
