@@ -32,6 +32,7 @@ struct stat_run {
 	uint64_t interval_ns, next_tick, start_ts;
 	int index;
 	int werr;		/* first write error, -errno */
+	struct kernel_cmp ksum;	/* traced sums over the whole run */
 	bool child_done;
 	int wstatus;
 	struct rusage ru;
@@ -70,8 +71,11 @@ static void help(void)
 	       output__sort_keys());
 }
 
-static int sum_kernel(struct stat_run *r, struct kernel_cmp *k)
+/* Add the rows' counts to the run's totals for the kernel comparison;
+ * with -I the rows are per interval, and the kernel counts the whole run. */
+static int sum_kernel(struct stat_run *r)
 {
+	struct kernel_cmp *k = &r->ksum;
 	struct ctxmon_stats *rows;
 	size_t n;
 
@@ -93,9 +97,6 @@ static int sum_kernel(struct stat_run *r, struct kernel_cmp *k)
 		}
 	}
 	free(rows);
-	k->ru_nvcsw = (uint64_t)r->ru.ru_nvcsw;
-	k->ru_nivcsw = (uint64_t)r->ru.ru_nivcsw;
-	k->valid = true;
 	return 0;
 }
 
@@ -128,12 +129,17 @@ static int emit(struct stat_run *r, uint64_t ts, bool final)
 		rep.interval = r->index;
 		rep.interval_ts_ns = rep.duration_ns;
 	}
+	if (r->cap.target == CTXMON_TARGET_CMD && sum_kernel(r) < 0)
+		goto out;
 	if (final && r->child_done) {
 		rep.has_exit = true;
 		rep.exit_status = capture__exit_status(r->wstatus);
-		if (r->cap.target == CTXMON_TARGET_CMD &&
-		    sum_kernel(r, &rep.kernel) < 0)
-			goto out;
+		if (r->cap.target == CTXMON_TARGET_CMD) {
+			rep.kernel = r->ksum;
+			rep.kernel.ru_nvcsw = (uint64_t)r->ru.ru_nvcsw;
+			rep.kernel.ru_nivcsw = (uint64_t)r->ru.ru_nivcsw;
+			rep.kernel.valid = true;
+		}
 	}
 	r->out.processes = r->want_procs || (!r->want_threads &&
 					     (r->cap.all || npr > 1));
