@@ -59,7 +59,8 @@ for t in tests/e2e/test_*.sh; do
 	name=e2e/$(basename "$t" .sh)
 	start=${EPOCHREALTIME/./}
 	rc=0
-	CTXMON=$B/ctxmon WL=$B/workloads timeout "$TIMEOUT" bash "$t" \
+	CTXMON=$B/ctxmon CTXMON_REL=$(pwd)/build/ctxmon WL=$B/workloads \
+		timeout "$TIMEOUT" bash "$t" \
 		>"$log" 2>&1 </dev/null || rc=$?
 	ds=$(((${EPOCHREALTIME/./} - start) / 100000))
 	secs=$((ds / 10)).$((ds % 10))

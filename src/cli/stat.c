@@ -33,6 +33,10 @@ struct stat_run {
 	int index;
 	int werr;		/* first write error, -errno */
 	struct kernel_cmp ksum;	/* traced sums over the whole run */
+	/* -I: capture counters at the previous interval's end, so each
+	 * record shows its own interval's events and losses. */
+	uint64_t prev_ts, prev_events, prev_lost, prev_lost_records;
+	uint64_t *prev_lost_cpu, *lost_cpu;
 	bool child_done;
 	int wstatus;
 	struct rusage ru;
@@ -100,6 +104,37 @@ static int sum_kernel(struct stat_run *r)
 	return 0;
 }
 
+/*
+ * Turn the session's running counters in @c into this interval's, and
+ * remember them for the next one.  0, or -ENOMEM (then @c is left whole).
+ */
+static int interval_deltas(struct stat_run *r, struct ctxmon_session_stats *c)
+{
+	size_t n = (size_t)c->ncpus;
+	uint64_t ev = c->events, lost = c->lost, recs = c->lost_records;
+
+	if (!r->lost_cpu) {
+		r->lost_cpu = calloc(n, sizeof(*r->lost_cpu));
+		r->prev_lost_cpu = calloc(n, sizeof(*r->prev_lost_cpu));
+		if (!r->lost_cpu || !r->prev_lost_cpu)
+			return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint64_t now = c->lost_per_cpu ? c->lost_per_cpu[i] : 0;
+
+		r->lost_cpu[i] = now - r->prev_lost_cpu[i];
+		r->prev_lost_cpu[i] = now;
+	}
+	c->events -= r->prev_events;
+	c->lost -= r->prev_lost;
+	c->lost_records -= r->prev_lost_records;
+	c->lost_per_cpu = r->lost_cpu;
+	r->prev_events = ev;
+	r->prev_lost = lost;
+	r->prev_lost_records = recs;
+	return 0;
+}
+
 /* Print the numbers accumulated up to @ts. */
 static int emit(struct stat_run *r, uint64_t ts, bool final)
 {
@@ -118,6 +153,8 @@ static int emit(struct stat_run *r, uint64_t ts, bool final)
 	ctxmon_session_get_stats(r->s, &rep.cap);
 	rep.backend = ctxmon_session_backend(r->s);
 	rep.duration_ns = ts > r->start_ts ? ts - r->start_ts : 0;
+	if (r->interval_ns && interval_deltas(r, &rep.cap) == 0)
+		rep.duration_ns = ts - r->prev_ts;
 	rep.threads = th;
 	rep.nthreads = nth;
 	rep.procs = pr;
@@ -127,7 +164,7 @@ static int emit(struct stat_run *r, uint64_t ts, bool final)
 	rep.anomalies = ctxmon_account_anomalies(r->a);
 	if (r->interval_ns) {
 		rep.interval = r->index;
-		rep.interval_ts_ns = rep.duration_ns;
+		rep.interval_ts_ns = ts - r->start_ts;
 	}
 	if (r->cap.target == CTXMON_TARGET_CMD && sum_kernel(r) < 0)
 		goto out;
@@ -150,6 +187,7 @@ static int emit(struct stat_run *r, uint64_t ts, bool final)
 	if (r->interval_ns) {
 		ctxmon_account_reset_interval(r->a, ts);
 		r->index++;
+		r->prev_ts = ts;
 	}
 out:
 	free(th);
@@ -366,6 +404,7 @@ int cmd_stat(int argc, char **argv)
 		goto out;
 	ctxmon_session_get_stats(r.s, &st);
 	r.start_ts = st.start_ts;
+	r.prev_ts = r.start_ts;
 	r.next_tick = r.start_ts + r.interval_ns;
 
 	ret = capture_loop(&r);
@@ -404,6 +443,8 @@ out:
 		cli__err(CMD, "writing %s: %s", r.outpath, strerror(errno));
 		status = EXIT_FAIL;
 	}
+	free(r.lost_cpu);
+	free(r.prev_lost_cpu);
 	ctxmon_account_free(r.a);
 	ctxmon_session_close(r.s);
 	capture__free(&r.cap);

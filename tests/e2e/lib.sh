@@ -171,6 +171,45 @@ for pid in sorted(keep & set(rows)):
 PY
 }
 
+# thread_checks FILE ROOT: for every thread of ROOT's process tree (all of
+# them born and dead during the capture): run + wait + sleep (S, D, other)
+# == span.  Prints one line per broken thread (at most 5) and exits 1 if
+# any.  Also notes (without failing) threads with fewer switch-ins than
+# switch-outs: some kernels do not trace every switch out of the idle task
+# (seen on this 6.18 VM: none on CPU 1, with ftrace and perf alike), which
+# leaves ctxmon nothing to count.
+thread_checks() {
+	python3 - "$1" "$2" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+root = int(sys.argv[2])
+rows = {p["pid"]: p for p in j["processes"]}
+keep, grew = {root}, True
+while grew:
+    grew = False
+    for p in rows.values():
+        if p["pid"] not in keep and p.get("ppid", -1) in keep:
+            keep.add(p["pid"]); grew = True
+bad_in = bad_t = 0
+for t in j["threads"]:
+    if t.get("tgid") not in keep:
+        continue
+    if t["switch_in"] != t["switches"]:
+        bad_in += 1
+        if bad_in <= 5:
+            print("  note: thread %d (%s): switch_in %d, switches out %d"
+                  % (t["tid"], t["comm"], t["switch_in"], t["switches"]))
+    tot = (t["run_ns"] + t["wait_ns"] + t["sleep_s_ns"] + t["sleep_d_ns"]
+           + t["sleep_other_ns"])
+    if tot != t["span_ns"]:
+        bad_t += 1
+        if bad_t <= 5:
+            print("  thread %d (%s): run+wait+sleep %d ns, span %d ns"
+                  % (t["tid"], t["comm"], tot, t["span_ns"]))
+sys.exit(1 if bad_t else 0)
+PY
+}
+
 # kcount_get ERRFILE KEY: a value from kcount's stderr line
 # "kcount: pid=P nvcsw=V nivcsw=I status=S".
 kcount_get() {
@@ -185,6 +224,10 @@ kcount_get() {
 #   voluntary + leader exit switch-outs == ru_nvcsw
 #   involuntary                         == ru_nivcsw
 #
+# (with a tracepoint backend, involuntary may exceed ru_nivcsw by at most
+# exit_preempt: preemptions of exiting threads that cannot be placed before
+# or after the kernel's fold; a bpf capture must be exact)
+#
 # The last switch-out of a dying thread is reported apart (exit_switch, one
 # per thread) and is not in voluntary.  The kernel counts it (in nvcsw: the
 # state is not running) but folds a non-leader thread's counters into its
@@ -197,7 +240,7 @@ kcount_get() {
 stat_kcount() {
 	local name=$1 want_threads=$2 out err rc pid nv niv st
 	local found nproc nthreads voluntary involuntary exit_switch
-	local leader_exits exit_preempt exited lost ov match vol
+	local leader_exits exit_preempt exited lost ov anom match vol
 	shift 2
 	out=$T/$name.json
 	err=$T/$name.err
@@ -231,6 +274,7 @@ stat_kcount() {
 	fi
 	lost=$(json "$out" 'j["capture"]["lost"]')
 	ov=$(json "$out" 'j["capture"]["order_violations"]')
+	anom=$(json "$out" 'j["capture"].get("anomalies")')
 	match=$(json "$out" 'j.get("kernel", {}).get("match")')
 	proc_tree "$out" "$pid"
 	vol=$((voluntary + leader_exits))
@@ -238,12 +282,27 @@ stat_kcount() {
 		"traced: voluntary=$voluntary+$leader_exits leader exits=$vol" \
 		"involuntary=$involuntary (exit_preempt=$exit_preempt)" \
 		"exit_switch=$exit_switch threads=$nthreads processes=$nproc;" \
-		"lost=$lost order_violations=$ov kernel.match=$match"
+		"lost=$lost order_violations=$ov anomalies=$anom kernel.match=$match"
 
 	[ "$vol" = "$nv" ] ||
 		fail "$name: voluntary: traced $voluntary + $leader_exits leader exits = $vol, kernel nvcsw $nv (diff $((vol - nv)))"
-	[ "$involuntary" = "$niv" ] ||
-		fail "$name: involuntary: traced $involuntary (exit_preempt $exit_preempt), kernel nivcsw $niv (diff $((involuntary - niv)))"
+	if [ "$involuntary" != "$niv" ]; then
+		local d=$((involuntary - niv)) why="" backend
+		backend=$(json "$out" 'j["backend"]')
+		[ "$lost" = 0 ] || why=" ($lost events lost)"
+		# Tracepoint backends cannot tell whether an exiting thread's
+		# preemption came before the kernel folded its counters
+		# (docs/accounting.md); the window is counted, and a backend
+		# that reads the task's own counters (bpf) must be exact.
+		if [ "$lost" = 0 ] && [ "$backend" != bpf ] && [ "$d" -gt 0 ] &&
+			[ "$d" -le "$exit_preempt" ]; then
+			echo "  note: involuntary $involuntary vs nivcsw $niv: the $d extra" \
+				"lie within the $exit_preempt exit-path preemptions the $backend" \
+				"backend cannot place before or after the kernel's fold"
+		else
+			fail "$name: involuntary: traced $involuntary, kernel nivcsw $niv (diff $d, backend $backend)$why"
+		fi
+	fi
 	[ "$exit_switch" = "$nthreads" ] ||
 		fail "$name: exit_switch $exit_switch, expected one per thread ($nthreads)"
 	[ "$leader_exits" = "$nproc" ] ||
@@ -259,4 +318,6 @@ stat_kcount() {
 	[ "$lost" = 0 ] || fail "$name: capture lost $lost events"
 	[ "$ov" = 0 ] || fail "$name: $ov order violations"
 	[ "$match" = true ] || fail "$name: kernel.match is $match, expected true"
+	thread_checks "$out" "$pid" ||
+		fail "$name: per-thread run + wait + sleep != span"
 }
