@@ -24,7 +24,7 @@ endif
 CFLAGS  ?=
 CFLAGS  += $(CFLAGS_BASE)
 LIBS    := $(shell pkg-config --libs libtraceevent 2>/dev/null || echo -ltraceevent) \
-	-lzstd -lm
+	-lzstd -lm $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw)
 LDFLAGS += $(LDFLAGS_SAN)
 
 LIB_SRCS := $(sort $(wildcard src/*.c src/capture/*.c src/analysis/*.c src/output/*.c src/file/*.c))
@@ -107,7 +107,7 @@ BPF_ARCH   := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' \
 BPF_SRC    := src/capture/bpf
 BPF_OUT    := $(O)/bpf
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(BPF_ARCH) \
-	-I$(BPF_SRC) -Wall -Wno-unused-function -Werror
+	-I$(BPF_SRC) -Wall -Werror
 
 $(BPF_OUT)/ctxsw.bpf.o: $(BPF_SRC)/ctxsw.bpf.c $(BPF_SRC)/ctxsw.h $(BPF_SRC)/vmlinux.h
 	@mkdir -p $(dir $@)
@@ -118,7 +118,7 @@ $(BPF_OUT)/ctxsw.skel.h: $(BPF_OUT)/ctxsw.bpf.o
 	$(BPFTOOL) gen skeleton $< name ctxsw_bpf > $@.tmp
 	mv $@.tmp $@
 
-$(O)/src/capture/bpf.o: $(BPF_OUT)/ctxsw.skel.h $(BPF_SRC)/ctxsw.h
+$(O)/src/capture/bpf.o: $(BPF_OUT)/ctxsw.skel.h $(BPF_SRC)/ctxsw.h $(BPF_SRC)/bpf_backend.h
 $(O)/src/capture/bpf.o: CFLAGS += -I$(BPF_OUT) -I$(BPF_SRC)
 
 LIBS += $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf) -lelf -lz
@@ -130,6 +130,7 @@ $(O)/e2e/bpf_check: tests/e2e/bpf_check.c $(O)/libctxmon.a
 	$(CC) $(CFLAGS) -I$(BPF_SRC) $(LDFLAGS) -o $@ $< $(O)/libctxmon.a $(LIBS)
 
 unit-bins: $(O)/e2e/bpf_check
+$(O)/tests/test_bpf: CFLAGS += -I$(BPF_SRC)
 
 vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(BPF_SRC)/vmlinux.h.tmp

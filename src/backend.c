@@ -10,7 +10,17 @@
 #include "backend.h"
 
 const struct backend_entry backends[] = {
+	/* bpf first: "auto" takes it wherever it loads, perf otherwise.
+	 * bpf-agg counts in the kernel (read_rows): chosen by name only. */
+	{ &backend_bpf, true, false },
 	{ &backend_perf, true, true },
+	{ &backend_bpf_agg, false, false },
+	{ &backend_ftrace, false, true },
+	{ &backend_ftrace_text, false, true },
+	/* The unprivileged tiers, last: what they cannot show is said in
+	 * their .limits, and auto uses them only when tracing failed. */
+	{ &backend_perfswitch, true, false },
+	{ &backend_proc, true, false },
 };
 const size_t nbackends = ARRAY_SIZE(backends);
 

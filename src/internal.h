@@ -179,10 +179,44 @@ struct backend_ops {
 	 */
 	int (*read)(void *priv, uint64_t *safe_ts);
 	void (*close)(void *priv);
+	/*
+	 * Optional.  The launched command has been forked (ctx->root_pid)
+	 * and waits to exec: a backend that follows tasks rather than CPUs
+	 * attaches to it here.  0, or -errno with ctx->err set (the command
+	 * is then killed).
+	 */
+	int (*attach)(void *priv, pid_t pid);
+	/*
+	 * Optional, for backends that count instead of streaming events
+	 * (/proc): every thread's numbers since capture start, open
+	 * intervals charged up to @now; rows of threads that ended are kept
+	 * (exited set).  *rows is malloc'd, the caller frees it; comms are
+	 * interned in ctx->strs.  0 or -errno.
+	 */
+	int (*read_rows)(void *priv, uint64_t now, struct ctxmon_stats **rows,
+			 size_t *n);
+	/* What the backend cannot show, one line for the output, or NULL. */
+	const char *limits;
 };
 
 extern const struct backend_ops backend_perf;
+extern const struct backend_ops backend_ftrace;
+extern const struct backend_ops backend_ftrace_text;
 extern const struct backend_ops backend_bpf;
+extern const struct backend_ops backend_bpf_agg;
+extern const struct backend_ops backend_perfswitch;
+extern const struct backend_ops backend_proc;
+
+/* ---- session internals (session.c) -------------------------------- */
+
+/* The backend counts (has read_rows) instead of streaming events. */
+bool session__counting(const struct ctxmon_session *s);
+/* Rows of a counting backend, see backend_ops.read_rows; -EOPNOTSUPP
+ * for a streaming one. */
+int session__read_rows(struct ctxmon_session *s, uint64_t now,
+		       struct ctxmon_stats **rows, size_t *n);
+/* The backend's backend_ops.limits, or NULL. */
+const char *session__limits(const struct ctxmon_session *s);
 
 /* ---- misc (util.c) ------------------------------------------------ */
 

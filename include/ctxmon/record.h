@@ -168,10 +168,9 @@ struct ctxmon_reader *ctxmon_reader_fdopen(int fd);
 struct ctxmon_reader *ctxmon_reader_open_mem(const void *buf, size_t len);
 void ctxmon_reader_close(struct ctxmon_reader *r);
 
-/* Called for each task declaration, in stream order; a non-zero return
- * stops ctxmon_reader_read() and is passed back by it. */
-typedef int (*ctxmon_task_fn)(pid_t tid, pid_t tgid, const char *comm,
-			      void *ctx);
+/* Call @fn (ctxmon.h's ctxmon_task_fn) for each task declaration, in
+ * stream order; a non-zero return stops ctxmon_reader_read() and is passed
+ * back by it. */
 void ctxmon_reader_set_task_fn(struct ctxmon_reader *r, ctxmon_task_fn fn,
 			       void *ctx);
 

@@ -30,12 +30,17 @@
  * - After exec by a non-leader thread, the thread carries on in a new
  *   generation of the leader's tid, from the exec on; the old row ends there.
  * - finish() is a checkpoint: events may follow it.
+ *
+ * With causes enabled (causes.c), each row also carries a struct
+ * causes_task, and the few points where a row's state moves call into it;
+ * see src/analysis/causes.h.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
+#include "analysis/causes.h"
 
 #define CPU_MAX 65536 /* larger ids are taken as garbage */
 #define EVENT_ROWS 3 /* most rows one event can create */
@@ -57,6 +62,7 @@ struct task {
 	bool lat_pending; /* a wakeup awaits its switch-in */
 	bool waked; /* a waking not yet followed by its wakeup */
 	bool early_wake; /* woken while still on its CPU */
+	struct causes_task *cx; /* cause analysis, NULL when off */
 };
 
 struct cpu {
@@ -87,6 +93,8 @@ struct ctxmon_account {
 	const char *last_ev_comm, *last_comm; /* one-entry intern cache */
 	uint64_t now; /* latest time seen, events never go below */
 	uint64_t anomalies;
+	struct causes *cz; /* cause analysis, NULL when off */
+	bool fed; /* an event was fed */
 };
 
 static inline size_t hash_tid(int32_t tid, size_t cap)
@@ -234,6 +242,7 @@ static struct task *task_create(struct ctxmon_account *a, int32_t tid,
 	t->pgen = gen;
 	t->state = T_NEW;
 	t->st.target = own_target(a, t);
+	t->cx = a->cz ? causes__task_new(a->cz) : NULL;
 	hash_set(a->hash, a->hcap, tid, (uint32_t)a->ntasks);
 	a->ntasks++;
 	return t;
@@ -321,9 +330,13 @@ static void task_advance(struct task *t, uint64_t ts)
 		break;
 	case T_RUNNABLE:
 		t->st.wait_ns += d;
+		if (t->cx)
+			causes__charge(t->cx, false, d);
 		break;
 	case T_SLEEP:
 		t->st.sleep_ns[t->sleep] += d;
+		if (t->cx)
+			causes__charge(t->cx, true, d);
 		break;
 	default:
 		return;
@@ -441,6 +454,75 @@ static bool tid_ok(struct ctxmon_account *a, int32_t tid)
 	return false;
 }
 
+/* ---- glue to the cause analysis (causes.c) ------------------------- */
+
+static struct causes_who who_of(const struct task *t)
+{
+	return (struct causes_who){ .tid = t->st.tid,
+				    .comm = t->st.comm,
+				    .target = t->st.target };
+}
+
+/* Cause state of @t's process leader, when its row is known. */
+static struct causes_task *leader_cx(const struct ctxmon_account *a,
+				     const struct task *t)
+{
+	const struct task *l;
+
+	if (t->st.tgid <= 0)
+		return NULL;
+	l = task_find(a, t->st.tgid);
+	return l && (l->st.tgid == t->st.tgid || l->st.tgid < 0) ? l->cx : NULL;
+}
+
+static void wake_causes(struct ctxmon_account *a, struct task *t,
+			const struct ctxmon_event *ev)
+{
+	const struct task *w = ev->tid > 0 ? task_find(a, ev->tid) : NULL;
+	struct causes_who ww = { .tid = ev->tid,
+				 .comm = w ? w->st.comm : NULL,
+				 .target = w && w->st.target };
+
+	causes__wake(a->cz, t->cx, ev, &ww);
+}
+
+static void lat_causes(struct ctxmon_account *a, struct task *t,
+		       const struct ctxmon_event *ev, uint64_t ts)
+{
+	const struct task *p = ev->sw.prev_tid > 0 ?
+				       task_find(a, ev->sw.prev_tid) : NULL;
+	struct causes_who w = who_of(t);
+
+	causes__latency(a->cz, t->cx, ev, ts, ts - t->lat_ts, t->lat_waker, &w,
+			p ? p->st.comm : NULL);
+}
+
+static void switch_causes(struct ctxmon_account *a, struct task *p,
+			  unsigned kind, struct task *n,
+			  const struct ctxmon_event *ev, uint64_t ts)
+{
+	struct causes_who pw = { .tid = -1 }, nw = { .tid = -1 };
+
+	if (p)
+		pw = who_of(p);
+	if (n)
+		nw = who_of(n);
+	causes__switch(a->cz, p ? p->cx : NULL, p ? leader_cx(a, p) : NULL,
+		       kind, n ? n->cx : NULL, ev, ts, &pw, &nw);
+}
+
+/* A syscall, irq or loss event: its current task is ev->tid. */
+static void event_causes(struct ctxmon_account *a,
+			 const struct ctxmon_event *ev, uint64_t ts)
+{
+	struct task *t = NULL;
+
+	if (ev->type != CTXMON_EV_LOST && ev->tid > 0)
+		t = task_live(a, ev->tid);
+	causes__event(a->cz, t ? t->cx : NULL, t ? leader_cx(a, t) : NULL, ev,
+		      ts);
+}
+
 static unsigned switch_kind(struct ctxmon_account *a,
 			    const struct ctxmon_event *ev)
 {
@@ -464,8 +546,9 @@ static enum ctxmon_sleep_state sleep_class(uint32_t st)
 	return CTXMON_SLEEP_OTHER;
 }
 
-static void switch_out(struct ctxmon_account *a, struct task *t,
-		       const struct ctxmon_event *ev, uint64_t ts)
+/* Returns how the switch-out was counted (enum ctxmon_switch_kind). */
+static unsigned switch_out(struct ctxmon_account *a, struct task *t,
+			   const struct ctxmon_event *ev, uint64_t ts)
 {
 	uint32_t st = ev->sw.prev_state;
 	unsigned kind = switch_kind(a, ev);
@@ -498,7 +581,7 @@ static void switch_out(struct ctxmon_account *a, struct task *t,
 	if (kind == CTXMON_SW_EXIT ||
 	    (st & (CTXMON_STATE_X | CTXMON_STATE_Z))) {
 		task_end(t, ts);
-		return;
+		return kind;
 	}
 	t->cpu = -1;
 	t->lat_pending = false;
@@ -514,6 +597,7 @@ static void switch_out(struct ctxmon_account *a, struct task *t,
 		t->state = T_RUNNABLE;
 	}
 	t->early_wake = false;
+	return kind;
 }
 
 static void switch_in(struct ctxmon_account *a, struct task *t,
@@ -527,8 +611,11 @@ static void switch_in(struct ctxmon_account *a, struct task *t,
 			a->anomalies++;
 		task_advance(t, ts);
 	}
-	if (t->lat_pending)
+	if (t->lat_pending) {
+		if (t->cx)
+			lat_causes(a, t, ev, ts);
 		lat_end(t, ev, ts);
+	}
 	/* Its wakeup cannot still be to come: a waking left unmatched
 	 * (events lost) must not swallow a later wakeup. */
 	t->waked = false;
@@ -542,7 +629,8 @@ static void on_switch(struct ctxmon_account *a, const struct ctxmon_event *ev,
 {
 	int32_t prev = ev->sw.prev_tid, next = ev->sw.next_tid;
 	struct cpu *c = cpu_get(a, ev->cpu);
-	struct task *t;
+	struct task *t, *p = NULL, *n = NULL;
+	unsigned kind = CTXMON_SW_INVOLUNTARY;
 
 	/* The current task of a switch is prev: its tgid is read below. */
 	if (ev->tid != prev)
@@ -565,7 +653,8 @@ static void on_switch(struct ctxmon_account *a, const struct ctxmon_event *ev,
 		if (ev->tid == prev)
 			set_tgid(a, t, ev->tgid);
 		set_comm(a, t, ev->sw.prev_comm);
-		switch_out(a, t, ev, ts);
+		kind = switch_out(a, t, ev, ts);
+		p = t;
 	} else if (prev < 0) {
 		a->anomalies++;
 	}
@@ -574,9 +663,12 @@ static void on_switch(struct ctxmon_account *a, const struct ctxmon_event *ev,
 		set_tgid(a, t, ev->sw.next_tgid);
 		set_comm(a, t, ev->sw.next_comm);
 		switch_in(a, t, ev, ts);
+		n = t;
 	} else if (next < 0) {
 		a->anomalies++;
 	}
+	if (a->cz)
+		switch_causes(a, p, kind, n, ev, ts);
 }
 
 static struct task *woken_task(struct ctxmon_account *a,
@@ -599,6 +691,8 @@ static void on_waking(struct ctxmon_account *a, const struct ctxmon_event *ev,
 
 	if (!t)
 		return;
+	if (t->cx)
+		wake_causes(a, t, ev);
 	t->st.wakeups++;
 	t->waked = true;
 	switch (t->state) {
@@ -632,6 +726,8 @@ static void on_wakeup(struct ctxmon_account *a, const struct ctxmon_event *ev,
 
 	if (!t)
 		return;
+	if (t->cx)
+		wake_causes(a, t, ev);
 	if (t->waked) {
 		t->waked = false;
 		/* Woken in place, before it got to sleep: it runs on. */
@@ -662,6 +758,8 @@ static void on_wakeup_new(struct ctxmon_account *a,
 
 	if (!t)
 		return;
+	if (t->cx)
+		wake_causes(a, t, ev);
 	t->st.wakeups++;
 	switch (t->state) {
 	case T_NEW:
@@ -760,6 +858,7 @@ static void exec_takeover(struct ctxmon_account *a, int32_t tid, int32_t old,
 	}
 	task_advance(o, ts);
 	task_start(n, (enum tstate)o->state, ts);
+	causes__task_move(n->cx, o->cx);
 	n->cpu = o->cpu;
 	n->sleep = o->sleep;
 	n->lat_pending = o->lat_pending;
@@ -866,6 +965,7 @@ void ctxmon_account_free(struct ctxmon_account *a)
 {
 	if (!a)
 		return;
+	causes__free(a->cz);
 	strtab__free(a->strs);
 	free(a->pids);
 	free(a->tasks);
@@ -911,6 +1011,7 @@ void ctxmon_account_feed(struct ctxmon_account *a,
 		a->anomalies++; /* the event cannot be accounted */
 		return;
 	}
+	a->fed = true;
 	ts = ev->ts;
 	if (ts < a->now) {
 		a->anomalies++; /* time went back: hold it at the last time */
@@ -944,6 +1045,8 @@ void ctxmon_account_feed(struct ctxmon_account *a,
 		break;
 	case CTXMON_EV_LOST:
 		on_lost(a, ev);
+		if (a->cz)
+			event_causes(a, ev, ts);
 		break;
 	case CTXMON_EV_IRQ_ENTRY:
 	case CTXMON_EV_IRQ_EXIT:
@@ -952,6 +1055,8 @@ void ctxmon_account_feed(struct ctxmon_account *a,
 	case CTXMON_EV_SYS_ENTER:
 	case CTXMON_EV_SYS_EXIT:
 		learn_current(a, ev);
+		if (a->cz)
+			event_causes(a, ev, ts);
 		break;
 	default:
 		a->anomalies++;
@@ -1019,6 +1124,8 @@ void ctxmon_account_reset_interval(struct ctxmon_account *a, uint64_t ts)
 		if (c->in_span)
 			c->st.first_ts = c->st.last_ts = c->state_ts = ts;
 	}
+	if (a->cz)
+		causes__reset(a->cz);
 }
 
 static void lat_merge(struct ctxmon_latency *p, const struct ctxmon_latency *l)
@@ -1073,10 +1180,11 @@ struct proc_acc {
 	bool leader; /* the comm is the leader's */
 };
 
-/* Roll threads up by (tgid, process generation) into @out. */
+/* Roll threads up by (tgid, process generation) into @out; @proc_of, if
+ * given, gets each task's process row (EMPTY: not selected). */
 static size_t rows_processes(const struct ctxmon_account *a, bool all,
 			     struct ctxmon_stats *out, struct proc_acc *acc,
-			     uint32_t *index, size_t icap)
+			     uint32_t *index, size_t icap, uint32_t *proc_of)
 {
 	size_t n = 0;
 
@@ -1089,8 +1197,11 @@ static size_t rows_processes(const struct ctxmon_account *a, bool all,
 		size_t j = hash_tid(key, icap);
 		struct ctxmon_stats *p;
 
-		if (!all && !t->st.target)
+		if (!all && !t->st.target) {
+			if (proc_of)
+				proc_of[i] = EMPTY;
 			continue;
+		}
 		while (index[j] != EMPTY &&
 		       (out[index[j]].tid != key || out[index[j]].gen != pgen))
 			j = (j + 1) & (icap - 1);
@@ -1109,6 +1220,8 @@ static size_t rows_processes(const struct ctxmon_account *a, bool all,
 			n++;
 		}
 		p = &out[index[j]];
+		if (proc_of)
+			proc_of[i] = index[j];
 		if (t->st.tid == key) {
 			p->comm = t->st.comm;
 			p->ppid = t->st.ppid;
@@ -1157,7 +1270,7 @@ struct ctxmon_stats *ctxmon_account_rows(const struct ctxmon_account *a,
 	index = malloc(icap * sizeof(*index));
 	if (!acc || !index)
 		goto out;
-	cnt = rows_processes(a, all, out, acc, index, icap);
+	cnt = rows_processes(a, all, out, acc, index, icap, NULL);
 	err = 0;
 out:
 	free(acc);
@@ -1195,5 +1308,113 @@ struct ctxmon_cpu_stats *ctxmon_account_cpus(const struct ctxmon_account *a,
 
 uint64_t ctxmon_account_anomalies(const struct ctxmon_account *a)
 {
-	return a ? a->anomalies : 0;
+	return a ? a->anomalies + causes__anomalies(a->cz) : 0;
+}
+
+/* ---- causes (include/ctxmon/causes.h) ------------------------------ */
+
+int ctxmon_account_enable_causes(struct ctxmon_account *a,
+				 const struct ctxmon_causes_opts *o)
+{
+	if (!a)
+		return -EINVAL;
+	if (a->cz || a->fed)
+		return -EBUSY;
+	a->cz = causes__new(o);
+	if (!a->cz)
+		return -ENOMEM;
+	/* Rows declared before (ctxmon_account_add_task). */
+	for (size_t i = 0; i < a->ntasks; i++)
+		a->tasks[i].cx = causes__task_new(a->cz);
+	return 0;
+}
+
+struct ctxmon_causes *ctxmon_account_causes(const struct ctxmon_account *a,
+					    enum ctxmon_rows kind, bool all,
+					    size_t *n)
+{
+	struct ctxmon_causes *out = NULL;
+	struct ctxmon_stats *procs = NULL;
+	struct proc_acc *acc = NULL;
+	uint32_t *index = NULL, *proc_of = NULL;
+	size_t cnt = 0, icap = 16, rows;
+	int err = -EINVAL;
+
+	if (!a || !n || !a->cz ||
+	    (kind != CTXMON_ROWS_THREADS && kind != CTXMON_ROWS_PROCESSES))
+		goto out;
+	err = -ENOMEM;
+	rows = a->ntasks ? a->ntasks : 1;
+	out = calloc(rows, sizeof(*out));
+	if (!out)
+		goto out;
+	if (kind == CTXMON_ROWS_THREADS) {
+		for (size_t i = 0; i < a->ntasks; i++) {
+			const struct task *t = &a->tasks[i];
+			struct ctxmon_causes *c = &out[cnt];
+
+			if (!all && !t->st.target)
+				continue;
+			c->tid = t->st.tid;
+			c->gen = t->st.gen;
+			cnt++;
+			if (t->cx && causes__row(t->cx, c) < 0)
+				goto out;
+		}
+		err = 0;
+		goto out;
+	}
+	/* The same rollup as ctxmon_account_rows(), so rows match. */
+	while (icap < a->ntasks * 2)
+		icap *= 2;
+	procs = malloc(rows * sizeof(*procs));
+	acc = malloc(rows * sizeof(*acc));
+	index = malloc(icap * sizeof(*index));
+	proc_of = malloc(rows * sizeof(*proc_of));
+	if (!procs || !acc || !index || !proc_of)
+		goto out;
+	cnt = rows_processes(a, all, procs, acc, index, icap, proc_of);
+	for (size_t i = 0; i < cnt; i++) {
+		out[i].tid = procs[i].tid;
+		out[i].gen = procs[i].gen;
+	}
+	for (size_t i = 0; i < a->ntasks; i++)
+		if (proc_of[i] != EMPTY && a->tasks[i].cx &&
+		    causes__row_add(&out[proc_of[i]], a->tasks[i].cx) < 0)
+			goto out;
+	for (size_t i = 0; i < cnt; i++)
+		causes__row_finish(&out[i]);
+	err = 0;
+out:
+	free(procs);
+	free(acc);
+	free(index);
+	free(proc_of);
+	if (err) {
+		ctxmon_causes_free(out, out ? a->ntasks : 0);
+		errno = -err;
+		return NULL;
+	}
+	*n = cnt;
+	return out;
+}
+
+struct ctxmon_cpu_latency *ctxmon_account_cpu_latency(
+	const struct ctxmon_account *a, size_t *n)
+{
+	if (!a || !n || !a->cz) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return causes__cpu_latency(a->cz, n);
+}
+
+struct ctxmon_pair *ctxmon_account_pairs(const struct ctxmon_account *a,
+					 bool all, size_t *n)
+{
+	if (!a || !n || !a->cz) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return causes__pairs(a->cz, all, n);
 }

@@ -38,8 +38,10 @@
 #define CGROUP2_SUPER_MAGIC 0x63677270
 #endif
 
-#define DEFAULT_BUFFER_KB 1024
+#define DEFAULT_BUFFER_KB 4096
 #define MAX_RING_BYTES (1ull << 30)
+/* a big machine does not get gigabytes it did not ask for */
+#define MAX_DEFAULT_RING_BYTES (64ull << 20)
 
 _Static_assert(CTXSW_SWITCH == CTXMON_EV_SWITCH &&
 		       CTXSW_WAKING == CTXMON_EV_WAKING &&
@@ -79,12 +81,14 @@ struct bpf_priv {
 	struct backend_ctx *ctx;
 	struct ctxsw_bpf *skel;
 	struct ring_buffer *rb;
+	struct reorder *ro;
+	uint32_t filter_kind;
 	bool tp_btf, aggregate;
 	bool enabled, drained;
 	uint64_t disable_ts;
-	int nposs;			/* possible CPUs, for per-CPU maps */
-	struct ctxsw_cpu *cpubuf;	/* nposs entries */
-	int cb_err;			/* first error inside the ring callback */
+	int nposs; /* possible CPUs, for per-CPU maps */
+	struct ctxsw_cpu *cpubuf; /* nposs entries */
+	int cb_err; /* first error inside the ring callback */
 	uint64_t bad_records;
 	/* aggregation: rows of dead threads drained from the kernel */
 	struct ctxsw_row *dead;
@@ -93,10 +97,9 @@ struct bpf_priv {
 
 /* ---- libbpf messages -------------------------------------------------- */
 
-static __thread char lb_msg[512];	/* the first warning since reset */
+static __thread char lb_msg[512]; /* the first warning since reset */
 
-static int lb_print(enum libbpf_print_level level, const char *fmt,
-		    va_list ap)
+static int lb_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	char line[512];
 	size_t n;
@@ -168,8 +171,8 @@ static int path_depth(const char *p)
  * whole hierarchy, so the mount's own root (mountinfo's 4th field, not
  * "/" inside a cgroup namespace) is added.
  */
-static int cgroup_resolve(const char *path, uint64_t *id, int *level,
-			  char *err, size_t errlen)
+static int cgroup_resolve(const char *path, uint64_t *id, int *level, char *err,
+			  size_t errlen)
 {
 	struct {
 		struct file_handle fh;
@@ -231,8 +234,8 @@ static int cgroup_resolve(const char *path, uint64_t *id, int *level,
 			 path);
 		goto out;
 	}
-	*level = path_depth(real + (strcmp(best_mnt, "/") ?
-					    strlen(best_mnt) : 0)) +
+	*level = path_depth(real +
+			    (strcmp(best_mnt, "/") ? strlen(best_mnt) : 0)) +
 		 path_depth(best_root);
 out:
 	if (f)
@@ -242,20 +245,18 @@ out:
 
 /* ---- open ------------------------------------------------------------- */
 
-static size_t ring_bytes(const struct backend_ctx *ctx)
+size_t bpf_ring__bytes(unsigned buffer_kb, int online, long page)
 {
-	unsigned kb = ctx->buffer_kb ? ctx->buffer_kb : DEFAULT_BUFFER_KB;
-	long page = sysconf(_SC_PAGESIZE);
+	unsigned kb = buffer_kb ? buffer_kb : DEFAULT_BUFFER_KB;
 	uint64_t want, sz;
-	int online = 0;
 
-	for (int i = 0; i < ctx->ncpus; i++)
-		online += ctx->online ? ctx->online[i] : 1;
 	if (online < 1)
 		online = 1;
 	/* one shared ring: the per-CPU size times the CPUs, a power of two
 	 * of pages as the kernel wants */
 	want = (uint64_t)kb * 1024 * (uint64_t)online;
+	if (!buffer_kb && want > MAX_DEFAULT_RING_BYTES)
+		want = MAX_DEFAULT_RING_BYTES;
 	if (want > MAX_RING_BYTES)
 		want = MAX_RING_BYTES;
 	sz = page > 0 ? (uint64_t)page : 4096;
@@ -264,13 +265,22 @@ static size_t ring_bytes(const struct backend_ctx *ctx)
 	return (size_t)sz;
 }
 
+static size_t ring_bytes(const struct backend_ctx *ctx)
+{
+	int online = 0;
+
+	for (int i = 0; i < ctx->ncpus; i++)
+		online += ctx->online ? ctx->online[i] : 1;
+	return bpf_ring__bytes(ctx->buffer_kb, online, sysconf(_SC_PAGESIZE));
+}
+
 enum prog_set { SET_BTF, SET_RAW, SET_AGG };
 
-/* The event group a program belongs to, from its tracepoint's name. */
+/* The event group a program belongs to, from its tracepoint's name.  The
+ * irq, softirq and hrtimer ones always run when streaming: they tell a
+ * waking's interrupt context; they emit records only for the irq group. */
 static unsigned prog_group(const char *name)
 {
-	if (strstr(name, "irq"))
-		return CTXMON_EVENTS_IRQ;
 	if (strstr(name, "sys_"))
 		return CTXMON_EVENTS_SYSCALL;
 	return CTXMON_EVENTS_SCHED;
@@ -282,7 +292,8 @@ static void choose_progs(struct ctxsw_bpf *skel, enum prog_set set,
 	static const char *const prefix[] = { "btf_", "raw_", "agg_" };
 	struct bpf_program *prog;
 
-	bpf_object__for_each_program(prog, skel->obj) {
+	for (prog = bpf_object__next_program(skel->obj, NULL); prog;
+	     prog = bpf_object__next_program(skel->obj, prog)) {
 		const char *name = bpf_program__name(prog);
 		bool on = !strncmp(name, prefix[set], 4) &&
 			  (prog_group(name + 4) & groups);
@@ -301,7 +312,32 @@ struct load_cfg {
 	int cg_level;
 	bool cpu_filter;
 	int sw_args, exit_args;
+	uint32_t tasks; /* entries of the per-task maps */
 };
+
+/*
+ * Entries for the map of per-task counters: an LRU, so a task evicted
+ * between its switch-in and switch-out only loses exactness for that one
+ * switch; room for four times the threads alive now, within bounds.
+ */
+static uint32_t task_slots(void)
+{
+	unsigned long running, total = 0;
+	uint64_t n;
+	FILE *f = fopen("/proc/loadavg", "re");
+
+	if (f) {
+		if (fscanf(f, "%*s %*s %*s %lu/%lu", &running, &total) != 2)
+			total = 0;
+		fclose(f);
+	}
+	n = (uint64_t)total * 4;
+	if (n < 32768)
+		n = 32768;
+	if (n > 262144)
+		n = 262144;
+	return (uint32_t)n;
+}
 
 /* Open and load the skeleton once; NULL and errno on failure. */
 static struct ctxsw_bpf *load_skel(const struct load_cfg *c, int nposs)
@@ -319,9 +355,13 @@ static struct ctxsw_bpf *load_skel(const struct load_cfg *c, int nposs)
 	skel->rodata->cg_level = c->cg_level;
 	skel->rodata->sw_state_arg = c->sw_args >= 4;
 	skel->rodata->exit_group_arg = c->exit_args >= 2;
+	skel->rodata->wake_bytes = c->ring / 4;
+	skel->rodata->emit_irq = (c->groups & CTXMON_EVENTS_IRQ) != 0;
 	choose_progs(skel, c->set, c->groups);
 
 	err = bpf_map__set_max_entries(skel->maps.events, (__u32)c->ring);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.csw, c->tasks);
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.cpus,
 					       (__u32)(nposs > 0 ? nposs : 1));
@@ -404,6 +444,7 @@ static void bpf_close(void *priv)
 	ring_buffer__free(p->rb);
 	ctxsw_bpf__destroy(p->skel);
 	lb_end(old);
+	reorder__free(p->ro);
 	free(p->cpubuf);
 	free(p->dead);
 	free(p);
@@ -412,7 +453,7 @@ static void bpf_close(void *priv)
 int bpf_backend__open(struct backend_ctx *ctx, const struct bpf_backend_opts *o,
 		      void **priv)
 {
-	struct bpf_backend_opts dflt = { .sz = sizeof(dflt) };
+	struct bpf_backend_opts opts = { .sz = sizeof(opts) };
 	struct load_cfg c = { 0 };
 	libbpf_print_fn_t old = lb_begin();
 	char btf_err[256] = "";
@@ -420,8 +461,10 @@ int bpf_backend__open(struct backend_ctx *ctx, const struct bpf_backend_opts *o,
 	struct btf *vmlinux;
 	int ret;
 
-	if (!o)
-		o = &dflt;
+	/* a caller built against a shorter struct gets zeros for the rest */
+	if (o)
+		memcpy(&opts, o, o->sz < sizeof(opts) ? o->sz : sizeof(opts));
+	o = &opts;
 	p = calloc(1, sizeof(*p));
 	if (!p) {
 		ret = -ENOMEM;
@@ -449,9 +492,9 @@ int bpf_backend__open(struct backend_ctx *ctx, const struct bpf_backend_opts *o,
 	}
 
 	c.set = o->aggregate ? SET_AGG : o->force_raw_tp ? SET_RAW : SET_BTF;
-	c.groups = o->aggregate ? CTXMON_EVENTS_SCHED :
-				  (ctx->events ? ctx->events :
-						 CTXMON_EVENTS_SCHED);
+	c.groups = o->aggregate ?
+			   CTXMON_EVENTS_SCHED :
+			   (ctx->events ? ctx->events : CTXMON_EVENTS_SCHED);
 	c.ring = o->aggregate ? (size_t)sysconf(_SC_PAGESIZE) : ring_bytes(ctx);
 	switch (ctx->target) {
 	case CTXMON_TARGET_PIDS:
@@ -477,12 +520,13 @@ int bpf_backend__open(struct backend_ctx *ctx, const struct bpf_backend_opts *o,
 		goto out;
 	}
 	if (o->cgroup) {
-		ret = cgroup_resolve(o->cgroup, &c.cg_id, &c.cg_level,
-				     ctx->err, ctx->errlen);
+		ret = cgroup_resolve(o->cgroup, &c.cg_id, &c.cg_level, ctx->err,
+				     ctx->errlen);
 		if (ret < 0)
 			goto out;
 	}
 	c.cpu_filter = o->cpus != NULL;
+	c.tasks = task_slots();
 
 	vmlinux = btf__load_vmlinux_btf();
 	if (!vmlinux && c.set != SET_RAW) {
@@ -516,6 +560,7 @@ int bpf_backend__open(struct backend_ctx *ctx, const struct bpf_backend_opts *o,
 		goto out;
 	}
 	p->tp_btf = c.set != SET_RAW;
+	p->filter_kind = c.filter_kind;
 
 	ret = fill_filters(p, &c, o);
 	if (ret < 0) {
@@ -524,12 +569,17 @@ int bpf_backend__open(struct backend_ctx *ctx, const struct bpf_backend_opts *o,
 		goto out;
 	}
 	if (!p->aggregate) {
+		p->ro = reorder__new(stream__ncpus(ctx->stream));
+		if (!p->ro) {
+			ret = -errno;
+			goto out;
+		}
 		p->rb = ring_buffer__new(bpf_map__fd(p->skel->maps.events),
 					 on_record, p, NULL);
 		if (!p->rb) {
 			ret = -errno;
-			fmt__buf(ctx->err, ctx->errlen,
-				 "bpf: ring buffer: %s", strerror(errno));
+			fmt__buf(ctx->err, ctx->errlen, "bpf: ring buffer: %s",
+				 strerror(errno));
 			goto out;
 		}
 	}
@@ -600,12 +650,14 @@ static int bpf_poll_fd(void *priv)
 
 /* ---- streaming: records to events ------------------------------------- */
 
-static const char *comm(struct bpf_priv *p, const char *c)
+static const char *comm(struct strtab *strs, const char *c)
 {
-	return strtab__intern(p->ctx->strs, c, CTXSW_COMM_LEN);
+	return strtab__intern(strs, c, CTXSW_COMM_LEN);
 }
 
-static int on_record(void *priv, void *data, size_t len)
+/* Decode a ring record into @ev; 0 or -EINVAL (not one of ours). */
+static int rec_decode(struct strtab *strs, const void *data, size_t len,
+		      int ncpus, struct ctxmon_event *ev)
 {
 	static const size_t rec_size[] = {
 		[CTXSW_SWITCH] = sizeof(struct ctxsw_switch),
@@ -623,35 +675,18 @@ static int on_record(void *priv, void *data, size_t len)
 		[CTXSW_SYS_ENTER] = sizeof(struct ctxsw_sys),
 		[CTXSW_SYS_EXIT] = sizeof(struct ctxsw_sys),
 	};
-	struct bpf_priv *p = priv;
-	struct stream *st = p->ctx->stream;
 	const struct ctxsw_hdr *h = data;
-	struct ctxmon_event *ev;
-	int cpu;
 
+	/* cannot happen with our own programs; the cpu field of such a
+	 * record is not to be trusted either */
 	if (len < sizeof(*h) || h->type >= ARRAY_SIZE(rec_size) ||
-	    !rec_size[h->type] || len < rec_size[h->type]) {
-		/* cannot happen with our own programs; do not trust the
-		 * cpu field of such a record */
-		p->bad_records++;
-		return 0;
-	}
-	cpu = h->cpu;
-	if (cpu >= stream__ncpus(st)) {
-		p->bad_records++;
-		return 0;
-	}
-	if (h->lost)
-		stream__lost(st, cpu, h->lost, h->ts);
-	ev = stream__slot(st, cpu);
-	if (!ev) {
-		p->cb_err = -ENOMEM;
-		return -ENOMEM;
-	}
+	    !rec_size[h->type] || len < rec_size[h->type] || h->cpu >= ncpus)
+		return -EINVAL;
+	memset(ev, 0, sizeof(*ev));
 	ev->ts = h->ts;
 	ev->type = h->type;
 	ev->flags = h->flags;
-	ev->cpu = cpu;
+	ev->cpu = h->cpu;
 	ev->tid = h->tid;
 	ev->tgid = h->tgid;
 
@@ -668,8 +703,8 @@ static int on_record(void *priv, void *data, size_t len)
 		ev->sw.next_prio = r->next_prio;
 		ev->sw.preempt = r->preempt;
 		ev->sw.kind = r->kind;
-		ev->sw.prev_comm = comm(p, r->prev_comm);
-		ev->sw.next_comm = comm(p, r->next_comm);
+		ev->sw.prev_comm = comm(strs, r->prev_comm);
+		ev->sw.next_comm = comm(strs, r->next_comm);
 		break;
 	}
 	case CTXSW_WAKING:
@@ -680,7 +715,7 @@ static int on_record(void *priv, void *data, size_t len)
 		ev->wake.tid = r->tid;
 		ev->wake.prio = r->prio;
 		ev->wake.target_cpu = r->target_cpu;
-		ev->wake.comm = comm(p, r->comm);
+		ev->wake.comm = comm(strs, r->comm);
 		break;
 	}
 	case CTXSW_MIGRATE: {
@@ -698,7 +733,7 @@ static int on_record(void *priv, void *data, size_t len)
 		ev->fork.parent_tid = r->parent_tid;
 		ev->fork.child_tid = r->child_tid;
 		ev->fork.child_tgid = r->child_tgid;
-		ev->fork.child_comm = comm(p, r->child_comm);
+		ev->fork.child_comm = comm(strs, r->child_comm);
 		break;
 	}
 	case CTXSW_EXEC: {
@@ -706,7 +741,7 @@ static int on_record(void *priv, void *data, size_t len)
 
 		ev->exec.tid = r->tid;
 		ev->exec.old_tid = r->old_tid;
-		ev->exec.comm = comm(p, r->comm);
+		ev->exec.comm = comm(strs, r->comm);
 		break;
 	}
 	case CTXSW_EXIT: {
@@ -715,7 +750,7 @@ static int on_record(void *priv, void *data, size_t len)
 		ev->exit.tid = r->tid;
 		ev->exit.prio = r->prio;
 		ev->exit.group_dead = r->group_dead;
-		ev->exit.comm = comm(p, r->comm);
+		ev->exit.comm = comm(strs, r->comm);
 		break;
 	}
 	case CTXSW_SYS_ENTER:
@@ -734,8 +769,165 @@ static int on_record(void *priv, void *data, size_t len)
 		break;
 	}
 	}
-	stream__commit(st, cpu);
 	return 0;
+}
+
+/*
+ * Per-CPU reordering.  Records of one CPU come out of the ring nearly in
+ * time order: a program interrupted between taking its time and reserving
+ * lands after the interrupting ones (see rec_reserve() in ctxsw.bpf.c).
+ * Each CPU's events are kept sorted here (insertion from the end: almost
+ * always no move) and handed to the stream only up to the time before
+ * which nothing can still arrive, the same bound the stream delivers to.
+ */
+struct reorder_q {
+	struct ctxmon_event *ev; /* [head, n) queued, sorted by ts */
+	size_t head, n, cap;
+};
+
+struct reorder {
+	int ncpus;
+	struct reorder_q *q;
+};
+
+struct reorder *reorder__new(int ncpus)
+{
+	struct reorder *r;
+
+	if (ncpus < 1) {
+		errno = EINVAL;
+		return NULL;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->ncpus = ncpus;
+	r->q = calloc((size_t)ncpus, sizeof(*r->q));
+	if (!r->q) {
+		free(r);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return r;
+}
+
+void reorder__free(struct reorder *r)
+{
+	if (!r)
+		return;
+	for (int i = 0; i < r->ncpus; i++)
+		free(r->q[i].ev);
+	free(r->q);
+	free(r);
+}
+
+/* Queue @ev on its CPU in time order; equal times keep arrival order. */
+static int reorder_insert(struct reorder *r, const struct ctxmon_event *ev)
+{
+	struct reorder_q *q = &r->q[ev->cpu];
+	size_t i;
+
+	if (q->n == q->cap) {
+		if (q->head > q->cap / 2) {
+			/* mostly consumed: slide down instead of growing */
+			memmove(q->ev, q->ev + q->head,
+				(q->n - q->head) * sizeof(*q->ev));
+			q->n -= q->head;
+			q->head = 0;
+		} else {
+			size_t cap = q->cap ? q->cap * 2 : 1024;
+			struct ctxmon_event *e =
+				realloc(q->ev, cap * sizeof(*e));
+
+			if (!e)
+				return -ENOMEM;
+			q->ev = e;
+			q->cap = cap;
+		}
+	}
+	i = q->n++;
+	while (i > q->head && q->ev[i - 1].ts > ev->ts) {
+		q->ev[i] = q->ev[i - 1];
+		i--;
+	}
+	q->ev[i] = *ev;
+	return 0;
+}
+
+int reorder__add_record(struct reorder *r, struct strtab *strs, const void *rec,
+			size_t len)
+{
+	const struct ctxsw_hdr *h = rec;
+	struct ctxmon_event ev;
+	int ret = rec_decode(strs, rec, len, r->ncpus, &ev);
+
+	if (ret < 0)
+		return ret;
+	if (h->lost) {
+		/* the gap ends at this record: queued just before it */
+		struct ctxmon_event gap = {
+			.ts = ev.ts,
+			.type = CTXMON_EV_LOST,
+			.cpu = ev.cpu,
+			.tid = -1,
+			.tgid = -1,
+			.lost = { .count = h->lost },
+		};
+
+		ret = reorder_insert(r, &gap);
+		if (ret < 0)
+			return ret;
+	}
+	return reorder_insert(r, &ev);
+}
+
+int reorder__flush(struct reorder *r, struct stream *st, uint64_t upto)
+{
+	for (int c = 0; c < r->ncpus && c < stream__ncpus(st); c++) {
+		struct reorder_q *q = &r->q[c];
+
+		while (q->head < q->n && q->ev[q->head].ts <= upto) {
+			const struct ctxmon_event *ev = &q->ev[q->head];
+			struct ctxmon_event *slot;
+
+			if (ev->type == CTXMON_EV_LOST) {
+				stream__lost(st, c, ev->lost.count, ev->ts);
+			} else {
+				slot = stream__slot(st, c);
+				if (!slot)
+					return -ENOMEM;
+				*slot = *ev;
+				stream__commit(st, c);
+			}
+			q->head++;
+		}
+		if (q->head == q->n)
+			q->head = q->n = 0;
+	}
+	return 0;
+}
+
+size_t reorder__held(const struct reorder *r)
+{
+	size_t n = 0;
+
+	for (int c = 0; c < r->ncpus; c++)
+		n += r->q[c].n - r->q[c].head;
+	return n;
+}
+
+static int on_record(void *priv, void *data, size_t len)
+{
+	struct bpf_priv *p = priv;
+	int ret = reorder__add_record(p->ro, p->ctx->strs, data, len);
+
+	if (ret == -EINVAL) {
+		p->bad_records++;
+		return 0;
+	}
+	if (ret < 0)
+		p->cb_err = ret;
+	return ret;
 }
 
 static int read_cpu_state(struct bpf_priv *p)
@@ -770,22 +962,29 @@ static int report_pending_lost(struct bpf_priv *p)
 			stream__lost(st, c, p->cpubuf[c].lost, p->disable_ts);
 		p->cpubuf[c].lost = 0;
 	}
-	if (any && bpf_map_update_elem(bpf_map__fd(p->skel->maps.cpu_state),
-				       &k, p->cpubuf, BPF_ANY) < 0)
+	if (any && bpf_map_update_elem(bpf_map__fd(p->skel->maps.cpu_state), &k,
+				       p->cpubuf, BPF_ANY) < 0)
 		return -errno;
 	return 0;
 }
 
+static int drain_dead(struct bpf_priv *p);
+
 static int bpf_read(void *priv, uint64_t *safe_ts)
 {
 	struct bpf_priv *p = priv;
-	/* before reading: a program stamps its record before it commits
-	 * it, and runs with preemption off, so whatever is stamped earlier
-	 * than this (less the slack) is visible by the time we look */
-	uint64_t now = clock__now_ns();
+	/* before reading: a program takes its time just before it reserves
+	 * and runs with preemption off, so whatever is stamped earlier than
+	 * this (less the slack) is in the ring by the time we look */
+	uint64_t now = clock__now_ns(), upto;
 	int ret;
 
-	*safe_ts = now > STREAM_SLACK_NS ? now - STREAM_SLACK_NS : 0;
+	upto = now > STREAM_SLACK_NS ? now - STREAM_SLACK_NS : 0;
+	*safe_ts = upto;
+	if (p->aggregate)
+		/* keep the kernel's table of dead threads small: the rows
+		 * wait here for read_rows */
+		return drain_dead(p);
 	if (!p->rb)
 		return 0;
 	p->cb_err = 0;
@@ -794,44 +993,32 @@ static int bpf_read(void *priv, uint64_t *safe_ts)
 		return p->cb_err;
 	if (ret < 0)
 		return ret;
-	if (!p->enabled && p->disable_ts && !p->drained) {
-		ret = report_pending_lost(p);
-		if (ret < 0)
-			return ret;
-		p->drained = true;
+	if (!p->enabled && p->disable_ts) {
+		/* detached: everything there will be is read */
+		upto = UINT64_MAX;
+		if (!p->drained) {
+			ret = reorder__flush(p->ro, p->ctx->stream, upto);
+			if (ret < 0)
+				return ret;
+			ret = report_pending_lost(p);
+			if (ret < 0)
+				return ret;
+			p->drained = true;
+		}
 	}
-	return 0;
+	return reorder__flush(p->ro, p->ctx->stream, upto);
 }
 
 /* ---- aggregation: reading the tables ----------------------------------- */
 
-/* Charge a live row's open interval up to @now, as finish() would. */
-static void row_finish(struct ctxsw_row *r, uint64_t now)
-{
-	uint64_t d;
-
-	if (r->state == CTXSW_ST_NEW || r->state == CTXSW_ST_DEAD ||
-	    now <= r->state_ts)
-		return;
-	d = now - r->state_ts;
-	if (r->state == CTXSW_ST_RUNNING)
-		r->run_ns += d;
-	else if (r->state == CTXSW_ST_RUNNABLE)
-		r->wait_ns += d;
-	else
-		r->sleep_ns[r->sleep_idx < 3 ? r->sleep_idx : 2] += d;
-	r->state_ts = now;
-	r->last_ts = now;
-}
-
-static void row_to_stats(struct bpf_priv *p, const struct ctxsw_row *r,
-			 struct ctxmon_stats *s)
+void bpf_row__stats(const struct ctxsw_row *r, uint64_t now,
+		    struct strtab *strs, struct ctxmon_stats *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->tid = r->tid;
 	s->tgid = r->tgid > 0 ? r->tgid : -1;
 	s->ppid = r->ppid;
-	s->comm = comm(p, r->comm);
+	s->comm = comm(strs, r->comm);
 	s->nthreads = 1;
 	s->exited = r->exited;
 	/* only selected tasks have rows */
@@ -857,6 +1044,20 @@ static void row_to_stats(struct bpf_priv *p, const struct ctxsw_row *r,
 	s->lat.max_cpu = r->lat.max_cpu;
 	s->lat.max_prev_tid = r->lat.max_prev_tid;
 	memcpy(s->lat.hist, r->lat.hist, sizeof(s->lat.hist));
+
+	/* the interval still open, charged up to @now as finish() does */
+	if (r->state != CTXSW_ST_NEW && r->state != CTXSW_ST_DEAD &&
+	    now > r->state_ts) {
+		uint64_t d = now - r->state_ts;
+
+		if (r->state == CTXSW_ST_RUNNING)
+			s->run_ns += d;
+		else if (r->state == CTXSW_ST_RUNNABLE)
+			s->wait_ns += d;
+		else
+			s->sleep_ns[r->sleep_idx < 3 ? r->sleep_idx : 2] += d;
+		s->last_ts = now;
+	}
 }
 
 /* Move the rows of dead threads from the kernel into p->dead. */
@@ -952,7 +1153,7 @@ int bpf_backend__read_rows(void *priv, uint64_t now, struct ctxmon_stats **rows,
 					      BPF_F_LOCK) < 0)
 			continue;
 		if (!live[nlive].tid)
-			continue;	/* created, not yet filled in */
+			continue; /* created, not yet filled in */
 		nlive++;
 	}
 	/* after the live walk: a thread that died meanwhile is found here,
@@ -967,7 +1168,7 @@ int bpf_backend__read_rows(void *priv, uint64_t now, struct ctxmon_stats **rows,
 		goto out;
 	}
 	for (size_t i = 0; i < p->ndead; i++)
-		row_to_stats(p, &p->dead[i], &out[cnt++]);
+		bpf_row__stats(&p->dead[i], 0, p->ctx->strs, &out[cnt++]);
 	for (size_t i = 0; i < nlive; i++) {
 		bool stale = false;
 
@@ -976,8 +1177,7 @@ int bpf_backend__read_rows(void *priv, uint64_t now, struct ctxmon_stats **rows,
 				p->dead[j].first_ts == live[i].first_ts;
 		if (stale)
 			continue;
-		row_finish(&live[i], now);
-		row_to_stats(p, &live[i], &out[cnt++]);
+		bpf_row__stats(&live[i], now, p->ctx->strs, &out[cnt++]);
 	}
 	qsort(out, cnt, sizeof(*out), cmp_stats);
 	/* generations of a reused tid, oldest first */
@@ -1048,12 +1248,43 @@ int bpf_backend__info(void *priv, struct bpf_backend_info *out)
 	memset(out, 0, sizeof(*out));
 	out->tp_btf = p->tp_btf;
 	out->aggregate = p->aggregate;
+	out->bad_records = p->bad_records;
 	for (int c = 0; c < p->nposs; c++) {
 		out->lost += p->cpubuf[c].lost_total;
 		out->inexact += p->cpubuf[c].inexact;
 		out->rows_dropped += p->cpubuf[c].rows_dropped;
 	}
 	return 0;
+}
+
+/*
+ * The session forked the command (it waits to exec): name it a target.
+ * It normally is already, followed from its fork as a child of ours (the
+ * fork_roots map); this covers a command forked by someone else.
+ */
+static int bpf_attach(void *priv, pid_t pid)
+{
+	struct bpf_priv *p = priv;
+	__u32 k = (__u32)pid;
+	__u8 one = 1;
+
+	if (p->filter_kind != CTXSW_FILTER_TGIDS || pid <= 0)
+		return 0;
+	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.targets), &k, &one,
+				BPF_ANY) < 0) {
+		fmt__buf(p->ctx->err, p->ctx->errlen,
+			 "bpf: cannot select pid %d: %s", (int)pid,
+			 strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+static int bpf_agg_open(struct backend_ctx *ctx, void **priv)
+{
+	struct bpf_backend_opts o = { .sz = sizeof(o), .aggregate = true };
+
+	return bpf_backend__open(ctx, &o, priv);
 }
 
 const struct backend_ops backend_bpf = {
@@ -1064,4 +1295,19 @@ const struct backend_ops backend_bpf = {
 	.poll_fd = bpf_poll_fd,
 	.read = bpf_read,
 	.close = bpf_close,
+	.attach = bpf_attach,
+};
+
+/* Aggregation: the same programs' counting twins, read as rows. */
+const struct backend_ops backend_bpf_agg = {
+	.name = "bpf-agg",
+	.open = bpf_agg_open,
+	.enable = bpf_enable,
+	.disable = bpf_disable,
+	.poll_fd = bpf_poll_fd,
+	.read = bpf_read,
+	.close = bpf_close,
+	.attach = bpf_attach,
+	.read_rows = bpf_backend__read_rows,
+	.limits = "counted in the kernel: per-thread totals, no event stream",
 };

@@ -28,8 +28,9 @@
 
 #include "capture/textparse.h"
 
-#define COMM_MAX 255		/* longest comm-like string kept */
+#define COMM_MAX 255 /* longest comm-like string kept */
 #define NCAPS 12
+#define HEAD_TRIES 8 /* "[cpu] ts: event:" places tried per line */
 
 enum flavour { FL_UNKNOWN, FL_PIPE, FL_TRACECMD, FL_SYSTRACE };
 
@@ -43,8 +44,8 @@ static const char *const flavour_names[] = {
 struct textparse {
 	struct strtab *strs;
 	enum flavour flavour;
-	bool started;		/* a non-blank line was seen */
-	bool html, in_data;	/* systrace HTML: inside a trace-data block */
+	bool started; /* a non-blank line was seen */
+	bool html, in_data; /* systrace HTML: inside a trace-data block */
 };
 
 struct textparse *textparse__new(struct strtab *strs)
@@ -112,7 +113,8 @@ static bool scan_int(const char *s, const char *e, int64_t *v, const char **end)
 }
 
 /* "secs.frac" (up to 9 decimals) or a bare counter, to ns. */
-static bool scan_ts(const char *s, const char *e, uint64_t *ns, const char **end)
+static bool scan_ts(const char *s, const char *e, uint64_t *ns,
+		    const char **end)
 {
 	uint64_t secs = 0, frac = 0;
 	const char *d = s;
@@ -126,7 +128,7 @@ static bool scan_ts(const char *s, const char *e, uint64_t *ns, const char **end
 	if (s == d)
 		return false;
 	if (s >= e || *s != '.') {
-		*ns = secs;	/* counter clocks print plain integers */
+		*ns = secs; /* counter clocks print plain integers */
 		*end = s;
 		return true;
 	}
@@ -173,7 +175,7 @@ static bool parse_state(const char *s, size_t n, uint32_t *state, int *preempt)
 		l = memchr(letters, s[i], sizeof(letters) - 1);
 		if (l)
 			st |= 1u << (l - letters);
-		else if (s[i] == 'x')	/* older kernels' EXIT_DEAD */
+		else if (s[i] == 'x') /* older kernels' EXIT_DEAD */
 			st |= CTXMON_STATE_X;
 		else if (s[i] == '?' || (s[i] >= 'A' && s[i] <= 'z'))
 			st |= CTXMON_STATE_OTHER;
@@ -207,20 +209,15 @@ static bool can_start(const char *t, const char *q, const char *e)
  * Match [s, e) against template @t.  Conversions: %s a string of at most
  * COMM_MAX bytes, %p a string of any length, %d an integer, %D an integer
  * not kept, %S a task state, %B true/false, %R handled/unhandled, %T a
- * timestamp, %* the rest of the line.  A space matches one or more.
+ * timestamp, %* the rest of the line.  Everything else matches itself:
+ * the kernel prints fields with single spaces, so a comm may end in a
+ * space and still read back the same.
  */
 static bool match(const char *t, const char *s, const char *e, struct cap *c)
 {
 	const char *end;
 
 	while (*t) {
-		if (*t == ' ') {
-			if (s >= e || *s != ' ')
-				return false;
-			s = skip_spaces(s, e);
-			t++;
-			continue;
-		}
 		if (*t != '%') {
 			if (s >= e || *s != *t)
 				return false;
@@ -232,15 +229,16 @@ static bool match(const char *t, const char *s, const char *e, struct cap *c)
 		switch (t[-1]) {
 		case 's':
 		case 'p': {
-			size_t max = t[-1] == 's' ? COMM_MAX : TEXTPARSE_LINE_MAX;
+			size_t max = t[-1] == 's' ? COMM_MAX :
+						    TEXTPARSE_LINE_MAX;
 
 			if (!*t) {
 				c->s = s;
 				c->len = (size_t)(e - s);
 				return c->len <= max;
 			}
-			for (const char *q = s; q <= e && (size_t)(q - s) <= max;
-			     q++) {
+			for (const char *q = s;
+			     q <= e && (size_t)(q - s) <= max; q++) {
 				if (!can_start(t, q, e))
 					continue;
 				c->s = s;
@@ -280,7 +278,8 @@ static bool match(const char *t, const char *s, const char *e, struct cap *c)
 			if ((size_t)(e - s) >= ny && !memcmp(s, yes, ny)) {
 				c->i = 1;
 				s += ny;
-			} else if ((size_t)(e - s) >= nn && !memcmp(s, no, nn)) {
+			} else if ((size_t)(e - s) >= nn &&
+				   !memcmp(s, no, nn)) {
 				c->i = 0;
 				s += nn;
 			} else if (s < e && (*s == '0' || *s == '1')) {
@@ -310,40 +309,50 @@ static bool match(const char *t, const char *s, const char *e, struct cap *c)
 struct evdef {
 	const char *name;
 	uint16_t type;
-	const char *tpl[3];	/* alternatives, same captures in order */
+	const char *tpl[4]; /* alternatives, same captures in order */
 };
 
 static const struct evdef evdefs[] = {
-	{ "sched_switch", CTXMON_EV_SWITCH,
+	{ "sched_switch",
+	  CTXMON_EV_SWITCH,
 	  { "prev_comm=%s prev_pid=%d prev_prio=%d prev_state=%S ==> "
 	    "next_comm=%s next_pid=%d next_prio=%d",
 	    "%s:%d [%d] %S ==> %s:%d [%d]" } },
-	{ "sched_waking", CTXMON_EV_WAKING,
+	{ "sched_waking",
+	  CTXMON_EV_WAKING,
 	  { "comm=%s pid=%d prio=%d target_cpu=%d",
 	    "comm=%s pid=%d prio=%d success=%D target_cpu=%d",
-	    "%s:%d [%d] CPU:%d" } },
-	{ "sched_wakeup", CTXMON_EV_WAKEUP,
+	    "%s:%d [%d] CPU:%d", "%s:%d [%d] success=%D CPU:%d" } },
+	{ "sched_wakeup",
+	  CTXMON_EV_WAKEUP,
 	  { "comm=%s pid=%d prio=%d target_cpu=%d",
 	    "comm=%s pid=%d prio=%d success=%D target_cpu=%d",
-	    "%s:%d [%d] CPU:%d" } },
-	{ "sched_wakeup_new", CTXMON_EV_WAKEUP_NEW,
+	    "%s:%d [%d] CPU:%d", "%s:%d [%d] success=%D CPU:%d" } },
+	{ "sched_wakeup_new",
+	  CTXMON_EV_WAKEUP_NEW,
 	  { "comm=%s pid=%d prio=%d target_cpu=%d",
 	    "comm=%s pid=%d prio=%d success=%D target_cpu=%d",
-	    "%s:%d [%d] CPU:%d" } },
-	{ "sched_migrate_task", CTXMON_EV_MIGRATE,
+	    "%s:%d [%d] CPU:%d", "%s:%d [%d] success=%D CPU:%d" } },
+	{ "sched_migrate_task",
+	  CTXMON_EV_MIGRATE,
 	  { "comm=%s pid=%d prio=%d orig_cpu=%d dest_cpu=%d" } },
-	{ "sched_process_fork", CTXMON_EV_FORK,
+	{ "sched_process_fork",
+	  CTXMON_EV_FORK,
 	  { "comm=%s pid=%d child_comm=%s child_pid=%d" } },
-	{ "sched_process_exec", CTXMON_EV_EXEC,
+	{ "sched_process_exec",
+	  CTXMON_EV_EXEC,
 	  { "filename=%p pid=%d old_pid=%d" } },
-	{ "sched_process_exit", CTXMON_EV_EXIT,
+	{ "sched_process_exit",
+	  CTXMON_EV_EXIT,
 	  { "comm=%s pid=%d prio=%d group_dead=%B",
 	    "comm=%s pid=%d prio=%d" } },
 	{ "irq_handler_entry", CTXMON_EV_IRQ_ENTRY, { "irq=%d name=%p" } },
 	{ "irq_handler_exit", CTXMON_EV_IRQ_EXIT, { "irq=%d ret=%R" } },
-	{ "softirq_entry", CTXMON_EV_SOFTIRQ_ENTRY,
+	{ "softirq_entry",
+	  CTXMON_EV_SOFTIRQ_ENTRY,
 	  { "vec=%d [action=%s]", "vec=%d" } },
-	{ "softirq_exit", CTXMON_EV_SOFTIRQ_EXIT,
+	{ "softirq_exit",
+	  CTXMON_EV_SOFTIRQ_EXIT,
 	  { "vec=%d [action=%s]", "vec=%d" } },
 	{ "sys_enter", CTXMON_EV_SYS_ENTER, { "NR %d (%*", "NR %d" } },
 	{ "sys_exit", CTXMON_EV_SYS_EXIT, { "NR %d = %d" } },
@@ -404,7 +413,7 @@ static bool fill(struct textparse *p, const struct evdef *def,
 		ev->sw.next_prio = (int32_t)c[6].i;
 		ev->sw.prev_tgid = ev->sw.prev_tid == 0 ? 0 : -1;
 		ev->sw.next_tgid = ev->sw.next_tid == 0 ? 0 : -1;
-		if (ev->sw.prev_tid == ev->tid)
+		if (ev->sw.prev_tid == ev->tid && ev->tgid != -1)
 			ev->sw.prev_tgid = ev->tgid;
 		break;
 	case CTXMON_EV_WAKING:
@@ -472,7 +481,8 @@ static bool fill(struct textparse *p, const struct evdef *def,
 /* ---- line structure ------------------------------------------------ */
 
 struct head {
-	const char *task, *task_end;	/* "comm-tid (tgid)" */
+	const char *task, *task_end; /* "comm-tid (tgid)" */
+	bool tgid_col; /* with the "(tgid)" column */
 	int32_t cpu;
 	uint64_t ts;
 	const char *name, *name_end;
@@ -481,8 +491,8 @@ struct head {
 
 static bool is_name_char(char c)
 {
-	return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	       c == '_';
+	return is_digit(c) || (c >= 'a' && c <= 'z') ||
+	       (c >= 'A' && c <= 'Z') || c == '_';
 }
 
 /* After "[cpu]": optional irq flags, the timestamp, the event name. */
@@ -519,9 +529,15 @@ static bool parse_after_cpu(const char *s, const char *e, struct head *h)
 	return true;
 }
 
-static bool parse_head(const char *s, const char *e, struct head *h)
+/*
+ * Next place after *@from that reads as "[cpu] timestamp: event:", with
+ * the task part before it.  A comm may itself contain such text, so the
+ * caller tries the candidates in turn until the whole line parses.
+ */
+static bool parse_head(const char *s, const char *e, const char **from,
+		       struct head *h)
 {
-	for (const char *q = s; q < e; q++) {
+	for (const char *q = *from; q < e; q++) {
 		const char *d;
 		int64_t cpu;
 
@@ -535,13 +551,14 @@ static bool parse_head(const char *s, const char *e, struct head *h)
 		h->task = s;
 		h->task_end = q;
 		h->cpu = (int32_t)cpu;
+		*from = q + 1;
 		return true;
 	}
 	return false;
 }
 
 /* "comm-tid" with an optional "(tgid)" after it. */
-static bool parse_task(struct textparse *p, const struct head *h,
+static bool parse_task(struct textparse *p, struct head *h,
 		       struct textparse_line *out, bool *oom)
 {
 	const char *s = skip_spaces(h->task, h->task_end), *e = h->task_end;
@@ -564,7 +581,7 @@ static bool parse_task(struct textparse *p, const struct head *h,
 			out->ev.tgid = (int32_t)v;
 		else if (*d != '-')
 			return false;
-		p->flavour = FL_SYSTRACE;
+		h->tgid_col = true;
 		e = o;
 		while (e > s && e[-1] == ' ')
 			e--;
@@ -598,17 +615,19 @@ static bool parse_task(struct textparse *p, const struct head *h,
 static bool parse_lost(const char *s, const char *e, struct textparse_line *out)
 {
 	static const char *const tpl[] = {
-		"CPU:%d [LOST %d EVENTS]", "CPU:%d [LOST EVENTS]",
-		"CPU:%d [%d EVENTS DROPPED]", "CPU:%d [EVENTS DROPPED]",
+		"CPU:%d [LOST %d EVENTS]",
+		"CPU:%d [LOST EVENTS]",
+		"CPU:%d [%d EVENTS DROPPED]",
+		"CPU:%d [EVENTS DROPPED]",
 	};
 	struct cap c[NCAPS];
 
 	for (size_t i = 0; i < ARRAY_SIZE(tpl); i++) {
 		memset(c, 0, sizeof(c));
-		if (match(tpl[i], s, e, c)) {
+		if (match(tpl[i], s, e, c) && c[1].i >= 0) {
 			out->kind = TP_LOST;
 			out->lost_cpu = (int32_t)c[0].i;
-			out->lost_count = c[1].i > 0 ? (uint64_t)c[1].i : 0;
+			out->lost_count = (uint64_t)c[1].i;
 			return true;
 		}
 	}
@@ -638,22 +657,68 @@ static bool is_header(struct textparse *p, const char *s, const char *e)
 		p->flavour = FL_TRACECMD;
 		return true;
 	}
-	if (match("TRACE:", s, e, c) || match("capturing trace...%*", s, e, c) ||
-	    match("done", s, e, c)) {
+	if (match("TRACE:", s, e, c) ||
+	    match("capturing trace...%*", s, e, c) || match("done", s, e, c)) {
 		p->flavour = FL_SYSTRACE;
 		return true;
 	}
 	return false;
 }
 
+/* The event of a line whose head is @h: 1, 0 (not an event ctxmon
+ * models), -EINVAL with *why, -ENOMEM. */
+static int parse_event(struct textparse *p, struct head *h, const char *e,
+		       struct textparse_line *out, const char **why)
+{
+	const struct evdef *def = NULL;
+	struct cap c[NCAPS];
+	bool oom = false;
+
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < ARRAY_SIZE(evdefs); i++) {
+		size_t n = (size_t)(h->name_end - h->name);
+
+		if (strlen(evdefs[i].name) == n &&
+		    !memcmp(evdefs[i].name, h->name, n)) {
+			def = &evdefs[i];
+			break;
+		}
+	}
+	h->tgid_col = false;
+	if (!parse_task(p, h, out, &oom)) {
+		*why = "cannot read the task (\"comm-tid\") before the cpu";
+		return oom ? -ENOMEM : -EINVAL;
+	}
+	if (!def)
+		return 0;
+	out->kind = TP_EVENT;
+	out->ev.ts = h->ts;
+	out->ev.cpu = h->cpu;
+	for (size_t i = 0; i < ARRAY_SIZE(def->tpl) && def->tpl[i]; i++) {
+		memset(c, 0, sizeof(c));
+		if (!match(def->tpl[i], h->fields, e, c))
+			continue;
+		if (h->tgid_col)
+			p->flavour = FL_SYSTRACE;
+		else if (i > 0 && def->tpl[i][0] == '%' &&
+			 p->flavour != FL_SYSTRACE)
+			p->flavour = FL_TRACECMD; /* the sched plugin */
+		if (!fill(p, def, c, out) || oom)
+			return -ENOMEM;
+		if (p->flavour == FL_UNKNOWN)
+			p->flavour = FL_PIPE;
+		return 1;
+	}
+	*why = "the fields do not match the event's format";
+	return -EINVAL;
+}
+
 int textparse__line(struct textparse *p, const char *line, size_t len,
 		    struct textparse_line *out, const char **why)
 {
-	const char *s = line, *e = line + len;
-	const struct evdef *def = NULL;
-	struct cap c[NCAPS];
+	const char *s = line, *e = line + len, *from;
 	struct head h;
-	bool oom = false;
+	int ret = 0;
 
 	memset(out, 0, sizeof(*out));
 	while (e > s && (e[-1] == '\n' || e[-1] == '\r' || e[-1] == ' ' ||
@@ -667,8 +732,12 @@ int textparse__line(struct textparse *p, const char *line, size_t len,
 	if (s == e)
 		return 0;
 	if (!p->started) {
+		/* An HTML page, not a trace line whose comm starts so. */
+		from = s;
 		p->started = true;
-		if (starts_with(s, e, "<!DOCTYPE html") || starts_with(s, e, "<html")) {
+		if ((starts_with(s, e, "<!DOCTYPE html") ||
+		     starts_with(s, e, "<html")) &&
+		    !parse_head(s, e, &from, &h)) {
 			p->html = true;
 			p->flavour = FL_SYSTRACE;
 		}
@@ -686,60 +755,37 @@ int textparse__line(struct textparse *p, const char *line, size_t len,
 		if (!p->in_data)
 			return 0;
 	}
-	if (*s == '#' || is_header(p, s, e))
+	from = s;
+	/* Comments, unless a long comm that starts with '#' began a line. */
+	if ((*s == '#' && !parse_head(s, e, &from, &h)) || is_header(p, s, e))
 		return 0;
 	if (parse_lost(s, e, out))
 		return 1;
-	if (!parse_head(s, e, &h)) {
-		/* Systrace HTML also carries JSON and other blocks. */
-		if (p->html)
-			return 0;
-		*why = "not a trace line (no \"[cpu] timestamp: event:\")";
-		return -EINVAL;
+	from = s;
+	for (int tries = 0; tries < HEAD_TRIES && parse_head(s, e, &from, &h);
+	     tries++) {
+		ret = parse_event(p, &h, e, out, why);
+		if (ret != -EINVAL)
+			return ret;
 	}
-	for (size_t i = 0; i < ARRAY_SIZE(evdefs); i++) {
-		size_t n = (size_t)(h.name_end - h.name);
-
-		if (strlen(evdefs[i].name) == n && !memcmp(evdefs[i].name, h.name, n)) {
-			def = &evdefs[i];
-			break;
-		}
-	}
-	if (!def)
+	/* Systrace HTML also carries JSON and other blocks. */
+	if (p->html)
 		return 0;
-	out->kind = TP_EVENT;
-	out->ev.ts = h.ts;
-	out->ev.cpu = h.cpu;
-	if (!parse_task(p, &h, out, &oom)) {
-		*why = "cannot read the task (\"comm-tid\") before the cpu";
-		return oom ? -ENOMEM : -EINVAL;
-	}
-	for (size_t i = 0; i < ARRAY_SIZE(def->tpl) && def->tpl[i]; i++) {
-		memset(c, 0, sizeof(c));
-		if (!match(def->tpl[i], h.fields, e, c))
-			continue;
-		if (i > 0 && def->tpl[i][0] == '%' && p->flavour != FL_SYSTRACE)
-			p->flavour = FL_TRACECMD;	/* the sched plugin */
-		if (!fill(p, def, c, out))
-			return -ENOMEM;
-		if (p->flavour == FL_UNKNOWN)
-			p->flavour = FL_PIPE;
-		return oom ? -ENOMEM : 1;
-	}
-	*why = "the fields do not match the event's format";
+	if (ret == 0)
+		*why = "not a trace line (no \"[cpu] timestamp: event:\")";
 	return -EINVAL;
 }
 
 /* ---- formatting ---------------------------------------------------- */
 
 static const char *const softirq_names[] = {
-	"HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET",
-	"SCHED", "HRTIMER", "RCU",
+	"HI",	    "TIMER",   "NET_TX", "NET_RX",  "BLOCK",
+	"IRQ_POLL", "TASKLET", "SCHED",	 "HRTIMER", "RCU",
 };
 
 struct out {
 	char *buf;
-	size_t len, pos;	/* pos may pass len: the length needed */
+	size_t len, pos; /* pos may pass len: the length needed */
 };
 
 static void put(struct out *o, const char *fmt, ...) PRINTF_LIKE(2, 3);
@@ -766,7 +812,8 @@ static void put_ts(struct out *o, uint64_t ts, unsigned flags)
 	}
 	/* Rounded to the nearest microsecond, as trace_pipe does. */
 	ts = ts / 1000 + (ts % 1000 >= 500);
-	put(o, "%" PRIu64 ".%06" PRIu64, ts / UINT64_C(1000000), ts % UINT64_C(1000000));
+	put(o, "%" PRIu64 ".%06" PRIu64, ts / UINT64_C(1000000),
+	    ts % UINT64_C(1000000));
 }
 
 static void put_ts_field(struct out *o, uint64_t ts, unsigned flags)
@@ -795,7 +842,7 @@ int textparse__format(const struct ctxmon_event *ev, unsigned flags,
 {
 	struct out o = { .buf = buf, .len = len };
 	char state[32];
-	const char *evname;
+	const char *evname, *comm;
 
 	if (len)
 		buf[0] = '\0';
@@ -805,16 +852,20 @@ int textparse__format(const struct ctxmon_event *ev, unsigned flags,
 					      ctxmon_event_type_name(ev->type);
 	/* trace_pipe's layout without the irq flags column: comm right-
 	 * aligned in 16, tid left-aligned in 7, seconds in 5 columns. */
-	put(&o, "%16s-%-7d [%03d] ",
-	    ev->tid == 0 ? "<idle>" : name_of(names, ev->tid), ev->tid, ev->cpu);
+	comm = ev->tid == 0 ? "<idle>" : name_of(names, ev->tid);
+	/* Leading blanks would merge with the padding when read back. */
+	while (*comm == ' ')
+		comm++;
+	put(&o, "%16s-%-7d [%03d] ", comm, ev->tid, ev->cpu);
 	put_ts_field(&o, ev->ts, flags);
 	put(&o, ": %s: ", evname);
 	switch (ev->type) {
 	case CTXMON_EV_SWITCH:
 		ctxmon_state_str(ev->sw.prev_state, ev->sw.preempt, state,
 				 sizeof(state));
-		put(&o, "prev_comm=%s prev_pid=%d prev_prio=%d prev_state=%s ==> "
-			"next_comm=%s next_pid=%d next_prio=%d",
+		put(&o,
+		    "prev_comm=%s prev_pid=%d prev_prio=%d prev_state=%s ==> "
+		    "next_comm=%s next_pid=%d next_prio=%d",
 		    str_or(ev->sw.prev_comm, ""), ev->sw.prev_tid,
 		    ev->sw.prev_prio, state, str_or(ev->sw.next_comm, ""),
 		    ev->sw.next_tid, ev->sw.next_prio);
@@ -829,7 +880,8 @@ int textparse__format(const struct ctxmon_event *ev, unsigned flags,
 	case CTXMON_EV_MIGRATE:
 		put(&o, "comm=%s pid=%d prio=%d orig_cpu=%d dest_cpu=%d",
 		    name_of(names, ev->migrate.tid), ev->migrate.tid,
-		    ev->migrate.prio, ev->migrate.orig_cpu, ev->migrate.dest_cpu);
+		    ev->migrate.prio, ev->migrate.orig_cpu,
+		    ev->migrate.dest_cpu);
 		break;
 	case CTXMON_EV_FORK:
 		put(&o, "comm=%s pid=%d child_comm=%s child_pid=%d",
@@ -838,8 +890,8 @@ int textparse__format(const struct ctxmon_event *ev, unsigned flags,
 		break;
 	case CTXMON_EV_EXEC:
 		/* The event keeps the comm, not the path. */
-		put(&o, "filename=%s pid=%d old_pid=%d", str_or(ev->exec.comm, ""),
-		    ev->exec.tid, ev->exec.old_tid);
+		put(&o, "filename=%s pid=%d old_pid=%d",
+		    str_or(ev->exec.comm, ""), ev->exec.tid, ev->exec.old_tid);
 		break;
 	case CTXMON_EV_EXIT:
 		put(&o, "comm=%s pid=%d prio=%d group_dead=%s",
@@ -847,9 +899,9 @@ int textparse__format(const struct ctxmon_event *ev, unsigned flags,
 		    ev->exit.group_dead ? "true" : "false");
 		break;
 	case CTXMON_EV_IRQ_ENTRY: {
-		const char *n = names && names->irq ? names->irq(names->ctx,
-								 ev->irq.vec) :
-						       NULL;
+		const char *n = names && names->irq ?
+					names->irq(names->ctx, ev->irq.vec) :
+					NULL;
 
 		put(&o, "irq=%d name=%s", ev->irq.vec, n ? n : "?");
 		break;
@@ -860,7 +912,8 @@ int textparse__format(const struct ctxmon_event *ev, unsigned flags,
 		break;
 	case CTXMON_EV_SOFTIRQ_ENTRY:
 	case CTXMON_EV_SOFTIRQ_EXIT:
-		if (ev->irq.vec >= 0 && ev->irq.vec < (int)ARRAY_SIZE(softirq_names))
+		if (ev->irq.vec >= 0 &&
+		    ev->irq.vec < (int)ARRAY_SIZE(softirq_names))
 			put(&o, "vec=%d [action=%s]", ev->irq.vec,
 			    softirq_names[ev->irq.vec]);
 		else

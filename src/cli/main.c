@@ -5,10 +5,23 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/latency.h"
+#include "cli/recording.h"
 
 static const struct cli_cmd commands[] = {
 	{ "stat", cmd_stat, "count and time the context switches of a command, "
 			    "processes or the machine" },
+	{ "top", cmd_top, "live view of the switches of the machine's threads "
+			  "and processes" },
+	{ "taskstats", cmd_taskstats, "the kernel's per-task counters over "
+				      "taskstats, and tasks' final counters "
+				      "at exit" },
+	{ "latency", cmd_latency, "wakeup latency histograms per thread, process "
+				  "and CPU, and who wakes whom" },
+	{ "record", cmd_record, "write a capture's events to a file" },
+	{ "report", cmd_report, "stat's numbers from a recording" },
+	{ "script", cmd_script, "a recording as ftrace text, one line per event" },
+	{ "import", cmd_import, "an ftrace text trace into a recording" },
 };
 
 static void usage(FILE *f)

@@ -16,6 +16,8 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/latency.h"
+#include "cli/top.h"
 #include "internal.h"
 #include "output/output.h"
 
@@ -32,7 +34,9 @@ struct stat_run {
 	uint64_t interval_ns, next_tick, start_ts;
 	int index;
 	int werr;		/* first write error, -errno */
+	bool causes;		/* --causes */
 	struct kernel_cmp ksum;	/* traced sums over the whole run */
+	struct rows_snap snap;	/* -I with a counting tier: last rows */
 	/* -I: capture counters at the previous interval's end, so each
 	 * record shows its own interval's events and losses. */
 	uint64_t prev_ts, prev_events, prev_lost, prev_lost_records;
@@ -62,6 +66,10 @@ static void help(void)
 	       "      --cpus             per-CPU busy/idle lines (default with -a)\n"
 	       "      --json             JSON (one object per interval with -I)\n"
 	       "      --csv              CSV\n"
+	       "      --causes           why threads were switched out: blocked in which\n"
+	       "                         syscall, preempted by a woken task, slice end,\n"
+	       "                         yield, exit; irq time (traces syscalls and irqs\n"
+	       "                         too, which costs more; docs/causes.md)\n"
 	       "  -o, --output FILE      write to FILE (default: stderr with a command, as\n"
 	       "                         perf stat does, so the command's output stays clean;\n"
 	       "                         stdout otherwise)\n"
@@ -77,15 +85,11 @@ static void help(void)
 
 /* Add the rows' counts to the run's totals for the kernel comparison;
  * with -I the rows are per interval, and the kernel counts the whole run. */
-static int sum_kernel(struct stat_run *r)
+static void sum_kernel(struct stat_run *r, const struct ctxmon_stats *rows,
+		       size_t n)
 {
 	struct kernel_cmp *k = &r->ksum;
-	struct ctxmon_stats *rows;
-	size_t n;
 
-	rows = ctxmon_account_rows(r->a, CTXMON_ROWS_THREADS, false, &n);
-	if (!rows)
-		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		const struct ctxmon_stats *t = &rows[i];
 		bool leader = t->tid == t->tgid;
@@ -100,8 +104,6 @@ static int sum_kernel(struct stat_run *r)
 			k->exit_preempt += t->exit_preempt;
 		}
 	}
-	free(rows);
-	return 0;
 }
 
 /*
@@ -139,16 +141,19 @@ static int interval_deltas(struct stat_run *r, struct ctxmon_session_stats *c)
 static int emit(struct stat_run *r, uint64_t ts, bool final)
 {
 	struct report rep = { .interval = -1 };
+	struct causes_report cr = { 0 };
 	struct ctxmon_cpu_stats *cpus = NULL;
 	struct ctxmon_stats *th = NULL, *pr = NULL;
 	size_t nth = 0, npr = 0, ncpu = 0;
 	int ret = -ENOMEM;
 
-	ctxmon_account_finish(r->a, ts);
-	th = ctxmon_account_rows(r->a, CTXMON_ROWS_THREADS, false, &nth);
-	pr = ctxmon_account_rows(r->a, CTXMON_ROWS_PROCESSES, false, &npr);
+	ret = rows__collect(r->s, r->a, &r->snap, r->interval_ns, ts, &th,
+			    &nth, &pr, &npr);
+	if (ret < 0)
+		goto out;
+	ret = -ENOMEM;
 	cpus = ctxmon_account_cpus(r->a, &ncpu);
-	if (!th || !pr || !cpus)
+	if (!cpus)
 		goto out;
 	ctxmon_session_get_stats(r->s, &rep.cap);
 	rep.backend = ctxmon_session_backend(r->s);
@@ -162,12 +167,17 @@ static int emit(struct stat_run *r, uint64_t ts, bool final)
 	rep.cpus = cpus;
 	rep.ncpus = ncpu;
 	rep.anomalies = ctxmon_account_anomalies(r->a);
+	if (r->causes) {
+		if (causes_report__collect(r->a, false, NULL, &cr) < 0)
+			goto out;
+		rep.causes = &cr;
+	}
 	if (r->interval_ns) {
 		rep.interval = r->index;
 		rep.interval_ts_ns = ts - r->start_ts;
 	}
-	if (r->cap.target == CTXMON_TARGET_CMD && sum_kernel(r) < 0)
-		goto out;
+	if (r->cap.target == CTXMON_TARGET_CMD)
+		sum_kernel(r, th, nth);
 	if (final && r->child_done) {
 		rep.has_exit = true;
 		rep.exit_status = capture__exit_status(r->wstatus);
@@ -182,6 +192,8 @@ static int emit(struct stat_run *r, uint64_t ts, bool final)
 					     (r->cap.all || npr > 1));
 	r->out.threads = r->want_threads || (!r->want_procs && !r->cap.all);
 	ret = output__report(r->f, &r->out, &rep);
+	if (ret == 0 && r->out.fmt == OUT_TABLE)
+		tier__print(r->f, r->s, &rep.kernel);
 	if (ret < 0 && !r->werr)
 		r->werr = ret;
 	if (r->interval_ns) {
@@ -190,6 +202,7 @@ static int emit(struct stat_run *r, uint64_t ts, bool final)
 		r->prev_ts = ts;
 	}
 out:
+	causes_report__free(&cr);
 	free(th);
 	free(pr);
 	free(cpus);
@@ -220,6 +233,7 @@ static int parse(struct stat_run *r, int argc, char **argv)
 		{ "cpus", no_argument, NULL, 'C' },
 		{ "json", no_argument, NULL, 'J' },
 		{ "csv", no_argument, NULL, 'V' },
+		{ "causes", no_argument, NULL, CAP_OPT__END + 0x40 },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -273,6 +287,11 @@ static int parse(struct stat_run *r, int argc, char **argv)
 			break;
 		case 'V':
 			r->out.fmt = OUT_CSV;
+			break;
+		case CAP_OPT__END + 0x40:
+			r->causes = true;
+			r->cap.events |= CTXMON_EVENTS_SCHED | CTXMON_EVENTS_IRQ |
+					 CTXMON_EVENTS_SYSCALL;
 			break;
 		case 'o':
 			r->outpath = optarg;
@@ -385,6 +404,7 @@ int cmd_stat(int argc, char **argv)
 	r.s = capture__start(CMD, &r.cap, &status);
 	if (!r.s)
 		goto out;
+	tier__announce(CMD, r.s, r.cap.backend);
 	{
 		struct ctxmon_account_opts ao = {
 			.sz = sizeof(ao),
@@ -396,7 +416,7 @@ int cmd_stat(int argc, char **argv)
 
 		r.a = ctxmon_account_new(&ao);
 	}
-	if (!r.a) {
+	if (!r.a || (r.causes && ctxmon_account_enable_causes(r.a, NULL) < 0)) {
 		cli__err(CMD, "out of memory");
 		goto out;
 	}
@@ -445,6 +465,7 @@ out:
 	}
 	free(r.lost_cpu);
 	free(r.prev_lost_cpu);
+	rows__snap_free(&r.snap);
 	ctxmon_account_free(r.a);
 	ctxmon_session_close(r.s);
 	capture__free(&r.cap);

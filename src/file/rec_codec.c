@@ -24,63 +24,64 @@
 
 #include "file/file.h"
 
-#define MRU_N 8			/* recently used tids per list */
-#define PRIO_BASE 120		/* the prio of nearly every task */
+#define MRU_N 8 /* recently used tids per list */
+#define PRIO_BASE 120 /* the prio of nearly every task */
 
 /* Mask bits common to every event; type-specific bits start at B_X. */
 enum { B_TSBACK, B_FLAGS, B_TID, B_TGID, B_X };
 
 struct ctask {
 	int32_t tid;
-	uint32_t gen;		/* live in this chunk when == codec gen */
+	uint32_t gen; /* live in this chunk when == codec gen */
 	int32_t tgid, prio, cpu;
-	uint32_t comm;		/* chunk string index, 0: none */
-	int64_t sys;		/* last syscall id entered */
+	uint32_t comm; /* chunk string index, 0: none */
+	int64_t sys; /* last syscall id entered */
 };
 
 struct ccpu {
-	int32_t cur;		/* task switched in last */
-	int32_t mru[MRU_N];	/* tasks that ran or were woken here */
-	int32_t irq, softirq;	/* last vectors */
-	struct ctask idle;	/* tid 0 is one task per CPU */
+	int32_t cur; /* task switched in last */
+	int32_t mru[MRU_N]; /* tasks that ran or were woken here */
+	int32_t irq, softirq; /* last vectors */
+	struct ctask idle; /* tid 0 is one task per CPU */
 };
 
 struct codec {
 	bool enc;
 	bool oom;
-	uint64_t mask;		/* mask of the event being coded */
+	uint64_t mask; /* mask of the event being coded */
 
 	/* encoder: columns and string table being built */
 	struct fbuf col[COL__N];
-	struct fbuf strbuf;	/* u8 length + bytes, per string */
-	uint32_t *soff;		/* offset of string i (1-based) in strbuf */
-	uint32_t *sidx;		/* hash index: string index or 0 */
+	struct fbuf strbuf; /* u8 length + bytes, per string */
+	uint32_t *soff; /* offset of string i (1-based) in strbuf */
+	uint32_t *sidx; /* hash index: string index or 0 */
 	size_t scap, nstr, sslots;
 	size_t nrec;
 
 	/* decoder: the loaded chunk */
 	struct cursor in[COL__N];
-	const char **str;	/* str[0] = NULL, str[1..nstr] */
+	const char **str; /* str[0] = NULL, str[1..nstr] */
 	size_t str_cap;
-	size_t left;		/* records still to decode */
+	size_t left; /* records still to decode */
 
 	/* prediction state, reset per chunk */
 	uint64_t prev_ts;
 	uint16_t last_flags[256];
-	int32_t wmru[MRU_N];	/* tasks woken or migrated lately */
+	int32_t wmru[MRU_N]; /* tasks woken or migrated lately */
 	int32_t last_child, last_task_tid;
 	struct ccpu *cpus, spare;
 	size_t ncpus, ncpus_used;
 	struct ctask *tasks;
-	struct ctask sink;	/* written to when the table cannot grow */
+	struct ctask sink; /* written to when the table cannot grow */
 	size_t tcap, tcount;
 	uint32_t gen;
 };
 
 static const uint32_t state_list[] = {
-	CTXMON_STATE_RUNNING, CTXMON_STATE_S, CTXMON_STATE_D, CTXMON_STATE_T,
-	CTXMON_STATE_t,	      CTXMON_STATE_X, CTXMON_STATE_Z, CTXMON_STATE_P,
-	CTXMON_STATE_I,	      CTXMON_STATE_OTHER,
+	CTXMON_STATE_RUNNING, CTXMON_STATE_S, CTXMON_STATE_D,
+	CTXMON_STATE_T,	      CTXMON_STATE_t, CTXMON_STATE_X,
+	CTXMON_STATE_Z,	      CTXMON_STATE_P, CTXMON_STATE_I,
+	CTXMON_STATE_OTHER,
 };
 
 /* ---- prediction state ---------------------------------------------- */
@@ -317,7 +318,8 @@ oom:
 static int64_t val(struct codec *c, int64_t v, int col, int64_t base)
 {
 	if (c->enc) {
-		fbuf__put_svar(&c->col[col], (int64_t)((uint64_t)v - (uint64_t)base));
+		fbuf__put_svar(&c->col[col],
+			       (int64_t)((uint64_t)v - (uint64_t)base));
 		return v;
 	}
 	return (int64_t)((uint64_t)base + (uint64_t)cursor__svar(&c->in[col]));
@@ -405,7 +407,8 @@ static void code_state(struct codec *c, struct ctxmon_event *ev)
 				break;
 		if (s < (int)ARRAY_SIZE(state_list) && ev->sw.preempt <= 1 &&
 		    ev->sw.kind <= 2) {
-			code = 1 + ev->sw.preempt + 2u * ev->sw.kind + 6u * (unsigned)s;
+			code = 1 + ev->sw.preempt + 2u * ev->sw.kind +
+			       6u * (unsigned)s;
 			fbuf__put_uvar(&c->col[COL_STATE], code);
 			return;
 		}
@@ -448,7 +451,8 @@ static void code_switch(struct codec *c, struct ctxmon_event *ev)
 					COL_TID, prev);
 	ev->sw.prev_prio = (int32_t)fld(c, ev->sw.prev_prio, tp.prio, B_X + 2,
 					COL_NUM, PRIO_BASE);
-	ev->sw.prev_comm = fld_comm(c, ev->sw.prev_comm, tp.comm, B_X + 3, &pci);
+	ev->sw.prev_comm =
+		fld_comm(c, ev->sw.prev_comm, tp.comm, B_X + 3, &pci);
 	code_state(c, ev);
 
 	next = fld_mru(c, ev->sw.next_tid, cpu_state(c, cpu)->mru, prev);
@@ -458,7 +462,8 @@ static void code_switch(struct codec *c, struct ctxmon_event *ev)
 					COL_TID, next);
 	ev->sw.next_prio = (int32_t)fld(c, ev->sw.next_prio, tn.prio, B_X + 5,
 					COL_NUM, PRIO_BASE);
-	ev->sw.next_comm = fld_comm(c, ev->sw.next_comm, tn.comm, B_X + 6, &nci);
+	ev->sw.next_comm =
+		fld_comm(c, ev->sw.next_comm, tn.comm, B_X + 6, &nci);
 
 	t = task_put(c, prev, cpu);
 	t->tgid = ev->sw.prev_tgid;
@@ -513,7 +518,8 @@ static void code_migrate(struct codec *c, struct ctxmon_event *ev)
 	ev->migrate.orig_cpu = (int32_t)fld(c, ev->migrate.orig_cpu,
 					    tm.cpu >= 0 ? tm.cpu : ev->cpu,
 					    B_X + 1, COL_NUM, 0);
-	ev->migrate.dest_cpu = (int32_t)val(c, ev->migrate.dest_cpu, COL_NUM, 0);
+	ev->migrate.dest_cpu =
+		(int32_t)val(c, ev->migrate.dest_cpu, COL_NUM, 0);
 	t = task_put(c, m, -1);
 	t->prio = ev->migrate.prio;
 	t->cpu = ev->migrate.dest_cpu;
@@ -537,7 +543,10 @@ static void code_fork(struct codec *c, struct ctxmon_event *ev)
 	 * parent's. */
 	if (c->enc) {
 		tgid = ev->fork.child_tgid;
-		code = tgid == child ? 0 : tgid == tp.tgid ? 1 : tgid == -1 ? 2 : 3;
+		code = tgid == child   ? 0 :
+		       tgid == tp.tgid ? 1 :
+		       tgid == -1      ? 2 :
+					 3;
 		fbuf__put_u8(&c->col[COL_TIDC], code);
 		if (code == 3)
 			val(c, tgid, COL_TID, child);
@@ -557,8 +566,8 @@ static void code_fork(struct codec *c, struct ctxmon_event *ev)
 	ev->fork.parent_tid = parent;
 	ev->fork.child_tid = child;
 	ev->fork.child_tgid = tgid;
-	ev->fork.child_comm = fld_comm(c, ev->fork.child_comm, tp.comm, B_X + 2,
-				       &ci);
+	ev->fork.child_comm =
+		fld_comm(c, ev->fork.child_comm, tp.comm, B_X + 2, &ci);
 	c->last_child = child;
 	t = task_put(c, child, -1);
 	t->tgid = tgid;
@@ -576,8 +585,8 @@ static void code_exec(struct codec *c, struct ctxmon_event *ev)
 
 	x = (int32_t)fld(c, ev->exec.tid, ev->tid, B_X, COL_TID, ev->tid);
 	ev->exec.tid = x;
-	ev->exec.old_tid = (int32_t)fld(c, ev->exec.old_tid, x, B_X + 1,
-					COL_TID, x);
+	ev->exec.old_tid =
+		(int32_t)fld(c, ev->exec.old_tid, x, B_X + 1, COL_TID, x);
 	tx = task_peek(c, x, ev->cpu);
 	ev->exec.comm = fld_comm(c, ev->exec.comm, tx.comm, B_X + 2, &ci);
 	task_put(c, x, ev->cpu)->comm = ci;
@@ -652,7 +661,7 @@ static void code_event(struct codec *c, struct ctxmon_event *ev)
 	} else {
 		d = cursor__uvar(&c->in[COL_TS]);
 		ev->ts = c->mask & (1ull << B_TSBACK) ? c->prev_ts - d :
-							 c->prev_ts + d;
+							c->prev_ts + d;
 	}
 	c->prev_ts = ev->ts;
 	ev->cpu = (int32_t)val(c, ev->cpu, COL_CPU, 0);
@@ -702,7 +711,7 @@ static void code_event(struct codec *c, struct ctxmon_event *ev)
 	case CTXMON_EV_LOST:
 		code_lost(c, ev);
 		break;
-	default:	/* CTXMON_EV_NONE: the common fields only */
+	default: /* CTXMON_EV_NONE: the common fields only */
 		break;
 	}
 }
@@ -924,10 +933,10 @@ int codec__load(struct codec *c, const uint8_t *p, size_t len,
 }
 
 static const char *const col_damage[COL__N] = {
-	"damaged type column",	 "damaged cpu column",
+	"damaged type column",	    "damaged cpu column",
 	"damaged timestamp column", "damaged mask column",
-	"damaged state column",	 "damaged tid code column",
-	"damaged tid column",	 "damaged string column",
+	"damaged state column",	    "damaged tid code column",
+	"damaged tid column",	    "damaged string column",
 	"damaged number column",
 };
 

@@ -24,7 +24,7 @@
 #include "capture/textparse.h"
 #include "file/file.h"
 
-#define IRQ_NAMES_MAX 4096	/* irq lines whose name is kept */
+#define IRQ_NAMES_MAX 4096 /* irq lines whose name is kept */
 
 struct cpu_state {
 	uint64_t last_ts;
@@ -42,7 +42,7 @@ struct import {
 	struct tasktab *tasks;
 	struct cpu_state *cpus;
 	size_t ncpus;
-	const char **irq_names;	/* name stored per irq number */
+	const char **irq_names; /* name stored per irq number */
 	uint64_t last_ts;
 	char *line;
 	bool oom;
@@ -108,7 +108,7 @@ static int irq_name(struct import *im, int32_t irq, const char *name)
 		if (!im->irq_names)
 			return -ENOMEM;
 	}
-	if (im->irq_names[irq])	/* the first name seen stays */
+	if (im->irq_names[irq]) /* the first name seen stays */
 		return 0;
 	snprintf(key, sizeof(key), CTXMON_META_IRQ_PREFIX "%d", irq);
 	ret = ctxmon_record_set_meta_str(im->w, key, name);
@@ -229,7 +229,7 @@ static int next_line(struct import *im, FILE *in, size_t *len)
 	if (n && im->line[n - 1] == '\n')
 		return 1;
 	if (n <= TEXTPARSE_LINE_MAX)
-		return 1;	/* the last line, without its newline */
+		return 1; /* the last line, without its newline */
 	while ((ch = getc(in)) != EOF && ch != '\n')
 		;
 	return -E2BIG;
@@ -248,8 +248,8 @@ int ctxmon_record_import_text(struct ctxmon_record *w, FILE *in,
 	int ret = -ENOMEM;
 
 	if (opts)
-		memcpy(&o, opts, opts->sz && opts->sz < sizeof(o) ? opts->sz :
-								     sizeof(o));
+		memcpy(&o, opts,
+		       opts->sz && opts->sz < sizeof(o) ? opts->sz : sizeof(o));
 	im.strs = strtab__new();
 	im.tasks = tasktab__new();
 	im.line = malloc(TEXTPARSE_LINE_MAX + 2);

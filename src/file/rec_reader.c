@@ -27,27 +27,27 @@
 
 struct meta_ent {
 	char *key;
-	uint8_t *val;		/* len bytes + a NUL not counted in len */
+	uint8_t *val; /* len bytes + a NUL not counted in len */
 	size_t len;
 };
 
 enum rstate { R_CHUNKS, R_EVENTS, R_DONE };
 
 struct ctxmon_reader {
-	int fd;			/* -1: reading from memory */
+	int fd; /* -1: reading from memory */
 	const uint8_t *mem;
 	size_t memlen;
-	uint64_t off;		/* offset of the next unread byte */
+	uint64_t off; /* offset of the next unread byte */
 
 	struct strtab *strs;
 	struct codec *codec;
 	ZSTD_DCtx *zd;
 	struct fbuf stored, raw;
-	uint64_t chunk_off;	/* offset of the chunk being decoded */
+	uint64_t chunk_off; /* offset of the chunk being decoded */
 
 	enum rstate state;
-	bool pending;		/* an EVENTS chunk read by open(), undecoded */
-	int result;		/* read()'s result once R_DONE */
+	bool pending; /* an EVENTS chunk read by open(), undecoded */
+	int result; /* read()'s result once R_DONE */
 
 	struct meta_ent *meta;
 	size_t nmeta, meta_cap, meta_bytes;
@@ -63,14 +63,16 @@ struct ctxmon_reader {
 static void problem(struct ctxmon_reader *r, uint64_t off, bool damaged,
 		    const char *fmt, ...) PRINTF_LIKE(4, 5);
 
-/* Record what stops the reading (the first problem wins). */
+/* Record what stops the reading: the first problem, except that damage
+ * found after a cut (data after a "cut short" end marker) is the one
+ * told. */
 static void problem(struct ctxmon_reader *r, uint64_t off, bool damaged,
 		    const char *fmt, ...)
 {
 	va_list ap;
 	int n;
 
-	if (r->err[0])
+	if (r->err[0] && (!damaged || r->info.damaged))
 		return;
 	if (damaged)
 		r->info.damaged = true;
@@ -91,7 +93,8 @@ static ssize_t src_read(struct ctxmon_reader *r, void *buf, size_t n)
 	size_t got = 0;
 
 	if (r->fd < 0) {
-		size_t left = r->off < r->memlen ? r->memlen - (size_t)r->off : 0;
+		size_t left = r->off < r->memlen ? r->memlen - (size_t)r->off :
+						   0;
 
 		got = n < left ? n : left;
 		memcpy(buf, r->mem + r->off, got);
@@ -212,7 +215,7 @@ bad:
 
 struct chunk {
 	uint16_t type, flags;
-	const uint8_t *data;	/* payload after decompression */
+	const uint8_t *data; /* payload after decompression */
 	size_t len;
 };
 
@@ -236,8 +239,10 @@ static int next_chunk(struct ctxmon_reader *r, struct chunk *ch)
 	if (n == 0)
 		return 0;
 	if (n < (ssize_t)sizeof(h)) {
-		problem(r, at, false, "file ends inside a chunk header "
-			"(%zd of %d bytes)", n, CHUNK_HEADER_LEN);
+		problem(r, at, false,
+			"file ends inside a chunk header "
+			"(%zd of %d bytes)",
+			n, CHUNK_HEADER_LEN);
 		return -EBADMSG;
 	}
 	if (le32_get(h) != CHUNK_MAGIC) {
@@ -262,9 +267,10 @@ static int next_chunk(struct ctxmon_reader *r, struct chunk *ch)
 	stored = le32_get(h + 8);
 	rawlen = le32_get(h + 12);
 	if (stored > CHUNK_STORED_MAX || rawlen > CHUNK_RAW_MAX) {
-		problem(r, at, true, "chunk size %" PRIu32 "/%" PRIu32
-			" beyond the %u MiB limit", stored, rawlen,
-			CHUNK_RAW_MAX >> 20);
+		problem(r, at, true,
+			"chunk size %" PRIu32 "/%" PRIu32
+			" beyond the %u MiB limit",
+			stored, rawlen, CHUNK_RAW_MAX >> 20);
 		return -EBADMSG;
 	}
 	if (!(ch->flags & CHUNK_F_ZSTD) && stored != rawlen) {
@@ -272,8 +278,9 @@ static int next_chunk(struct ctxmon_reader *r, struct chunk *ch)
 		return -EBADMSG;
 	}
 	if (stored > src_left(r)) {
-		problem(r, at, false, "file ends inside a chunk (%zu of %" PRIu32
-			" bytes)", src_left(r), stored);
+		problem(r, at, false,
+			"file ends inside a chunk (%zu of %" PRIu32 " bytes)",
+			src_left(r), stored);
 		return -EBADMSG;
 	}
 	r->stored.len = 0;
@@ -283,8 +290,9 @@ static int next_chunk(struct ctxmon_reader *r, struct chunk *ch)
 	if (n < 0)
 		return (int)n;
 	if ((size_t)n < stored) {
-		problem(r, at, false, "file ends inside a chunk (%zd of %" PRIu32
-			" bytes)", n, stored);
+		problem(r, at, false,
+			"file ends inside a chunk (%zd of %" PRIu32 " bytes)",
+			n, stored);
 		return -EBADMSG;
 	}
 	if (le32_get(h + 16) != crc32c__sum(0, r->stored.p, stored)) {
@@ -323,15 +331,16 @@ static int handle_end(struct ctxmon_reader *r, const struct chunk *ch)
 	}
 	if (events != r->info.events || tasks != r->info.tasks ||
 	    chunks != r->info.chunks) {
-		problem(r, r->chunk_off, true, "end marker counts %" PRIu64
-			" events in %" PRIu64 " chunks, read %" PRIu64
-			" in %" PRIu64, events, chunks, r->info.events,
-			r->info.chunks);
+		problem(r, r->chunk_off, true,
+			"end marker counts %" PRIu64 " events in %" PRIu64
+			" chunks, read %" PRIu64 " in %" PRIu64,
+			events, chunks, r->info.events, r->info.chunks);
 		return -EBADMSG;
 	}
 	r->info.complete = true;
 	if (flags & 1) {
-		const char *why = ctxmon_reader_meta_str(r, CTXMON_META_WRITE_ERROR);
+		const char *why =
+			ctxmon_reader_meta_str(r, CTXMON_META_WRITE_ERROR);
 
 		problem(r, r->chunk_off, false, "recording cut short: %s",
 			why ? why : "write error");
@@ -371,7 +380,8 @@ static int load_events(struct ctxmon_reader *r)
 				return ret;
 			break;
 		case CHUNK_EVENTS:
-			ret = codec__load(r->codec, ch.data, ch.len, r->strs, &why);
+			ret = codec__load(r->codec, ch.data, ch.len, r->strs,
+					  &why);
 			if (ret == -EBADMSG)
 				problem(r, r->chunk_off, true,
 					"event chunk: %s", why);
@@ -385,8 +395,10 @@ static int load_events(struct ctxmon_reader *r)
 		default:
 			if (ch.flags & CHUNK_F_SKIP)
 				break;
-			problem(r, r->chunk_off, true, "unknown chunk type %u "
-				"(written by a newer ctxmon?)", ch.type);
+			problem(r, r->chunk_off, true,
+				"unknown chunk type %u "
+				"(written by a newer ctxmon?)",
+				ch.type);
 			return -EBADMSG;
 		}
 	}
@@ -424,14 +436,16 @@ static int reader_start(struct ctxmon_reader *r)
 	int ret;
 
 	if (n < 0) {
-		file__set_error("reading the file header: %s", strerror((int)-n));
+		file__set_error("reading the file header: %s",
+				strerror((int)-n));
 		return (int)n;
 	}
 	if (n == 0) {
 		file__set_error("empty file, not a ctxmon recording");
 		return -EINVAL;
 	}
-	if ((size_t)n < FILE_MAGIC_LEN || memcmp(h, FILE_MAGIC, FILE_MAGIC_LEN)) {
+	if ((size_t)n < FILE_MAGIC_LEN ||
+	    memcmp(h, FILE_MAGIC, FILE_MAGIC_LEN)) {
 		file__set_error("not a ctxmon recording (bad magic)");
 		return -EINVAL;
 	}
@@ -448,8 +462,9 @@ static int reader_start(struct ctxmon_reader *r)
 	r->info.version_minor = le16_get(h + 10);
 	if (r->info.version_major != FILE_VERSION_MAJOR) {
 		file__set_error("recording format version %u.%u; this ctxmon "
-				"reads version %u.x", r->info.version_major,
-				r->info.version_minor, FILE_VERSION_MAJOR);
+				"reads version %u.x",
+				r->info.version_major, r->info.version_minor,
+				FILE_VERSION_MAJOR);
 		return -EPROTONOSUPPORT;
 	}
 	hlen = le32_get(h + 12);
@@ -591,13 +606,14 @@ int ctxmon_reader_read(struct ctxmon_reader *r, ctxmon_event_fn fn, void *ctx)
 		}
 		if (ret < 0) {
 			if (ret == -EBADMSG)
-				problem(r, r->chunk_off, true, "event chunk: %s",
-					why);
+				problem(r, r->chunk_off, true,
+					"event chunk: %s", why);
 			return finish(r, ret);
 		}
 		if (rec.is_task) {
 			r->info.tasks++;
-			if (tasktab__set(r->tasks, rec.tid, rec.tgid, rec.comm) < 0)
+			if (tasktab__set(r->tasks, rec.tid, rec.tgid,
+					 rec.comm) < 0)
 				return finish(r, -ENOMEM);
 			if (r->task_fn) {
 				ret = r->task_fn(rec.tid, rec.tgid, rec.comm,

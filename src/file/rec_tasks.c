@@ -22,7 +22,7 @@ struct tslot {
 
 struct tasktab {
 	struct tslot *slots;
-	size_t cap, count;	/* cap is a power of two */
+	size_t cap, count; /* cap is a power of two */
 };
 
 static size_t slot_of(int32_t tid, size_t cap)
@@ -100,8 +100,7 @@ static int grow(struct tasktab *t)
 	return 0;
 }
 
-int tasktab__set(struct tasktab *t, int32_t tid, int32_t tgid,
-		 const char *comm)
+int tasktab__set(struct tasktab *t, int32_t tid, int32_t tgid, const char *comm)
 {
 	size_t i;
 

@@ -26,21 +26,21 @@
 
 #define DEFAULT_LEVEL 3
 #define DEFAULT_CHUNK_EVENTS 65536
-#define CHUNK_FLUSH_RAW (4u << 20)	/* well under CHUNK_RAW_MAX */
+#define CHUNK_FLUSH_RAW (4u << 20) /* well under CHUNK_RAW_MAX */
 #define META_VALUE_MAX (8u << 20)
 
 struct ctxmon_record {
 	int fd;
-	int err;		/* first write error, sticky */
+	int err; /* first write error, sticky */
 	char errmsg[256];
 	int level;
 	unsigned chunk_events;
 	struct codec *codec;
-	struct fbuf body;	/* one chunk's payload before compression */
-	struct fbuf out;	/* header + stored payload */
+	struct fbuf body; /* one chunk's payload before compression */
+	struct fbuf out; /* header + stored payload */
 	ZSTD_CCtx *zc;
-	struct fbuf meta;	/* pending META entries */
-	uint64_t off;		/* end of the last whole chunk */
+	struct fbuf meta; /* pending META entries */
+	uint64_t off; /* end of the last whole chunk */
 	struct ctxmon_record_stats st;
 	/* In the chunk being built, and in the chunks on disk: the end
 	 * marker counts only what a reader can find. */
@@ -103,7 +103,8 @@ static int write_chunk(struct ctxmon_record *w, uint16_t type,
 	if (w->err)
 		return w->err;
 	w->out.len = 0;
-	if (!fbuf__reserve(&w->out, CHUNK_HEADER_LEN + ZSTD_compressBound(rawlen))) {
+	if (!fbuf__reserve(&w->out,
+			   CHUNK_HEADER_LEN + ZSTD_compressBound(rawlen))) {
 		set_err(w, -ENOMEM, "out of memory");
 		return -ENOMEM;
 	}
@@ -207,22 +208,23 @@ static int write_header(struct ctxmon_record *w)
 	return 0;
 }
 
-struct ctxmon_record *ctxmon_record_fdopen(int fd,
-					   const struct ctxmon_record_opts *opts)
+struct ctxmon_record *
+ctxmon_record_fdopen(int fd, const struct ctxmon_record_opts *opts)
 {
 	struct ctxmon_record_opts o = { 0 };
 	struct ctxmon_record *w;
 	int ret = -ENOMEM;
 
 	if (opts)
-		memcpy(&o, opts, opts->sz && opts->sz < sizeof(o) ? opts->sz :
-								     sizeof(o));
+		memcpy(&o, opts,
+		       opts->sz && opts->sz < sizeof(o) ? opts->sz : sizeof(o));
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		goto fail;
 	w->fd = fd;
 	w->level = o.level ? o.level : DEFAULT_LEVEL;
-	w->chunk_events = o.chunk_events ? o.chunk_events : DEFAULT_CHUNK_EVENTS;
+	w->chunk_events = o.chunk_events ? o.chunk_events :
+					   DEFAULT_CHUNK_EVENTS;
 	w->codec = codec__new(true);
 	w->zc = ZSTD_createCCtx();
 	if (!w->codec || !w->zc)
@@ -246,10 +248,11 @@ fail:
 	return NULL;
 }
 
-struct ctxmon_record *ctxmon_record_create(const char *path,
-					   const struct ctxmon_record_opts *opts)
+struct ctxmon_record *
+ctxmon_record_create(const char *path, const struct ctxmon_record_opts *opts)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	struct stat st;
 	int err;
 
 	if (fd < 0) {
@@ -259,8 +262,10 @@ struct ctxmon_record *ctxmon_record_create(const char *path,
 		return NULL;
 	}
 	/* An existing file keeps its mode through O_TRUNC: a recording
-	 * shows what every process ran, so it is private either way. */
-	if (fchmod(fd, 0600) < 0) {
+	 * shows what every process ran, so it is private either way.  Only
+	 * a regular file: "-o /dev/null" must not change the device. */
+	if (fstat(fd, &st) < 0 ||
+	    (S_ISREG(st.st_mode) && fchmod(fd, 0600) < 0)) {
 		err = errno;
 		file__set_error("%s: %s", path, strerror(err));
 		close(fd);
@@ -440,15 +445,16 @@ int ctxmon_record_close(struct ctxmon_record *w)
 
 		memcpy(msg, w->errmsg, sizeof(msg));
 		w->err = 0;
-		if (ctxmon_record_set_meta_str(w, CTXMON_META_WRITE_ERROR, msg) ==
-			    0 &&
+		if (ctxmon_record_set_meta_str(w, CTXMON_META_WRITE_ERROR,
+					       msg) == 0 &&
 		    flush_meta(w) == 0)
 			write_end(w, true);
 		w->err = err;
 		memcpy(w->errmsg, msg, sizeof(msg));
 	}
 	if (close(w->fd) < 0)
-		set_err(w, -errno, "closing the recording: %s", strerror(errno));
+		set_err(w, -errno, "closing the recording: %s",
+			strerror(errno));
 	ret = w->err;
 	codec__free(w->codec);
 	ZSTD_freeCCtx(w->zc);

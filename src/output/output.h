@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include <ctxmon/ctxmon.h>
+#include <ctxmon/causes.h>
 
 enum out_format { OUT_TABLE, OUT_JSON, OUT_CSV };
 
@@ -40,6 +41,17 @@ struct kernel_cmp {
 /* Voluntary equal, involuntary equal or within the ambiguous range. */
 bool output__kernel_match(const struct kernel_cmp *k);
 
+/* Causes of the rows (ctxmon_account_causes), matched by (tid, gen). */
+struct causes_report {
+	const struct ctxmon_causes *threads;
+	size_t nthreads;
+	const struct ctxmon_causes *procs;
+	size_t nprocs;
+	const struct ctxmon_pair *pairs;	/* most frequent first */
+	size_t npairs;
+	const char *arch;			/* syscall names, NULL: this build's */
+};
+
 struct report {
 	const char *backend;
 	uint64_t duration_ns;
@@ -57,6 +69,7 @@ struct report {
 	bool has_exit;
 	int exit_status;
 	const char *source;		/* recording file (report), or NULL */
+	const struct causes_report *causes;	/* NULL: not asked for */
 };
 
 struct output_opts {
@@ -79,5 +92,59 @@ int output__report(FILE *f, const struct output_opts *o, struct report *r);
 char *output__dur(char *buf, size_t len, uint64_t ns);
 /* Write @s as a JSON string literal, escaping what JSON requires. */
 void output__json_str(FILE *f, const char *s);
+
+/* ---- causes (causes.c) and latency (latency.c) ---------------------- */
+
+/* Cause rows sorted by (tid, gen) for lookup; free with _free(). */
+struct causes_index {
+	const struct ctxmon_causes **p;
+	size_t n;
+};
+int output__causes_index(struct causes_index *ix,
+			 const struct ctxmon_causes *rows, size_t n);
+void output__causes_index_free(struct causes_index *ix);
+/* The causes of row (@tid, @gen), or NULL. */
+const struct ctxmon_causes *output__causes_find(const struct causes_index *ix,
+						pid_t tid, uint32_t gen);
+/* Name of syscall @id, or "syscall_<id>" written into @buf. */
+const char *output__sys_name(const char *arch, long id, char *buf,
+			     size_t len);
+/* The causes tables for the rows of @r shown by @o; 0 or -ENOMEM. */
+int output__causes_text(FILE *f, const struct output_opts *o,
+			const struct report *r);
+/* One row's causes as a JSON object. */
+void output__causes_json(FILE *f, const struct ctxmon_causes *c,
+			 const char *arch);
+void output__json_lat_summary(FILE *f, const struct ctxmon_lat_summary *l);
+void output__pair_json(FILE *f, const struct ctxmon_pair *p);
+/* ',"pairs":[...]' */
+void output__pairs_json(FILE *f, const struct ctxmon_pair *p, size_t n);
+
+/* One latency histogram of `ctxmon latency`. */
+struct latency_group {
+	enum { LAT_THREAD, LAT_PROCESS, LAT_CPU } kind;
+	int id;				/* tid, pid or cpu */
+	int tgid;			/* threads: their process, else -1 */
+	const char *comm;
+	const struct ctxmon_lat_summary *lat;
+};
+
+struct latency_report {
+	const char *backend;
+	const char *source;		/* recording read (-i), or NULL */
+	uint64_t duration_ns;
+	struct ctxmon_session_stats cap;
+	uint64_t anomalies;
+	const struct latency_group *groups;
+	size_t ngroups;
+	const struct ctxmon_pair *pairs;	/* wake pairs shown */
+	size_t npairs;
+	unsigned buckets;		/* 0: log2 histograms, else linear */
+	size_t limit;			/* groups and pairs shown, 0: all */
+};
+
+/* Write @r as text (runqlat-style histograms) or JSON; 0 or -errno. */
+int output__latency(FILE *f, enum out_format fmt,
+		    const struct latency_report *r);
 
 #endif

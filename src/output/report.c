@@ -224,6 +224,8 @@ static void text_report(FILE *f, const struct output_opts *o, struct report *r)
 	}
 	if (o->threads)
 		table_rows(f, o, r->threads, r->nthreads, false);
+	if (r->causes)
+		output__causes_text(f, o, r);
 	fputc('\n', f);
 	if (o->show_cpus) {
 		for (size_t i = 0; i < r->ncpus; i++) {
@@ -285,7 +287,8 @@ static void json_latency(FILE *f, const struct ctxmon_latency *l)
 	fprintf(f, "]}");
 }
 
-static void json_row(FILE *f, const struct ctxmon_stats *r, bool procs)
+static void json_row(FILE *f, const struct ctxmon_stats *r, bool procs,
+		     const struct ctxmon_causes *causes, const char *arch)
 {
 	fprintf(f, "{\"%s\":%d,\"tgid\":%d,\"ppid\":%d,\"gen\":%u,\"comm\":",
 		procs ? "pid" : "tid", r->tid, r->tgid, r->ppid, r->gen);
@@ -309,19 +312,32 @@ static void json_row(FILE *f, const struct ctxmon_stats *r, bool procs)
 		r->last_ts - r->first_ts, r->first_ts, r->migrations,
 		r->wakeups);
 	json_latency(f, &r->lat);
+	if (causes) {
+		fprintf(f, ",\"causes\":");
+		output__causes_json(f, causes, arch);
+	}
 	fputc('}', f);
 }
 
 static void json_rows(FILE *f, const char *name, const struct ctxmon_stats *rows,
-		      size_t n, bool procs)
+		      size_t n, bool procs, const struct causes_report *cr)
 {
+	struct causes_index ix = { 0 };
+
+	/* Out of memory, rows go without their causes. */
+	if (cr)
+		output__causes_index(&ix, procs ? cr->procs : cr->threads,
+				     procs ? cr->nprocs : cr->nthreads);
 	fprintf(f, ",\"%s\":[", name);
 	for (size_t i = 0; i < n; i++) {
 		if (i)
 			fputc(',', f);
-		json_row(f, &rows[i], procs);
+		json_row(f, &rows[i], procs,
+			 output__causes_find(&ix, rows[i].tid, rows[i].gen),
+			 cr ? cr->arch : NULL);
 	}
 	fputc(']', f);
+	output__causes_index_free(&ix);
 }
 
 static void json_report(FILE *f, struct report *r)
@@ -348,8 +364,8 @@ static void json_report(FILE *f, struct report *r)
 	for (int i = 0; c->lost_per_cpu && i < c->ncpus; i++)
 		fprintf(f, "%s%" PRIu64, i ? "," : "", c->lost_per_cpu[i]);
 	fprintf(f, "]}");
-	json_rows(f, "threads", r->threads, r->nthreads, false);
-	json_rows(f, "processes", r->procs, r->nprocs, true);
+	json_rows(f, "threads", r->threads, r->nthreads, false, r->causes);
+	json_rows(f, "processes", r->procs, r->nprocs, true, r->causes);
 	fprintf(f, ",\"cpus\":[");
 	for (size_t i = 0; i < r->ncpus; i++) {
 		const struct ctxmon_cpu_stats *p = &r->cpus[i];
@@ -362,6 +378,8 @@ static void json_report(FILE *f, struct report *r)
 			p->last_ts - p->first_ts, p->switches, p->lost);
 	}
 	fputc(']', f);
+	if (r->causes)
+		output__pairs_json(f, r->causes->pairs, r->causes->npairs);
 	if (r->kernel.valid) {
 		const struct kernel_cmp *k = &r->kernel;
 

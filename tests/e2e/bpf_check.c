@@ -20,6 +20,10 @@
  *   -P  fork the command before opening the backend (its pid is known at
  *       open; by default it is forked after enable, as the session does,
  *       and the backend follows it from its fork)
+ *   -a  capture every task (no pid filter)
+ *   -C  capture on these CPUs only (a list: 0,2-3)
+ *   -G  only tasks in this cgroup v2 directory; the command is moved
+ *       into it before it execs
  *
  * Exit status: 0 when it ran (the scripts judge the numbers), 1 when -A
  * found a difference, 2 on a set-up error, 77 when the backend cannot run
@@ -47,17 +51,21 @@ struct checker {
 	uint64_t last_ts;
 	uint64_t *cpu_last;
 	uint64_t events, violations, cpu_violations, lost_events, lost;
-	uint64_t exact, inexact;	/* switch-outs of target threads */
+	uint64_t exact, inexact; /* switch-outs of target threads */
 	pid_t root;
 	FILE *lostlog;
 	/* what getrusage cannot see: switch-outs after a thread's exit
 	 * event (its counters may already be folded into the process) and
 	 * the exit switch-outs of group leaders (reaped after it or not) */
-	pid_t tgids[4096];		/* target processes */
+	pid_t tgids[4096]; /* target processes */
 	size_t ntgids;
-	uint8_t *exited;		/* by tid */
+	uint8_t *exited; /* by tid */
 	long pid_max;
 	uint64_t post_vol, post_invol, leader_exits;
+	uint64_t foreign_switches; /* neither side a target process */
+	uint64_t *cpu_events;
+	uint64_t types[CTXMON_EV__MAX];
+	uint64_t waking_irq, waking_softirq; /* wakings by context */
 };
 
 static bool is_target(const struct checker *c, int32_t tgid)
@@ -75,7 +83,8 @@ static void track(struct checker *c, const struct ctxmon_event *ev)
 	switch (ev->type) {
 	case CTXMON_EV_FORK:
 		if (ev->fork.child_tgid > 0 && c->ntgids < 4096 &&
-		    is_target(c, ev->tgid) && !is_target(c, ev->fork.child_tgid))
+		    is_target(c, ev->tgid) &&
+		    !is_target(c, ev->fork.child_tgid))
 			c->tgids[c->ntgids++] = ev->fork.child_tgid;
 		break;
 	case CTXMON_EV_EXIT:
@@ -85,12 +94,13 @@ static void track(struct checker *c, const struct ctxmon_event *ev)
 		break;
 	case CTXMON_EV_SWITCH:
 		t = ev->sw.prev_tid;
-		if (t <= 0 || t >= c->pid_max || !is_target(c, ev->sw.prev_tgid))
+		if (t <= 0 || t >= c->pid_max ||
+		    !is_target(c, ev->sw.prev_tgid))
 			break;
 		if (ev->sw.kind == CTXMON_SW_EXIT) {
 			if (t == ev->sw.prev_tgid)
 				c->leader_exits++;
-			c->exited[t] = 0;	/* the tid may come back */
+			c->exited[t] = 0; /* the tid may come back */
 		} else if (c->exited[t]) {
 			if (ev->sw.kind == CTXMON_SW_VOLUNTARY)
 				c->post_vol++;
@@ -108,11 +118,21 @@ static int on_event(const struct ctxmon_event *ev, void *arg)
 	struct checker *c = arg;
 
 	c->events++;
+	if (ev->type < CTXMON_EV__MAX)
+		c->types[ev->type]++;
+	if (ev->type == CTXMON_EV_WAKING) {
+		c->waking_irq += !!(ev->flags & CTXMON_EVF_IN_IRQ);
+		c->waking_softirq += !!(ev->flags & CTXMON_EVF_IN_SOFTIRQ);
+	}
 	if (ev->ts < c->last_ts)
 		c->violations++;
 	else
 		c->last_ts = ev->ts;
+	if (ev->type == CTXMON_EV_SWITCH && !is_target(c, ev->sw.prev_tgid) &&
+	    !is_target(c, ev->sw.next_tgid))
+		c->foreign_switches++;
 	if (ev->cpu >= 0 && ev->cpu < c->ncpus) {
+		c->cpu_events[ev->cpu]++;
 		if (ev->ts < c->cpu_last[ev->cpu])
 			c->cpu_violations++;
 		else
@@ -141,8 +161,9 @@ static int on_event(const struct ctxmon_event *ev, void *arg)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: bpf_check [-b bpf|bpf-raw|perf] [-k KB] [-S MS] "
-			"[-e irq,syscall] [-A] [-T] [-P] -- CMD [ARGS]\n");
+	fprintf(stderr,
+		"usage: bpf_check [-b bpf|bpf-raw|perf] [-k KB] [-S MS] "
+		"[-e irq,syscall] [-A] [-T] [-P] [-a] [-C CPUS] [-G CGROUP] -- CMD [ARGS]\n");
 	exit(2);
 }
 
@@ -173,6 +194,7 @@ static pid_t spawn(char **argv, int *go)
 
 struct diffs {
 	unsigned counts, times, rows;
+	bool verbose;
 };
 
 static bool near(uint64_t a, uint64_t b, uint64_t tol)
@@ -194,7 +216,7 @@ static void compare(const struct ctxmon_stats *s, size_t ns,
 
 		if (!x->switch_in && !x->switch_out && !x->wakeups &&
 		    !x->migrations)
-			continue;	/* a row the stream only named */
+			continue; /* a row the stream only named */
 		for (size_t j = 0; j < ng && !y; j++)
 			if (g[j].tid == x->tid && g[j].gen == x->gen)
 				y = &g[j];
@@ -216,16 +238,30 @@ static void compare(const struct ctxmon_stats *s, size_t ns,
 			       " exit=%" PRIu64 "/%" PRIu64 " migr=%" PRIu64
 			       "/%" PRIu64 " wake=%" PRIu64 "/%" PRIu64
 			       " lat=%" PRIu64 "/%" PRIu64 "\n",
-			       x->tid, x->switch_in, y->switch_in, x->switch_out,
-			       y->switch_out, x->voluntary, y->voluntary,
-			       x->involuntary, y->involuntary, x->exit_switch,
-			       y->exit_switch, x->migrations, y->migrations,
-			       x->wakeups, y->wakeups, x->lat.count,
-			       y->lat.count);
+			       x->tid, x->switch_in, y->switch_in,
+			       x->switch_out, y->switch_out, x->voluntary,
+			       y->voluntary, x->involuntary, y->involuntary,
+			       x->exit_switch, y->exit_switch, x->migrations,
+			       y->migrations, x->wakeups, y->wakeups,
+			       x->lat.count, y->lat.count);
 			d->counts++;
 		}
-		/* 5 us per switch and wakeup of slack, and 1% */
-		tol = 5000 * (x->switch_in + x->switch_out + x->wakeups + 2);
+		if (d->verbose)
+			printf("agg_row tid=%d run=%" PRIu64 "/%" PRIu64
+			       " wait=%" PRIu64 "/%" PRIu64 " sleep=%" PRIu64
+			       "/%" PRIu64 " lat=%" PRIu64 "/%" PRIu64
+			       " latmax=%" PRIu64 "/%" PRIu64 "\n",
+			       x->tid, x->run_ns, y->run_ns, x->wait_ns,
+			       y->wait_ns,
+			       x->sleep_ns[0] + x->sleep_ns[1] + x->sleep_ns[2],
+			       y->sleep_ns[0] + y->sleep_ns[1] + y->sleep_ns[2],
+			       x->lat.sum_ns, y->lat.sum_ns, x->lat.max_ns,
+			       y->lat.max_ns);
+		/* 5 us per switch and wakeup, 1%, and 200 us for an
+		 * interrupt that fell between the two programs' clock
+		 * readings of one event */
+		tol = 5000 * (x->switch_in + x->switch_out + x->wakeups + 2) +
+		      200000;
 		if (!near(x->run_ns, y->run_ns, tol + x->run_ns / 100) ||
 		    !near(x->wait_ns, y->wait_ns, tol + x->wait_ns / 100) ||
 		    !near(x->sleep_ns[0] + x->sleep_ns[1] + x->sleep_ns[2],
@@ -249,7 +285,9 @@ int main(int argc, char **argv)
 {
 	const char *backend = "bpf", *events = "";
 	unsigned buffer_kb = 0, stall_ms = 0;
-	bool agg = false, per_thread = false, early = false;
+	bool agg = false, per_thread = false, early = false, all = false;
+	const char *cpulist = NULL, *cgroup = NULL;
+	bool *cpuset = NULL;
 	struct bpf_backend_opts bo = { .sz = sizeof(bo) };
 	struct checker c = { 0 };
 	struct backend_ctx ctx = { 0 }, actx;
@@ -265,7 +303,7 @@ int main(int argc, char **argv)
 	uint64_t start_ts, stop_ts, safe;
 	pid_t child = -1;
 
-	while ((opt = getopt(argc, argv, "b:k:S:e:ATP")) != -1) {
+	while ((opt = getopt(argc, argv, "b:k:S:e:ATPaC:G:")) != -1) {
 		switch (opt) {
 		case 'b':
 			backend = optarg;
@@ -288,6 +326,15 @@ int main(int argc, char **argv)
 		case 'P':
 			early = true;
 			break;
+		case 'a':
+			all = true;
+			break;
+		case 'C':
+			cpulist = optarg;
+			break;
+		case 'G':
+			cgroup = optarg;
+			break;
 		default:
 			usage();
 		}
@@ -306,8 +353,31 @@ int main(int argc, char **argv)
 	strs = strtab__new();
 	st = stream__new(ncpus);
 	c.cpu_last = calloc((size_t)ncpus, sizeof(*c.cpu_last));
-	if (!strs || !st || !c.cpu_last)
+	c.cpu_events = calloc((size_t)ncpus, sizeof(*c.cpu_events));
+	if (!strs || !st || !c.cpu_last || !c.cpu_events)
 		return 2;
+	if (cpulist) {
+		const char *q = cpulist;
+
+		cpuset = calloc((size_t)ncpus, sizeof(*cpuset));
+		if (!cpuset)
+			return 2;
+		while (*q) {
+			char *end;
+			long a = strtol(q, &end, 10), b = a;
+
+			if (*end == '-')
+				b = strtol(end + 1, &end, 10);
+			for (long i = a; i <= b && i < ncpus; i++)
+				if (i >= 0)
+					cpuset[i] = true;
+			q = *end == ',' ? end + 1 : end;
+			if (*end && *end != ',')
+				usage();
+		}
+		bo.cpus = cpuset;
+	}
+	bo.cgroup = cgroup;
 	c.ncpus = ncpus;
 	c.lostlog = stdout;
 	{
@@ -341,7 +411,7 @@ int main(int argc, char **argv)
 			  (strstr(events, "irq") ? CTXMON_EVENTS_IRQ : 0) |
 			  (strstr(events, "sys") ? CTXMON_EVENTS_SYSCALL : 0),
 		.buffer_kb = buffer_kb,
-		.target = CTXMON_TARGET_CMD,
+		.target = all ? CTXMON_TARGET_ALL : CTXMON_TARGET_CMD,
 		.root_pid = early ? child : 0,
 		.strs = strs,
 		.stream = st,
@@ -359,7 +429,8 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (agg) {
-		struct bpf_backend_opts ab = { .sz = sizeof(ab), .aggregate = true };
+		struct bpf_backend_opts ab = { .sz = sizeof(ab),
+					       .aggregate = true };
 
 		actx = ctx;
 		actx.err = aerr;
@@ -390,6 +461,17 @@ int main(int argc, char **argv)
 		}
 	}
 	c.tgids[c.ntgids++] = child;
+	if (cgroup) {
+		char path[PATH_MAX];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/cgroup.procs", cgroup);
+		f = fopen(path, "we");
+		if (!f || fprintf(f, "%d\n", (int)child) < 0 || fclose(f)) {
+			perror(path);
+			goto out;
+		}
+	}
 	ao.target = CTXMON_TARGET_CMD;
 	ao.root_pid = child;
 	c.a = ctxmon_account_new(&ao);
@@ -448,11 +530,23 @@ int main(int argc, char **argv)
 				       " bpf_inexact=%" PRIu64 "\n",
 				       bi.tp_btf, bi.lost, bi.inexact);
 		}
-		printf("events=%" PRIu64 " lost=%" PRIu64 " lost_records=%" PRIu64
-		       " order_violations=%" PRIu64 " stream_violations=%" PRIu64
-		       " cpu_violations=%" PRIu64 "\n",
+		printf("events=%" PRIu64 " lost=%" PRIu64
+		       " lost_records=%" PRIu64 " order_violations=%" PRIu64
+		       " stream_violations=%" PRIu64 " cpu_violations=%" PRIu64
+		       "\n",
 		       c.events, c.lost, c.lost_events, c.violations,
 		       ss.order_violations, c.cpu_violations);
+		printf("foreign_switches=%" PRIu64 "\n", c.foreign_switches);
+		printf("waking_irq=%" PRIu64 " waking_softirq=%" PRIu64 "\n",
+		       c.waking_irq, c.waking_softirq);
+		printf("types");
+		for (unsigned i = 1; i < CTXMON_EV__MAX; i++)
+			printf(" %s=%" PRIu64, ctxmon_event_type_name(i),
+			       c.types[i]);
+		printf("\n");
+		for (int i = 0; i < ncpus; i++)
+			printf("cpu_events cpu=%d count=%" PRIu64 "\n", i,
+			       c.cpu_events[i]);
 		printf("window start=%" PRIu64 " stop=%" PRIu64 "\n", start_ts,
 		       stop_ts);
 		printf("exit_status=%d\n",
@@ -478,25 +572,28 @@ int main(int argc, char **argv)
 		}
 		/* the kernel's counts, bounded by what it cannot see */
 		printf("kernel_check vol_ok=%d invol_ok=%d post_exit_vol=%" PRIu64
-		       " post_exit_invol=%" PRIu64 " leader_exits=%" PRIu64 "\n",
+		       " post_exit_invol=%" PRIu64 " leader_exits=%" PRIu64
+		       "\n",
 		       (uint64_t)ru.ru_nvcsw + c.post_vol >= vol &&
 			       (uint64_t)ru.ru_nvcsw <= vol + c.leader_exits,
 		       (uint64_t)ru.ru_nivcsw + c.post_invol >= invol &&
 			       (uint64_t)ru.ru_nivcsw <= invol,
 		       c.post_vol, c.post_invol, c.leader_exits);
-		printf("threads=%zu traced_vol=%" PRIu64 " traced_invol=%" PRIu64
-		       " traced_exit=%" PRIu64 " exact=%" PRIu64
-		       " inexact=%" PRIu64 " anomalies=%" PRIu64 "\n",
+		printf("threads=%zu traced_vol=%" PRIu64
+		       " traced_invol=%" PRIu64 " traced_exit=%" PRIu64
+		       " exact=%" PRIu64 " inexact=%" PRIu64
+		       " anomalies=%" PRIu64 "\n",
 		       n, vol, invol, ex, c.exact, c.inexact,
 		       ctxmon_account_anomalies(c.a));
 		rc = 0;
 		if (apriv) {
 			struct ctxmon_stats *g;
-			struct diffs d = { 0 };
+			struct diffs d = { .verbose = per_thread };
 			uint64_t gv = 0, gi = 0, ge = 0;
 			size_t ng;
 
-			if (bpf_backend__read_rows(apriv, stop_ts, &g, &ng) < 0) {
+			if (bpf_backend__read_rows(apriv, stop_ts, &g, &ng) <
+			    0) {
 				free(rows);
 				rc = 2;
 				goto out;
@@ -507,6 +604,15 @@ int main(int argc, char **argv)
 				ge += g[i].exit_switch;
 			}
 			compare(rows, n, g, ng, &d);
+			{
+				struct bpf_backend_info bi;
+
+				if (bpf_backend__info(apriv, &bi) == 0)
+					printf("agg_inexact=%" PRIu64
+					       " agg_rows_dropped=%" PRIu64
+					       "\n",
+					       bi.inexact, bi.rows_dropped);
+			}
 			printf("agg_threads=%zu agg_vol=%" PRIu64
 			       " agg_invol=%" PRIu64 " agg_exit=%" PRIu64
 			       " agg_count_diffs=%u agg_time_diffs=%u"
@@ -534,6 +640,8 @@ out:
 	strtab__free(strs);
 	free(c.cpu_last);
 	free(c.exited);
+	free(c.cpu_events);
+	free(cpuset);
 	free(online);
 	return rc;
 }

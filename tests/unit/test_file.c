@@ -33,7 +33,7 @@
 struct evs {
 	struct ctxmon_event *v;
 	size_t n, cap;
-	size_t stop_at;		/* return 5 when n reaches it (0: never) */
+	size_t stop_at; /* return 5 when n reaches it (0: never) */
 };
 
 static void evs_push(struct evs *e, const struct ctxmon_event *ev)
@@ -83,7 +83,8 @@ static bool ev_eq(const struct ctxmon_event *a, const struct ctxmon_event *b)
 	case CTXMON_EV_WAKING:
 	case CTXMON_EV_WAKEUP:
 	case CTXMON_EV_WAKEUP_NEW:
-		return a->wake.tid == b->wake.tid && a->wake.prio == b->wake.prio &&
+		return a->wake.tid == b->wake.tid &&
+		       a->wake.prio == b->wake.prio &&
 		       a->wake.target_cpu == b->wake.target_cpu &&
 		       str_eq(a->wake.comm, b->wake.comm);
 	case CTXMON_EV_MIGRATE:
@@ -101,7 +102,8 @@ static bool ev_eq(const struct ctxmon_event *a, const struct ctxmon_event *b)
 		       a->exec.old_tid == b->exec.old_tid &&
 		       str_eq(a->exec.comm, b->exec.comm);
 	case CTXMON_EV_EXIT:
-		return a->exit.tid == b->exit.tid && a->exit.prio == b->exit.prio &&
+		return a->exit.tid == b->exit.tid &&
+		       a->exit.prio == b->exit.prio &&
 		       a->exit.group_dead == b->exit.group_dead &&
 		       str_eq(a->exit.comm, b->exit.comm);
 	case CTXMON_EV_IRQ_ENTRY:
@@ -121,13 +123,13 @@ static bool ev_eq(const struct ctxmon_event *a, const struct ctxmon_event *b)
 	}
 }
 
-static void assert_same(const struct evs *got, const struct evs *want,
-			size_t n)
+static void assert_same(const struct evs *got, const struct evs *want, size_t n)
 {
 	assert_true(got->n >= n);
 	for (size_t i = 0; i < n; i++) {
 		if (!ev_eq(&got->v[i], &want->v[i]))
-			fail_msg("event %zu (type %u) differs", i, want->v[i].type);
+			fail_msg("event %zu (type %u) differs", i,
+				 want->v[i].type);
 	}
 }
 
@@ -138,9 +140,11 @@ struct memrec {
 	size_t len;
 };
 
-static struct ctxmon_record *memrec_open(struct memrec *m, unsigned chunk_events)
+static struct ctxmon_record *memrec_open(struct memrec *m,
+					 unsigned chunk_events)
 {
-	struct ctxmon_record_opts o = { .sz = sizeof(o), .chunk_events = chunk_events };
+	struct ctxmon_record_opts o = { .sz = sizeof(o),
+					.chunk_events = chunk_events };
 	struct ctxmon_record *w;
 
 	memset(m, 0, sizeof(*m));
@@ -186,14 +190,14 @@ struct simtask {
 	const char *comm;
 	int cpu;
 	bool running, runnable;
-	int partner;		/* index of the task it wakes */
+	int partner; /* index of the task it wakes */
 	bool hog;
 };
 
 struct sim {
 	struct strtab *strs;
 	struct simtask t[NTASK];
-	int cur[NCPU];		/* index of the running task, -1 idle */
+	int cur[NCPU]; /* index of the running task, -1 idle */
 	int32_t next_tid;
 	uint64_t now;
 	uint64_t rng;
@@ -211,9 +215,9 @@ static uint32_t rnd(struct sim *s)
 static void sim_init(struct sim *s, struct strtab *strs)
 {
 	static const char *const names[] = {
-		"nginx", "postgres", "java", "Web Content", "kworker/0:1",
-		"ksoftirqd/1", "rcu_preempt", "gnome-shell", "redis-server",
-		"node", "python3", "gcc",
+		"nginx",	"postgres",    "java",	      "Web Content",
+		"kworker/0:1",	"ksoftirqd/1", "rcu_preempt", "gnome-shell",
+		"redis-server", "node",	       "python3",     "gcc",
 	};
 	char buf[32];
 
@@ -228,7 +232,8 @@ static void sim_init(struct sim *s, struct strtab *strs)
 		t->tid = 1000 + i * 7 + (int32_t)(rnd(s) % 5);
 		t->tgid = i % 4 == 0 ? t->tid : s->t[i - i % 4].tid;
 		t->prio = i % 11 == 0 ? 100 : 120;
-		t->comm = strtab__intern(strs, names[i % ARRAY_SIZE(names)], 64);
+		t->comm =
+			strtab__intern(strs, names[i % ARRAY_SIZE(names)], 64);
 		t->cpu = i % NCPU;
 		t->partner = i ^ 1;
 		t->hog = i % 9 == 8;
@@ -267,7 +272,8 @@ static void emit_switch(struct sim *s, struct evs *out, int cpu, int next,
 	ev.sw.prev_comm = prev < 0 ? s->idle_comm[cpu] : s->t[prev].comm;
 	ev.sw.prev_state = state;
 	ev.sw.preempt = (uint8_t)preempt;
-	ev.sw.kind = preempt || !state ? CTXMON_SW_INVOLUNTARY : CTXMON_SW_VOLUNTARY;
+	ev.sw.kind = preempt || !state ? CTXMON_SW_INVOLUNTARY :
+					 CTXMON_SW_VOLUNTARY;
 	ev.sw.next_tid = next < 0 ? 0 : s->t[next].tid;
 	ev.sw.next_tgid = next < 0 ? 0 : s->t[next].tgid;
 	ev.sw.next_prio = next < 0 ? 120 : s->t[next].prio;
@@ -323,7 +329,7 @@ static void sim_step(struct sim *s, struct evs *out)
 	uint32_t r = rnd(s) % 1000;
 	struct ctxmon_event ev;
 
-	if (r < 20) {		/* timer or network irq */
+	if (r < 20) { /* timer or network irq */
 		base(s, &ev, CTXMON_EV_IRQ_ENTRY, cpu);
 		ev.irq.vec = r < 15 ? 0 : 24 + cpu;
 		evs_push(out, &ev);
@@ -333,7 +339,7 @@ static void sim_step(struct sim *s, struct evs *out)
 		evs_push(out, &ev);
 		return;
 	}
-	if (r < 30) {		/* migration of a sleeping task */
+	if (r < 30) { /* migration of a sleeping task */
 		int i = (int)(rnd(s) % NTASK);
 
 		if (s->t[i].running || s->t[i].runnable)
@@ -347,7 +353,7 @@ static void sim_step(struct sim *s, struct evs *out)
 		evs_push(out, &ev);
 		return;
 	}
-	if (r < 32 && cur >= 0) {	/* a thread comes and goes */
+	if (r < 32 && cur >= 0) { /* a thread comes and goes */
 		int i = (int)(rnd(s) % NTASK);
 		const char *comm = s->t[cur].comm;
 
@@ -382,7 +388,7 @@ static void sim_step(struct sim *s, struct evs *out)
 		}
 		return;
 	}
-	if (cur < 0) {		/* idle: someone's wakeup lands here */
+	if (cur < 0) { /* idle: someone's wakeup lands here */
 		next = pick(s, cpu);
 		if (next < 0) {
 			int i = (int)(rnd(s) % NTASK);
@@ -396,14 +402,14 @@ static void sim_step(struct sim *s, struct evs *out)
 		emit_switch(s, out, cpu, next, CTXMON_STATE_RUNNING, 0);
 		return;
 	}
-	if (s->t[cur].hog || r > 900) {	/* slice over, or preempted */
+	if (s->t[cur].hog || r > 900) { /* slice over, or preempted */
 		next = pick(s, cpu);
 		if (next >= 0)
 			emit_switch(s, out, cpu, next, CTXMON_STATE_RUNNING,
 				    r % 3 != 0);
 		return;
 	}
-	if (r % 16 == 0) {	/* a syscall that does not block */
+	if (r % 16 == 0) { /* a syscall that does not block */
 		base(s, &ev, CTXMON_EV_SYS_ENTER, cpu);
 		ev.sys.id = r % 3 ? 0 : 232;
 		evs_push(out, &ev);
@@ -421,7 +427,9 @@ static void sim_step(struct sim *s, struct evs *out)
 		next = pick(s, cpu);
 		emit_switch(s, out, cpu, next,
 			    r % 50 == 0 ? CTXMON_STATE_D :
-			    r % 23 == 0 ? CTXMON_STATE_I : CTXMON_STATE_S, 0);
+			    r % 23 == 0 ? CTXMON_STATE_I :
+					  CTXMON_STATE_S,
+			    0);
 	}
 }
 
@@ -460,8 +468,10 @@ static void test_roundtrip_synthetic(void **state)
 
 	w = memrec_open(&m, 0);
 	for (int i = 0; i < NTASK; i++)
-		assert_int_equal(ctxmon_record_add_task(w, s.t[i].tid, s.t[i].tgid,
-							s.t[i].comm), 0);
+		assert_int_equal(ctxmon_record_add_task(w, s.t[i].tid,
+							s.t[i].tgid,
+							s.t[i].comm),
+				 0);
 	write_all_events(w, &in);
 	ctxmon_record_get_stats(w, &ws);
 	assert_int_equal(ctxmon_record_close(w), 0);
@@ -498,10 +508,16 @@ static void test_roundtrip_synthetic(void **state)
 /* Values at the edges of every field, across chunk boundaries. */
 static void test_roundtrip_edges(void **state)
 {
-	static const int32_t i32[] = { 0, 1, -1, 120, INT32_MAX, INT32_MIN, 4194304 };
+	static const int32_t i32[] = { 0,	  1,	     -1,     120,
+				       INT32_MAX, INT32_MIN, 4194304 };
 	static const uint64_t u64[] = { 0, 1, UINT64_MAX, 1ull << 63, 999 };
 	static const char *const comms[] = {
-		NULL, "", "a", "Web Content", "x-y:z [1] 2.5:", "0123456789abcde",
+		NULL,
+		"",
+		"a",
+		"Web Content",
+		"x-y:z [1] 2.5:",
+		"0123456789abcde",
 	};
 	char longc[300];
 	struct evs in = { 0 }, out = { 0 };
@@ -517,8 +533,10 @@ static void test_roundtrip_edges(void **state)
 		for (unsigned rep = 0; rep < 40; rep++, k++) {
 			struct ctxmon_event ev;
 			const char *c1 = comms[k % ARRAY_SIZE(comms)];
-			const char *c2 = k % 13 == 0 ? longc :
-						       comms[(k / 3) % ARRAY_SIZE(comms)];
+			const char *c2 =
+				k % 13 == 0 ?
+					longc :
+					comms[(k / 3) % ARRAY_SIZE(comms)];
 			int32_t a = i32[k % ARRAY_SIZE(i32)];
 			int32_t b = i32[(k / 2) % ARRAY_SIZE(i32)];
 
@@ -526,7 +544,9 @@ static void test_roundtrip_edges(void **state)
 			ev.ts = u64[(k / 5) % ARRAY_SIZE(u64)] + k;
 			ev.type = (uint16_t)type;
 			ev.flags = (uint16_t)(k % 7 == 0 ? 0xffff : k % 3);
-			ev.cpu = k % 11 == 0 ? -1 : k % 17 == 0 ? 100000 : (int32_t)(k % 3);
+			ev.cpu = k % 11 == 0 ? -1 :
+				 k % 17 == 0 ? 100000 :
+					       (int32_t)(k % 3);
 			ev.tid = a;
 			ev.tgid = b;
 			switch (type) {
@@ -534,9 +554,11 @@ static void test_roundtrip_edges(void **state)
 				ev.sw.prev_tid = b;
 				ev.sw.prev_tgid = a;
 				ev.sw.prev_prio = a;
-				ev.sw.prev_state = k % 5 == 0 ? 0xffffffffu :
-						   k % 5 == 1 ? (CTXMON_STATE_S | CTXMON_STATE_D) :
-								(1u << (k % 10)) >> 1;
+				ev.sw.prev_state =
+					k % 5 == 0 ? 0xffffffffu :
+					k % 5 == 1 ? (CTXMON_STATE_S |
+						      CTXMON_STATE_D) :
+						     (1u << (k % 10)) >> 1;
 				ev.sw.next_tid = a ^ b;
 				ev.sw.next_tgid = b;
 				ev.sw.next_prio = b;
@@ -590,7 +612,8 @@ static void test_roundtrip_edges(void **state)
 				break;
 			case CTXMON_EV_LOST:
 				ev.lost.count = u64[k % ARRAY_SIZE(u64)];
-				ev.lost.start_ts = u64[(k + 1) % ARRAY_SIZE(u64)];
+				ev.lost.start_ts =
+					u64[(k + 1) % ARRAY_SIZE(u64)];
 				ev.lost.end_ts = u64[(k + 2) % ARRAY_SIZE(u64)];
 				break;
 			}
@@ -598,7 +621,8 @@ static void test_roundtrip_edges(void **state)
 		}
 	}
 	w = memrec_open(&m, 7);
-	assert_int_equal(ctxmon_record_add_task(w, INT32_MIN, INT32_MAX, longc), 0);
+	assert_int_equal(ctxmon_record_add_task(w, INT32_MIN, INT32_MAX, longc),
+			 0);
 	write_all_events(w, &in);
 	/* An unknown type is refused and nothing of it is written. */
 	{
@@ -632,43 +656,60 @@ static void test_meta(void **state)
 
 	(void)state;
 	w = memrec_open(&m, 0);
-	assert_int_equal(ctxmon_record_set_meta_str(w, CTXMON_META_KERNEL, "6.18.44-fc"), 0);
-	assert_int_equal(ctxmon_record_set_meta_u64(w, CTXMON_META_NCPUS, 2), 0);
-	assert_int_equal(ctxmon_record_set_meta_u64s(w, CTXMON_META_LOST_START, lost, 3), 0);
-	assert_int_equal(ctxmon_record_add_format(w, "sched", "sched_switch",
-						  "name: sched_switch\nID: 372\n"), 0);
+	assert_int_equal(ctxmon_record_set_meta_str(w, CTXMON_META_KERNEL,
+						    "6.18.44-fc"),
+			 0);
+	assert_int_equal(ctxmon_record_set_meta_u64(w, CTXMON_META_NCPUS, 2),
+			 0);
+	assert_int_equal(ctxmon_record_set_meta_u64s(w, CTXMON_META_LOST_START,
+						     lost, 3),
+			 0);
+	assert_int_equal(
+		ctxmon_record_add_format(w, "sched", "sched_switch",
+					 "name: sched_switch\nID: 372\n"),
+		0);
 	assert_int_equal(ctxmon_record_set_meta(w, "blob", "\0\1\2", 3), 0);
-	assert_int_equal(ctxmon_record_set_meta_str(w, CTXMON_META_BACKEND, "perf"), 0);
+	assert_int_equal(
+		ctxmon_record_set_meta_str(w, CTXMON_META_BACKEND, "perf"), 0);
 	assert_int_equal(ctxmon_record_set_meta(w, "", "x", 1), -EINVAL);
 	assert_int_equal(ctxmon_record_write(w, &ev), 0);
 	assert_int_equal(ctxmon_record_flush(w), 0);
 	/* Set after the events: visible once the reading is done. */
-	assert_int_equal(ctxmon_record_set_meta_u64(w, CTXMON_META_TIME_STOP, 99), 0);
-	assert_int_equal(ctxmon_record_set_meta_str(w, CTXMON_META_BACKEND, "bpf"), 0);
+	assert_int_equal(
+		ctxmon_record_set_meta_u64(w, CTXMON_META_TIME_STOP, 99), 0);
+	assert_int_equal(
+		ctxmon_record_set_meta_str(w, CTXMON_META_BACKEND, "bpf"), 0);
 	assert_int_equal(ctxmon_record_close(w), 0);
 	memrec_load(&m);
 
 	r = ctxmon_reader_open_mem(m.p, m.len);
 	assert_non_null(r);
-	assert_string_equal(ctxmon_reader_meta_str(r, CTXMON_META_KERNEL), "6.18.44-fc");
+	assert_string_equal(ctxmon_reader_meta_str(r, CTXMON_META_KERNEL),
+			    "6.18.44-fc");
 	assert_int_equal(ctxmon_reader_meta_u64(r, CTXMON_META_NCPUS, &v), 0);
 	assert_int_equal(v, 2);
-	assert_int_equal(ctxmon_reader_meta_u64s(r, CTXMON_META_LOST_START, got, 4), 3);
+	assert_int_equal(
+		ctxmon_reader_meta_u64s(r, CTXMON_META_LOST_START, got, 4), 3);
 	assert_memory_equal(got, lost, sizeof(lost));
-	assert_string_equal(ctxmon_reader_meta_str(r, "format/sched/sched_switch"),
+	assert_string_equal(ctxmon_reader_meta_str(r,
+						   "format/sched/sched_switch"),
 			    "name: sched_switch\nID: 372\n");
 	assert_memory_equal(ctxmon_reader_meta(r, "blob", &len), "\0\1\2", 3);
 	assert_int_equal(len, 3);
-	assert_null(ctxmon_reader_meta_str(r, "blob"));	/* not a string */
-	assert_int_equal(ctxmon_reader_meta_u64(r, CTXMON_META_KERNEL, &v), -EINVAL);
+	assert_null(ctxmon_reader_meta_str(r, "blob")); /* not a string */
+	assert_int_equal(ctxmon_reader_meta_u64(r, CTXMON_META_KERNEL, &v),
+			 -EINVAL);
 	assert_int_equal(ctxmon_reader_meta_u64(r, "nope", &v), -ENOENT);
 	assert_null(ctxmon_reader_meta(r, CTXMON_META_TIME_STOP, NULL));
-	assert_string_equal(ctxmon_reader_meta_str(r, CTXMON_META_BACKEND), "perf");
+	assert_string_equal(ctxmon_reader_meta_str(r, CTXMON_META_BACKEND),
+			    "perf");
 
 	assert_int_equal(ctxmon_reader_read(r, NULL, NULL), 0);
-	assert_int_equal(ctxmon_reader_meta_u64(r, CTXMON_META_TIME_STOP, &v), 0);
+	assert_int_equal(ctxmon_reader_meta_u64(r, CTXMON_META_TIME_STOP, &v),
+			 0);
 	assert_int_equal(v, 99);
-	assert_string_equal(ctxmon_reader_meta_str(r, CTXMON_META_BACKEND), "bpf");
+	assert_string_equal(ctxmon_reader_meta_str(r, CTXMON_META_BACKEND),
+			    "bpf");
 	for (size_t i = 0; ctxmon_reader_meta_key(r, i); i++)
 		seen_format |= !strcmp(ctxmon_reader_meta_key(r, i),
 				       "format/sched/sched_switch");
@@ -710,7 +751,10 @@ static int on_event(const struct ctxmon_event *ev, void *ctx)
 static void test_tasks(void **state)
 {
 	struct ctxmon_event ev = {
-		.ts = 10, .type = CTXMON_EV_SWITCH, .tid = 42, .tgid = 40,
+		.ts = 10,
+		.type = CTXMON_EV_SWITCH,
+		.tid = 42,
+		.tgid = 40,
 	};
 	struct taskseen seen = { 0 };
 	struct ctxmon_reader *r;
@@ -796,7 +840,8 @@ static struct strtab *small_file(struct memrec *m, struct evs *in, unsigned n,
 	sim_init(&s, strs);
 	sim_run(&s, in, n);
 	w = memrec_open(m, chunk);
-	assert_int_equal(ctxmon_record_set_meta_str(w, CTXMON_META_KERNEL, "6.18"), 0);
+	assert_int_equal(
+		ctxmon_record_set_meta_str(w, CTXMON_META_KERNEL, "6.18"), 0);
 	assert_int_equal(ctxmon_record_add_task(w, 77, 77, "init"), 0);
 	write_all_events(w, in);
 	assert_int_equal(ctxmon_record_close(w), 0);
@@ -834,7 +879,8 @@ static void test_truncated_everywhere(void **state)
 		assert_non_null(strstr(ctxmon_reader_error(r), "offset"));
 		assert_true(out.n >= prev_events);
 		/* Whole chunks of 100 records, the first with the task. */
-		assert_true(out.n == 0 || (out.n + 1) % 100 == 0 || out.n == in.n);
+		assert_true(out.n == 0 || (out.n + 1) % 100 == 0 ||
+			    out.n == in.n);
 		assert_same(&out, &in, out.n);
 		prev_events = out.n;
 		ctxmon_reader_close(r);
@@ -906,15 +952,18 @@ static void test_bitflips(void **state)
 		ret = ctxmon_reader_read(r, collect, &out);
 		ctxmon_reader_get_info(r, &info);
 		if (!info.damaged)
-			fail_msg("flip of bit %zu (byte %zu) not noticed", bit, bit / 8);
+			fail_msg("flip of bit %zu (byte %zu) not noticed", bit,
+				 bit / 8);
 		assert_int_equal(ret, -EBADMSG);
 		assert_true(strlen(ctxmon_reader_error(r)) > 0);
 		/* What was delivered before the damage is right. */
 		for (size_t i = 0; i < out.n; i++)
 			if (!ev_eq(&out.v[i], &in.v[i]))
-				fail_msg("flip of bit %zu (byte %zu): event %zu "
-					 "differs, reader: %s", bit, bit / 8, i,
-					 ctxmon_reader_error(r));
+				fail_msg(
+					"flip of bit %zu (byte %zu): event %zu "
+					"differs, reader: %s",
+					bit, bit / 8, i,
+					ctxmon_reader_error(r));
 		ctxmon_reader_close(r);
 		free(out.v);
 	}
@@ -951,7 +1000,10 @@ static size_t forge(uint8_t *buf, uint16_t type, uint16_t flags,
 	uint8_t *h = buf + 32;
 
 	memset(buf, 0, 32);
-	memcpy(buf, "\x89" "CTXMON\n", 8);
+	memcpy(buf,
+	       "\x89"
+	       "CTXMON\n",
+	       8);
 	buf[8] = 1;
 	buf[12] = 32;
 	put32(buf + 28, crc32c(buf, 28));
@@ -978,8 +1030,8 @@ static void expect_damage(const uint8_t *buf, size_t len, const char *what)
 	ctxmon_reader_get_info(r, &info);
 	assert_true(info.damaged);
 	if (!strstr(ctxmon_reader_error(r), what))
-		fail_msg("error \"%s\" does not say \"%s\"", ctxmon_reader_error(r),
-			 what);
+		fail_msg("error \"%s\" does not say \"%s\"",
+			 ctxmon_reader_error(r), what);
 	assert_non_null(strstr(ctxmon_reader_error(r), "offset 32"));
 	ctxmon_reader_close(r);
 }
@@ -1025,7 +1077,7 @@ static void test_bad_files(void **state)
 		assert_non_null(r);
 		assert_int_equal(ctxmon_reader_read(r, NULL, NULL), 0);
 		ctxmon_reader_get_info(r, &info);
-		assert_true(info.truncated);	/* no end marker */
+		assert_true(info.truncated); /* no end marker */
 		assert_false(info.damaged);
 		ctxmon_reader_close(r);
 	}
@@ -1035,14 +1087,18 @@ static void test_bad_files(void **state)
 		junk[i] = (uint8_t)(i * 151 + 7);
 	n = forge(buf, 2, 0, sizeof(junk), sizeof(junk), junk, sizeof(junk));
 	expect_damage(buf, n, "event chunk");
-	n = forge(buf, 1, 0, 3, 3, "\x05" "ab", 3);
+	n = forge(buf, 1, 0, 3, 3,
+		  "\x05"
+		  "ab",
+		  3);
 	expect_damage(buf, n, "metadata");
 	n = forge(buf, 2, 1, 8, 100, "garbage!", 8);
 	expect_damage(buf, n, "decompress");
 	n = forge(buf, 3, 0, 4, 4, "\x05\x00\x00\x00", 4);
 	expect_damage(buf, n, "end marker counts 5 events");
 	/* An EVENTS chunk claiming many records with few bytes. */
-	n = forge(buf, 2, 0, 12, 12, "\xff\xff\x03\x00\x09\x00\x00\x00\x00\x00\x00\x00", 12);
+	n = forge(buf, 2, 0, 12, 12,
+		  "\xff\xff\x03\x00\x09\x00\x00\x00\x00\x00\x00\x00", 12);
 	expect_damage(buf, n, "event chunk");
 }
 
@@ -1076,14 +1132,16 @@ static void test_disk_full(void **state)
 
 	w = ctxmon_record_create(path, &o);
 	assert_non_null(w);
-	assert_int_equal(ctxmon_record_set_meta_str(w, CTXMON_META_KERNEL, "6.18"), 0);
+	assert_int_equal(
+		ctxmon_record_set_meta_str(w, CTXMON_META_KERNEL, "6.18"), 0);
 	for (i = 0; i < in.n && ret == 0; i++)
 		ret = ctxmon_record_write(w, &in.v[i]);
 	assert_int_equal(ret, -EFBIG);
 	/* Sticky: later writes fail at once. */
 	assert_int_equal(ctxmon_record_write(w, &in.v[0]), -EFBIG);
 	assert_non_null(strstr(ctxmon_record_error(w), "File too large"));
-	assert_int_equal(ctxmon_record_set_meta_u64(w, CTXMON_META_TIME_STOP, 1), 0);
+	assert_int_equal(
+		ctxmon_record_set_meta_u64(w, CTXMON_META_TIME_STOP, 1), 0);
 	assert_int_equal(ctxmon_record_close(w), -EFBIG);
 	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
 	signal(SIGXFSZ, SIG_DFL);
@@ -1136,7 +1194,8 @@ static void test_mode_0600(void **state)
 
 	assert_null(ctxmon_record_create("/nonexistent/dir/x.data", NULL));
 	assert_int_equal(errno, ENOENT);
-	assert_non_null(strstr(ctxmon_record_last_error(), "/nonexistent/dir/x.data"));
+	assert_non_null(
+		strstr(ctxmon_record_last_error(), "/nonexistent/dir/x.data"));
 	assert_null(ctxmon_reader_open("/nonexistent/x.data"));
 	assert_int_equal(errno, ENOENT);
 }

@@ -1,11 +1,12 @@
 /*
  * bpf_backend.h - what the bpf backend offers beyond struct backend_ops.
  *
- * Aggregation mode and the cgroup and CPU filters have no field in struct
- * backend_ctx yet, so they are reached through bpf_backend__open(); the
- * plain backend_bpf.open is bpf_backend__open() with @o NULL.  Once
- * backend_ctx and backend_ops grow the fields (see the report of issue 3),
- * this header shrinks to nothing.
+ * The registry sees two backends: backend_bpf (streaming) and
+ * backend_bpf_agg (aggregation in the kernel, read with read_rows).  The
+ * cgroup and CPU filters have no field in struct backend_ctx yet, so they
+ * are reached through bpf_backend__open(), of which both backends' open
+ * are special cases.  Once backend_ctx grows the fields (see the report
+ * of issue 3), this part of the header goes.  The tests use the rest.
  */
 #ifndef CTXMON_BPF_BACKEND_H
 #define CTXMON_BPF_BACKEND_H
@@ -28,19 +29,25 @@ struct bpf_backend_opts {
 };
 
 /*
- * Open like backend_bpf.open, with the options above (@o may be NULL).
- * Aggregation needs tp_btf programs (a per-row spin lock); where only
- * raw_tp loads it fails with -EOPNOTSUPP and the caller should stream.
+ * Open like backend_bpf.open, with the options above (@o may be NULL:
+ * streaming, no cgroup or CPU filter).  Aggregation needs tp_btf programs
+ * (a per-row spin lock); where only raw_tp loads it fails with
+ * -EOPNOTSUPP and the caller should stream.  0, or -errno with ctx->err
+ * set; close with backend_bpf.close.
  */
 int bpf_backend__open(struct backend_ctx *ctx, const struct bpf_backend_opts *o,
 		      void **priv);
 
 /*
- * Aggregation mode: a snapshot of every thread's row, the intervals still
- * open charged up to @now (the time the caller ends the capture or the
- * interval at; pass the session's stop time for the final read).  Rows of
- * threads that died are included (exited set).  *rows is malloc'd, the
- * caller frees it; comms are interned in ctx->strs.  0 or -errno.
+ * Aggregation mode (backend_bpf_agg.read_rows): a snapshot of every
+ * thread's row since enable, the intervals still open charged up to @now
+ * (the time the caller ends the capture or the interval at; pass the
+ * session's stop time for the final read).  Rows of threads that died are
+ * included (exited set); a reused tid gets gen 1, 2... oldest first.  All
+ * rows are targets (only selected tasks get one); ppid is the forking
+ * task's tgid, -1 when the fork was not seen.  *rows is malloc'd, the
+ * caller frees it; comms are interned in ctx->strs.  0, -EINVAL when not
+ * in aggregation mode, or -errno.
  */
 int bpf_backend__read_rows(void *priv, uint64_t now, struct ctxmon_stats **rows,
 			   size_t *n);
@@ -56,9 +63,47 @@ struct bpf_backend_info {
 	uint64_t lost;		/* ring reserve failures, all CPUs */
 	uint64_t inexact;	/* switches classified from the state alone */
 	uint64_t rows_dropped;	/* aggregation rows that found no room */
+	uint64_t bad_records;	/* ring records that made no sense */
 };
 
 /* Counters of the programs (for logs and tests). */
 int bpf_backend__info(void *priv, struct bpf_backend_info *out);
+
+/* ---- pieces of the backend that need no kernel (unit tests) ---- */
+
+struct ctxsw_row;
+
+/*
+ * Per-CPU reordering of decoded records before the stream (ring order is
+ * only nearly time order on one CPU).  reorder__new() returns NULL and
+ * sets errno; reorder__free() accepts NULL.
+ */
+struct reorder;
+
+struct reorder *reorder__new(int ncpus);
+void reorder__free(struct reorder *r);
+/*
+ * Decode one ring buffer record and queue it on its CPU in time order,
+ * preceded by a loss event when the record says records were dropped
+ * before it.  0, -EINVAL for a record that is not one (nothing queued),
+ * -ENOMEM.
+ */
+int reorder__add_record(struct reorder *r, struct strtab *strs,
+			const void *rec, size_t len);
+/* Move every queued event with ts <= @upto into @st, in time order per
+ * CPU (losses through stream__lost()).  0 or -ENOMEM. */
+int reorder__flush(struct reorder *r, struct stream *st, uint64_t upto);
+/* Events queued, not yet flushed. */
+size_t reorder__held(const struct reorder *r);
+
+/* A thread's row as struct ctxmon_stats; the state still open is charged
+ * up to @now (0: not at all).  The comm is interned in @strs. */
+void bpf_row__stats(const struct ctxsw_row *r, uint64_t now,
+		    struct strtab *strs, struct ctxmon_stats *out);
+
+/* Bytes of the shared ring for @buffer_kb per CPU (0: the default, 4 MiB
+ * per CPU up to 64 MiB) and @online CPUs: a power of two of pages, at most
+ * 1 GiB. */
+size_t bpf_ring__bytes(unsigned buffer_kb, int online, long page);
 
 #endif

@@ -17,11 +17,12 @@
  *
  * Voluntary or involuntary: at sched_switch the kernel has already added
  * one to prev's nvcsw or nivcsw.  We remember both counters of a task when
- * it is switched in; at its switch-out, the one that moved is the kernel's
- * own verdict.  That stays right where the tracepoint's state cannot tell
- * (since 6.13 a task that tried to sleep with a signal pending is shown as
- * R but counted voluntary).  A task already running when capture starts
- * has no remembered counters at its first switch-out: that one switch is
+ * it is switched in and after each switch-out; at its next switch-out, the
+ * one that moved is the kernel's own verdict.  That stays right where the
+ * tracepoint's state cannot tell (since 6.13 a task that tried to sleep
+ * with a signal pending is shown as R but counted voluntary), and where a
+ * switch-in goes unseen.  A task already running when capture starts has
+ * no remembered counters at its first switch-out: that one switch is
  * classified from the state, without CTXSW_F_KIND_EXACT.
  */
 #include "vmlinux.h"
@@ -38,16 +39,19 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile __u32 filter_kind = CTXSW_FILTER_NONE;
 const volatile bool follow_forks = false;
 const volatile bool cpu_filter = false;
-const volatile __u64 cg_id = 0;		/* cgroup v2 id, 0: any */
-const volatile __s32 cg_level = 0;	/* its depth below the root */
-const volatile bool sw_state_arg = false; /* sched_switch has prev_state */
-const volatile bool exit_group_arg = false; /* sched_process_exit has group_dead */
+const volatile __u64 cg_id = 0; /* cgroup v2 id, 0: any */
+const volatile __s32 cg_level = 0; /* its depth below the root */
+/* the tracepoints' arguments on this kernel (from its BTF) */
+const volatile bool sw_state_arg = false; /* sched_switch's prev_state */
+const volatile bool exit_group_arg = false; /* exit's group_dead */
+const volatile __u64 wake_bytes = 0; /* wake the reader past this fill */
+const volatile bool emit_irq = false; /* irq and softirq records wanted */
 
 /* ---- maps --------------------------------------------------------- */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1 << 20);	/* resized by the loader */
+	__uint(max_entries, 1 << 20); /* resized by the loader */
 } events SEC(".maps");
 
 struct {
@@ -65,10 +69,11 @@ struct {
 	__type(value, __u8);
 } cpus SEC(".maps");
 
-/* Selected tids or tgids (filter_kind); forks of selected tasks are added. */
+/* Selected tids or tgids (filter_kind); forks of selected tasks are added,
+ * processes removed when their leader is freed. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 8192);
+	__uint(max_entries, 16384);
 	__type(key, __u32);
 	__type(value, __u8);
 } targets SEC(".maps");
@@ -83,7 +88,7 @@ struct {
 	__type(value, __u8);
 } fork_roots SEC(".maps");
 
-/* Streaming: each task's nvcsw/nivcsw at its last switch-in. */
+/* Streaming: each task's nvcsw/nivcsw when last switched in or out. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 32768);
@@ -104,7 +109,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 16384);
+	__uint(max_entries, 65536);
 	__type(key, struct ctxsw_dead_key);
 	__type(value, struct ctxsw_row_blob);
 } dead_rows SEC(".maps");
@@ -236,7 +241,8 @@ static __always_inline bool task_selected(struct task_struct *t)
 		} else {
 			struct cgroup___pre61 *o = (void *)cg;
 
-			bpf_core_read(&id, sizeof(id), &o->ancestor_ids[cg_level]);
+			bpf_core_read(&id, sizeof(id),
+				      &o->ancestor_ids[cg_level]);
 		}
 		if (id != cg_id)
 			return false;
@@ -255,13 +261,15 @@ static __always_inline struct task_struct *current_task(void)
 }
 
 /*
- * Reserve a record and stamp its header.  The time is taken before the
- * reserve and then raised to the newest time this CPU handed out: a
- * program that interrupts us between the two (an irq tracepoint) reserves
- * its slot before ours with a later time, and ring order must equal time
- * order per CPU.  Programs nest like a stack on one CPU, so the plain
- * read-modify-write of last_ts cannot lose anything that matters: an
- * interrupting program has finished before we look.
+ * Reserve a record and stamp its header with the time taken just before
+ * the reserve: the event's own time.  A program that interrupts us in
+ * between (an irq or softirq tracepoint, or a wakeup from one) reserves
+ * its slot before ours with a later time, so on one CPU ring order is
+ * only nearly time order.  No clamping here can fix that: with two
+ * nested programs after our reserve, raising our time to the newest one
+ * puts it after the first.  User space (bpf.c) therefore sorts each
+ * CPU's records by time before the stream takes them, holding them until
+ * nothing older can still arrive, which the stream's slack bounds anyway.
  */
 static __always_inline void *rec_reserve(__u32 size, __u8 type, __u8 flags)
 {
@@ -277,9 +285,6 @@ static __always_inline void *rec_reserve(__u32 size, __u8 type, __u8 flags)
 		__sync_fetch_and_add(&c->lost_total, 1);
 		return NULL;
 	}
-	if (t < c->last_ts)
-		t = c->last_ts;
-	c->last_ts = t;
 	lost = c->lost;
 	if (lost) {
 		if (lost > 0xffffffffu)
@@ -298,6 +303,56 @@ static __always_inline void *rec_reserve(__u32 size, __u8 type, __u8 flags)
 	return h;
 }
 
+/*
+ * Commit a record.  The reader is woken only once a quarter of the ring
+ * is used (as the perf backend asks of perf): a wakeup per record would
+ * cost a context switch of the reader per event, and the reader polls
+ * with a timeout anyway.
+ */
+static __always_inline void rec_submit(void *r)
+{
+	__u64 flags = BPF_RB_NO_WAKEUP;
+
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wake_bytes)
+		flags = BPF_RB_FORCE_WAKEUP;
+	bpf_ringbuf_submit(r, flags);
+}
+
+/*
+ * Interrupt context of a waking, as the tracepoint's common_flags tell
+ * perf.  preempt_count is out of reach (a per-CPU variable whose address
+ * kallsyms gives only with CONFIG_KALLSYMS_ALL), so the handlers that wake
+ * tasks are counted per CPU as they nest: device irq handlers, hrtimer
+ * callbacks run in hard irq (the timer interrupt's wakeups: sleeps,
+ * timers), and softirqs.  Wakeups from other hard irq work (IPIs,
+ * irq_work) are seen as task context.  An exit without its entry (capture
+ * began inside the handler) is ignored.
+ */
+static __always_inline void irq_nest(bool hard, bool entry)
+{
+	struct ctxsw_cpu *c = this_cpu();
+	__u32 *n;
+
+	if (!c)
+		return;
+	n = hard ? &c->hardirq : &c->softirq;
+	if (entry)
+		(*n)++;
+	else if (*n)
+		(*n)--;
+}
+
+static __always_inline __u8 irq_ctx(void)
+{
+	struct ctxsw_cpu *c = this_cpu();
+
+	if (!c)
+		return 0;
+	if (c->hardirq)
+		return CTXSW_F_IN_IRQ;
+	return c->softirq ? CTXSW_F_IN_SOFTIRQ : 0;
+}
+
 /* ---- event bodies -------------------------------------------------- */
 
 static __always_inline int on_switch(unsigned long long *ctx, bool preempt,
@@ -306,7 +361,8 @@ static __always_inline int on_switch(unsigned long long *ctx, bool preempt,
 {
 	__u32 prev_tid = BPF_CORE_READ(prev, pid);
 	__u32 next_tid = BPF_CORE_READ(next, pid);
-	__u64 nv = BPF_CORE_READ(prev, nvcsw), niv = BPF_CORE_READ(prev, nivcsw);
+	__u64 nv = BPF_CORE_READ(prev, nvcsw),
+	      niv = BPF_CORE_READ(prev, nivcsw);
 	__u32 raw, state;
 	__u8 kind, flags = 0;
 	struct ctxsw_csw *old;
@@ -320,7 +376,8 @@ static __always_inline int on_switch(unsigned long long *ctx, bool preempt,
 		raw = (__u32)ctx[3];
 	else
 		raw = task_state_raw(prev);
-	state = preempt ? 0 : report_state(raw, BPF_CORE_READ(prev, exit_state));
+	state = preempt ? 0 :
+			  report_state(raw, BPF_CORE_READ(prev, exit_state));
 
 	if (filtering() && !task_selected(prev) && !task_selected(next))
 		return 0;
@@ -347,6 +404,16 @@ static __always_inline int on_switch(unsigned long long *ctx, bool preempt,
 				if (c)
 					c->inexact++;
 			}
+		}
+		/* the counters after this switch are the base for the next
+		 * one, even if the switch-in between goes unseen */
+		if (old) {
+			old->nvcsw = nv;
+			old->nivcsw = niv;
+		} else if (prev_tid) {
+			struct ctxsw_csw cur = { .nvcsw = nv, .nivcsw = niv };
+
+			bpf_map_update_elem(&csw, &prev_tid, &cur, BPF_ANY);
 		}
 	}
 	if (next_tid) {
@@ -379,7 +446,7 @@ static __always_inline int on_switch(unsigned long long *ctx, bool preempt,
 	r->h.tgid = BPF_CORE_READ(prev, tgid);
 	bpf_core_read(r->prev_comm, sizeof(r->prev_comm), &prev->comm);
 	bpf_core_read(r->next_comm, sizeof(r->next_comm), &next->comm);
-	bpf_ringbuf_submit(r, 0);
+	rec_submit(r);
 	return 0;
 }
 
@@ -391,7 +458,7 @@ static __always_inline int on_wake(struct task_struct *p, __u8 type)
 		return 0;
 	if (filtering() && !task_selected(p) && !task_selected(current_task()))
 		return 0;
-	r = rec_reserve(sizeof(*r), type, 0);
+	r = rec_reserve(sizeof(*r), type, type == CTXSW_WAKING ? irq_ctx() : 0);
 	if (!r)
 		return 0;
 	r->tid = BPF_CORE_READ(p, pid);
@@ -399,7 +466,7 @@ static __always_inline int on_wake(struct task_struct *p, __u8 type)
 	r->target_cpu = task_cpu(p);
 	r->pad = 0;
 	bpf_core_read(r->comm, sizeof(r->comm), &p->comm);
-	bpf_ringbuf_submit(r, 0);
+	rec_submit(r);
 	return 0;
 }
 
@@ -418,7 +485,7 @@ static __always_inline int on_migrate(struct task_struct *p, int dest_cpu)
 	r->prio = BPF_CORE_READ(p, prio);
 	r->orig_cpu = task_cpu(p);
 	r->dest_cpu = dest_cpu;
-	bpf_ringbuf_submit(r, 0);
+	rec_submit(r);
 	return 0;
 }
 
@@ -462,7 +529,7 @@ static __always_inline int on_fork(struct task_struct *parent,
 	r->child_tgid = BPF_CORE_READ(child, tgid);
 	r->pad = 0;
 	bpf_core_read(r->child_comm, sizeof(r->child_comm), &child->comm);
-	bpf_ringbuf_submit(r, 0);
+	rec_submit(r);
 	return 0;
 }
 
@@ -481,7 +548,7 @@ static __always_inline int on_exec(struct task_struct *p, int old_pid)
 	r->old_tid = old_pid;
 	/* begin_new_exec() has set the new comm by now */
 	bpf_core_read(r->comm, sizeof(r->comm), &p->comm);
-	bpf_ringbuf_submit(r, 0);
+	rec_submit(r);
 	return 0;
 }
 
@@ -508,7 +575,23 @@ static __always_inline int on_exit(unsigned long long *ctx,
 	r->group_dead = group_dead;
 	__builtin_memset(r->pad, 0, sizeof(r->pad));
 	bpf_core_read(r->comm, sizeof(r->comm), &p->comm);
-	bpf_ringbuf_submit(r, 0);
+	rec_submit(r);
+	return 0;
+}
+
+/*
+ * A process's tgid leaves the targets when its leader is freed: every
+ * thread is released by then, so nothing of it can follow, and the tgid
+ * may go to an unrelated process next.  (The pid is freed an RCU grace
+ * period earlier; a process that gets it within that window is seen as a
+ * target until now.)
+ */
+static __always_inline int on_free(struct task_struct *p)
+{
+	__u32 tid = BPF_CORE_READ(p, pid), tgid = BPF_CORE_READ(p, tgid);
+
+	if (filter_kind == CTXSW_FILTER_TGIDS && follow_forks && tid == tgid)
+		bpf_map_delete_elem(&targets, &tgid);
 	return 0;
 }
 
@@ -523,14 +606,24 @@ static __always_inline int on_irq(__u8 type, int vec, int ret)
 {
 	struct ctxsw_irq *r;
 
-	if (!current_selected())
+	irq_nest(type == CTXSW_IRQ_ENTRY || type == CTXSW_IRQ_EXIT,
+		 type == CTXSW_IRQ_ENTRY || type == CTXSW_SOFTIRQ_ENTRY);
+	if (!emit_irq || !current_selected())
 		return 0;
 	r = rec_reserve(sizeof(*r), type, 0);
 	if (!r)
 		return 0;
 	r->vec = vec;
 	r->ret = ret;
-	bpf_ringbuf_submit(r, 0);
+	rec_submit(r);
+	return 0;
+}
+
+static __always_inline int on_hrtimer(struct hrtimer *t, bool entry)
+{
+	/* soft hrtimers run in the hrtimer softirq, counted there */
+	if (!BPF_CORE_READ(t, is_soft))
+		irq_nest(true, entry);
 	return 0;
 }
 
@@ -556,26 +649,26 @@ static __always_inline int on_sys(__u8 type, long id, long ret)
 		return 0;
 	r->id = id;
 	r->ret = ret;
-	bpf_ringbuf_submit(r, 0);
+	rec_submit(r);
 	return 0;
 }
 
 /* ---- the programs: tp_btf and raw_tp twins ------------------------- */
 
-#define TWIN(tp, body_args, ...)                                              \
-	SEC("tp_btf/" #tp)                                                    \
-	int BPF_PROG(btf_##tp, ##__VA_ARGS__)                                 \
-	{                                                                     \
-		return body_args;                                             \
-	}                                                                     \
-	SEC("raw_tp/" #tp)                                                    \
-	int BPF_PROG(raw_##tp, ##__VA_ARGS__)                                 \
-	{                                                                     \
-		return body_args;                                             \
+#define TWIN(tp, body_args, ...)              \
+	SEC("tp_btf/" #tp)                    \
+	int BPF_PROG(btf_##tp, ##__VA_ARGS__) \
+	{                                     \
+		return body_args;             \
+	}                                     \
+	SEC("raw_tp/" #tp)                    \
+	int BPF_PROG(raw_##tp, ##__VA_ARGS__) \
+	{                                     \
+		return body_args;             \
 	}
 
-TWIN(sched_switch, on_switch(ctx, preempt, prev, next),
-     bool preempt, struct task_struct *prev, struct task_struct *next)
+TWIN(sched_switch, on_switch(ctx, preempt, prev, next), bool preempt,
+     struct task_struct *prev, struct task_struct *next)
 TWIN(sched_waking, on_wake(p, CTXSW_WAKING), struct task_struct *p)
 TWIN(sched_wakeup, on_wake(p, CTXSW_WAKEUP), struct task_struct *p)
 TWIN(sched_wakeup_new, on_wake(p, CTXSW_WAKEUP_NEW), struct task_struct *p)
@@ -586,11 +679,14 @@ TWIN(sched_process_fork, on_fork(parent, child), struct task_struct *parent,
 TWIN(sched_process_exec, on_exec(p, old_pid), struct task_struct *p,
      int old_pid)
 TWIN(sched_process_exit, on_exit(ctx, p), struct task_struct *p)
+TWIN(sched_process_free, on_free(p), struct task_struct *p)
 TWIN(irq_handler_entry, on_irq(CTXSW_IRQ_ENTRY, irq, 0), int irq)
-TWIN(irq_handler_exit, on_irq(CTXSW_IRQ_EXIT, irq, ret), int irq,
-     void *action, int ret)
+TWIN(irq_handler_exit, on_irq(CTXSW_IRQ_EXIT, irq, ret), int irq, void *action,
+     int ret)
 TWIN(softirq_entry, on_irq(CTXSW_SOFTIRQ_ENTRY, (int)vec, 0), unsigned int vec)
 TWIN(softirq_exit, on_irq(CTXSW_SOFTIRQ_EXIT, (int)vec, 0), unsigned int vec)
+TWIN(hrtimer_expire_entry, on_hrtimer(t, true), struct hrtimer *t)
+TWIN(hrtimer_expire_exit, on_hrtimer(t, false), struct hrtimer *t)
 TWIN(sys_enter, on_sys(CTXSW_SYS_ENTER, id, 0), struct pt_regs *regs, long id)
 TWIN(sys_exit, on_sys(CTXSW_SYS_EXIT, syscall_nr(regs), ret),
      struct pt_regs *regs, long ret)
@@ -607,7 +703,7 @@ TWIN(sys_exit, on_sys(CTXSW_SYS_EXIT, syscall_nr(regs), ret),
  * are read before.
  */
 
-struct task_info {		/* what is read of a task before locking */
+struct task_info { /* what is read of a task before locking */
 	__s32 tid, tgid;
 	char comm[CTXSW_COMM_LEN];
 };
@@ -699,8 +795,7 @@ static __always_inline bool row_alive(const struct ctxsw_row *r)
 	return r->state != CTXSW_ST_NEW && r->state != CTXSW_ST_DEAD;
 }
 
-static __always_inline void row_start(struct ctxsw_row *r, __u8 state,
-				      __u64 ts)
+static __always_inline void row_start(struct ctxsw_row *r, __u8 state, __u64 ts)
 {
 	r->first_ts = r->last_ts = r->state_ts = ts;
 	r->state = state;
@@ -810,10 +905,10 @@ static __always_inline __u8 sleep_class(__u32 state)
 	return 2;
 }
 
-struct sw_out {			/* prev's side of a switch */
+struct sw_out { /* prev's side of a switch */
 	__u64 ts;
-	__u64 nv, niv;		/* its counters, the kernel's increment in */
-	__u32 state;		/* enum ctxmon_task_state bits */
+	__u64 nv, niv; /* its counters, the kernel's increment in */
+	__u32 state; /* enum ctxmon_task_state bits */
 	bool preempt;
 };
 
@@ -835,7 +930,11 @@ static __always_inline __u32 row_switch_out(struct ctxsw_row *r,
 						 CTXSW_KIND_VOLUNTARY;
 		guessed = 8;
 	}
-	r->csw_valid = 0;
+	/* the counters after this switch are the base for the next one,
+	 * even if its switch-in goes unseen */
+	r->nvcsw = o->nv;
+	r->nivcsw = o->niv;
+	r->csw_valid = 1;
 
 	if (r->state == CTXSW_ST_NEW)
 		row_start(r, CTXSW_ST_RUNNING, ts);
@@ -1150,7 +1249,7 @@ int BPF_PROG(agg_sched_process_fork, struct task_struct *parent,
 	return 0;
 }
 
-struct inflight {		/* the part of a row that says what it does */
+struct inflight { /* the part of a row that says what it does */
 	__u64 lat_ts, early_ts, nvcsw, nivcsw;
 	__s32 lat_waker, early_waker, cpu;
 	__u32 csw_valid;
@@ -1244,6 +1343,12 @@ int BPF_PROG(agg_sched_process_exec, struct task_struct *p, int old_pid)
 	row_learn(r, &ti);
 	bpf_spin_unlock(&r->lock);
 	return 0;
+}
+
+SEC("tp_btf/sched_process_free")
+int BPF_PROG(agg_sched_process_free, struct task_struct *p)
+{
+	return on_free(p);
 }
 
 SEC("tp_btf/sched_process_exit")

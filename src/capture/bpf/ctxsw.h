@@ -3,10 +3,11 @@
  * (src/capture/bpf.c) share: the ring buffer record layouts of streaming
  * mode, the per-thread table of aggregation mode, and the knobs.
  *
- * Only fixed-width __u/__s types: the BPF side gets them from vmlinux.h,
- * user space from <linux/types.h>.  Record types use the numbers of enum
- * ctxmon_event_type (bpf.c checks that at compile time), and switch states
- * use the bits of enum ctxmon_task_state, so user space copies, not maps.
+ * Only fixed-width __u/__s types and struct bpf_spin_lock: the BPF side
+ * gets them from vmlinux.h, user space from <linux/bpf.h>.  Record types
+ * use the numbers of enum ctxmon_event_type (bpf.c checks that at compile
+ * time), and switch states the bits of enum ctxmon_task_state, so user
+ * space copies, not maps.
  */
 #ifndef CTXMON_BPF_CTXSW_H
 #define CTXMON_BPF_CTXSW_H
@@ -177,7 +178,7 @@ struct ctxsw_row {
 	__s32 lat_waker, early_waker;
 	__s32 cpu;		/* RUNNING: where */
 	__u32 csw_valid;	/* nvcsw/nivcsw below were read */
-	__u64 nvcsw, nivcsw;	/* counters at the last switch-in */
+	__u64 nvcsw, nivcsw;	/* counters at the last switch in or out */
 };
 
 /*
@@ -205,11 +206,11 @@ struct ctxsw_cpu_agg {
 
 /* Per-CPU bookkeeping of the programs (one PERCPU_ARRAY entry). */
 struct ctxsw_cpu {
-	__u64 last_ts;		/* newest timestamp given out on this CPU */
 	__u64 lost;		/* reserve failures not yet told in a record */
 	__u64 lost_total;	/* all reserve failures */
 	__u64 inexact;		/* switches classified from the state alone */
 	__u64 rows_dropped;	/* aggregation: rows that found no room */
+	__u32 hardirq, softirq;	/* interrupt handlers running (nesting) */
 	struct ctxsw_cpu_agg agg;
 };
 

@@ -1,0 +1,1281 @@
+#!/usr/bin/env python3
+"""bench/bench.py BUILDDIR - ctxmon's benchmarks (run by bench/run.sh).
+
+Measures, side by side in one run and with every process pinned:
+  overhead  workload time traced / untraced, for each ctxmon command and
+            backend and for perf sched record, perf record, trace-cmd record
+            and two bpftrace scripts, on three workloads;
+  loss      lost events at one CPU's pipe switch rate (from the overhead
+            sessions) and with both CPUs saturated; bytes per event of the
+            recordings;
+  analysis  offline analysis throughput (events/s) on recordings of the
+            same workload;
+  rss       peak RSS of long-running ctxmon captures, short vs long.
+Medians of BENCH_RUNS runs.  Prints the tables and the targets (met or
+missed) and writes BUILDDIR/bench/results.json and results.md.
+
+A tracer, backend or command that is not there (yet) is skipped with the
+reason printed; it is picked up by the next run once it exists.
+"""
+
+import json
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+B = sys.argv[1] if len(sys.argv) > 1 else "build"
+CTXMON = os.path.join(B, "ctxmon")
+HELPERS = os.path.join(B, "bench")
+QUICK = os.environ.get("BENCH_QUICK", "") not in ("", "0")
+RUNS = int(os.environ.get("BENCH_RUNS", "3" if QUICK else "5"))
+ONLY = set(filter(None, os.environ.get(
+    "BENCH_ONLY", "overhead,loss,analysis,rss").split(",")))
+TRACER_RE = re.compile(os.environ.get("BENCH_TRACERS", ""))
+OUT = os.environ.get("BENCH_OUT", os.path.join(B, "bench"))
+KEEP = os.environ.get("BENCH_KEEP", "") not in ("", "0")
+QUIET_WAIT = float(os.environ.get("BENCH_QUIET_WAIT", "0"))
+QUIET_LOAD = float(os.environ.get("BENCH_QUIET_LOAD", "0.3"))
+
+# CPU placement: the switch-heavy pipe workload owns CPU 0, every tracer
+# runs on CPU 1, so on "pipe" a tracer's cost is what it adds on the traced
+# CPU (tracepoint, buffer write, wakeups).  The two-CPU workloads share
+# CPU 1 with the tracer, so there its consumer's CPU time counts too.
+TRACER_CPU = "1"
+
+# Sizes: full runs take ~1 s per workload run, quick ones ~0.2 s.
+if QUICK:
+    PIPE_LOOPS, HB_ARGS, MIXED_SCALE = 60000, ["-g", "4", "-l", "50"], "1"
+    SETTLE, SAT_SECONDS, RSS_SHORT, RSS_LONG = 0.5, 2.0, 3, 9
+    ANALYSIS_LOOPS = 50000
+else:
+    PIPE_LOOPS, HB_ARGS, MIXED_SCALE = 300000, ["-g", "10", "-l", "120"], "2"
+    SETTLE, SAT_SECONDS, RSS_SHORT, RSS_LONG = 1.5, 8.0, 15, 60
+    ANALYSIS_LOOPS = 200000
+
+RESULTS = {"skipped": [], "targets": []}
+TMP = None
+# Process groups this run started and has not reaped yet: killed (by
+# group id) if the run is interrupted.
+LIVE = {}
+
+
+def spawn(argv, **kw):
+    p = subprocess.Popen(argv, start_new_session=True, **kw)
+    LIVE[p.pid] = p
+    return p
+
+
+def reaped(p):
+    LIVE.pop(p.pid, None)
+
+
+def kill_live():
+    for pid, p in list(LIVE.items()):
+        if p.poll() is None:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        p.wait()
+        reaped(p)
+
+
+def log(msg=""):
+    print(msg, flush=True)
+
+
+def skip(what, reason):
+    reason = " ".join(reason.split())[:300]
+    log("  SKIP %s: %s" % (what, reason))
+    RESULTS["skipped"].append({"what": what, "reason": reason})
+
+
+def median(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def run(argv, timeout=300, **kw):
+    """subprocess.run with text output captured; never raises on rc."""
+    try:
+        return subprocess.run(argv, capture_output=True, text=True,
+                              errors="replace", timeout=timeout, **kw)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return subprocess.CompletedProcess(argv, -1, "", str(e))
+
+
+def tail(path_or_text, n=3):
+    text = path_or_text
+    if os.path.exists(str(path_or_text)):
+        with open(path_or_text, errors="replace") as f:
+            text = f.read()
+    lines = [l for l in text.splitlines() if l.strip() and
+             "RLIMIT_MEMLOCK" not in l]
+    return " | ".join(lines[-n:]) or "(no output)"
+
+
+def read_ctxt():
+    with open("/proc/stat") as f:
+        for line in f:
+            if line.startswith("ctxt "):
+                return int(line.split()[1])
+    return 0
+
+
+def loadavg():
+    with open("/proc/loadavg") as f:
+        return f.read().split()[0:3]
+
+
+_libc = None
+
+
+def tgkill(pid, sig):
+    """Signal the main thread of pid; False when it is gone."""
+    global _libc
+    import ctypes
+    if _libc is None:
+        _libc = ctypes.CDLL(None, use_errno=True)
+    return _libc.tgkill(pid, pid, int(sig)) == 0   # glibc >= 2.30
+
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def group_cpu_ticks(pgid):
+    """utime + stime of every process in process group pgid."""
+    total = 0
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % pid) as f:
+                st = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(st[2]) == pgid:
+            total += int(st[11]) + int(st[12])
+    return total
+
+
+def fsize(path):
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return None
+
+
+# ---------------------------------------------------------------- workloads
+
+class Workload:
+    """A fixed amount of work, pinned; run() returns its time in seconds
+    (as the workload reports it) and the machine's switches meanwhile."""
+
+    def __init__(self, key, label, cpus, argv, pattern):
+        self.key, self.label, self.cpus = key, label, cpus
+        self.argv, self.pattern = argv, re.compile(pattern)
+
+    def run(self):
+        c0, t0 = read_ctxt(), time.monotonic()
+        p = run(["taskset", "-c", self.cpus] + self.argv, timeout=600)
+        wall = time.monotonic() - t0
+        sw = read_ctxt() - c0
+        m = self.pattern.search(p.stdout)
+        if p.returncode != 0 or not m:
+            raise RuntimeError("%s failed (rc %s): %s" % (
+                self.label, p.returncode, tail(p.stdout + p.stderr)))
+        return {"s": float(m.group(1)), "wall": wall, "switches": sw}
+
+
+def workloads():
+    perf = shutil.which("perf")
+    wl = []
+    if perf:
+        wl.append(Workload(
+            "pipe", "perf bench sched pipe -l %d, CPU 0" % PIPE_LOOPS, "0",
+            [perf, "bench", "sched", "pipe", "-l", str(PIPE_LOOPS)],
+            r"Total time:\s*([\d.]+)"))
+        wl.append(Workload(
+            "hackbench", "perf bench sched messaging %s, CPUs 0-1"
+            % " ".join(HB_ARGS), "0,1",
+            [perf, "bench", "sched", "messaging"] + HB_ARGS,
+            r"Total time:\s*([\d.]+)"))
+    else:
+        skip("pipe and hackbench workloads", "perf is not installed")
+    mixed = os.path.join(HELPERS, "mixed")
+    if os.access(mixed, os.X_OK):
+        wl.append(Workload("mixed", "bench/mixed %s, CPUs 0-1" % MIXED_SCALE,
+                           "0,1", [mixed, MIXED_SCALE],
+                           r"mixed:\s*([\d.]+) s"))
+    else:
+        skip("mixed workload", "%s not built" % mixed)
+    return wl
+
+
+class Saturation:
+    """One pipe pair pinned to each CPU for a fixed time: the highest
+    switch rate this machine makes."""
+    key, label = "saturation", "2 x perf bench sched pipe, CPU 0 and CPU 1"
+
+    def run(self, seconds=None):
+        seconds = seconds or SAT_SECONDS
+        perf = shutil.which("perf")
+        c0, t0 = read_ctxt(), time.monotonic()
+        ps = [spawn(["taskset", "-c", cpu, perf, "bench", "sched", "pipe",
+                     "-l", "1000000000"], stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL) for cpu in ("0", "1")]
+        time.sleep(seconds)
+        # perf bench forks the other end of the pipe: kill both.
+        for p in ps:
+            os.killpg(p.pid, signal.SIGKILL)
+        for p in ps:
+            p.wait()
+            reaped(p)
+        wall = time.monotonic() - t0
+        sw = read_ctxt() - c0
+        return {"s": wall, "wall": wall, "switches": sw}
+
+
+# ---------------------------------------------------------------- tracers
+
+def ctxmon_help(cmd):
+    """The --help text of a ctxmon subcommand, or None when it does not
+    exist in this build."""
+    p = run([CTXMON, cmd, "--help"], timeout=20)
+    return p.stdout + p.stderr if p.returncode == 0 else None
+
+
+class Tracer:
+    """A capture tool run around a workload.  argv(d) is its command line
+    (files go in d); collect(d) reads what it says about events and
+    losses after it stopped."""
+    group = "peer"
+    ready_marker = None   # a line on stdout saying it is attached
+    stop_timeout = 240    # seconds to write its file after SIGINT
+    resend_s = 1e9        # repeat SIGINT this often until it ends
+
+    def __init__(self, key, label):
+        self.key, self.label = key, label
+        self.broken = None
+
+    def argv(self, d):
+        raise NotImplementedError
+
+    def collect(self, d):
+        return {}
+
+
+class CtxmonStat(Tracer):
+    group = "ctxmon"
+
+    def __init__(self, backend, default):
+        key = "ctxmon-stat-" + backend
+        label = "ctxmon stat --backend %s%s" % (
+            backend, " (default)" if default else "")
+        super().__init__(key, label)
+        self.backend = backend
+
+    def argv(self, d):
+        return [CTXMON, "stat", "-a", "--backend", self.backend, "--json",
+                "-o", os.path.join(d, "stat.json")]
+
+    def collect(self, d):
+        with open(os.path.join(d, "stat.json")) as f:
+            j = json.loads(f.read().strip().splitlines()[-1])
+        c = j.get("capture", {})
+        return {"events": c.get("events"), "lost": c.get("lost"),
+                "lost_per_cpu": c.get("lost_per_cpu"),
+                "order_violations": c.get("order_violations"),
+                "backend": j.get("backend")}
+
+
+def recinfo(path):
+    exe = os.path.join(HELPERS, "recinfo")
+    if not os.access(exe, os.X_OK):
+        return None
+    p = run([exe, path], timeout=600)
+    try:
+        return json.loads(p.stdout)
+    except ValueError:
+        return None
+
+
+class CtxmonRecord(Tracer):
+    group = "ctxmon"
+
+    def __init__(self, backend, default, help_text):
+        key = "ctxmon-record" + ("-" + backend if backend else "")
+        label = "ctxmon record" + (" --backend %s" % backend
+                                   if backend else "") + \
+            (" (default)" if default and backend else "")
+        super().__init__(key, label)
+        self.backend = backend
+        self.help = help_text
+
+    def argv(self, d):
+        a = [CTXMON, "record", "-a", "-o", os.path.join(d, "rec.ctxmon")]
+        if self.backend:
+            a += ["--backend", self.backend]
+        return a
+
+    def collect(self, d):
+        f = os.path.join(d, "rec.ctxmon")
+        r = {"file": f, "bytes": fsize(f)}
+        info = recinfo(f)
+        if info:
+            r.update(events=info["events"], lost=info["lost"],
+                     lost_per_cpu=info["lost_per_cpu"],
+                     switches=info["switches"], read_s=info["read_s"],
+                     complete=info["complete"])
+        else:
+            # Without the helper: the summary record prints, if any.
+            m = re.search(r"([\d,]+) events", tail(os.path.join(d, "stderr"),
+                                                  5))
+            if m:
+                r["events"] = int(m.group(1).replace(",", ""))
+        return r
+
+
+class CtxmonOther(Tracer):
+    """ctxmon latency (and other live commands): overhead only."""
+    group = "ctxmon"
+
+    def __init__(self, cmd, help_text):
+        super().__init__("ctxmon-" + cmd, "ctxmon %s -a" % cmd)
+        self.cmd, self.help = cmd, help_text
+
+    def argv(self, d):
+        a = [CTXMON, self.cmd]
+        if re.search(r"(^|\s)-a\b|--all-cpus", self.help):
+            a.append("-a")
+        if re.search(r"(^|\s)-o\b|--output", self.help):
+            a += ["-o", os.path.join(d, "out.txt")]
+        return a
+
+
+def perf_collect(d, f):
+    """Samples and losses of a perf.data: losses per CPU from the
+    PERF_RECORD_LOST records (perf script --show-lost-events)."""
+    r = {"file": f, "bytes": fsize(f)}
+    p = run(["perf", "report", "-i", f, "--stats"], timeout=600)
+    m = re.search(r"^\s*SAMPLE events:\s*(\d+)", p.stdout, re.M)
+    if m:
+        r["events"] = int(m.group(1))
+    sw = re.search(r"sched:sched_switch stats:\s*\n\s*SAMPLE events:\s*(\d+)",
+                   p.stdout)
+    if sw:
+        r["switches"] = int(sw.group(1))
+    per_cpu = {}
+    s = subprocess.Popen(["perf", "script", "-i", f, "--show-lost-events",
+                          "-F", "cpu,event"], stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, text=True,
+                         errors="replace")
+    lost_re = re.compile(r"\[(\d+)\].*PERF_RECORD_LOST lost (\d+)")
+    for line in s.stdout:
+        if "PERF_RECORD_LOST" in line:
+            m = lost_re.search(line)
+            if m:
+                cpu = int(m.group(1))
+                per_cpu[cpu] = per_cpu.get(cpu, 0) + int(m.group(2))
+    s.wait()
+    ncpu = os.cpu_count() or 1
+    r["lost"] = sum(per_cpu.values())
+    r["lost_per_cpu"] = [per_cpu.get(c, 0) for c in
+                         range(max([ncpu] + [c + 1 for c in per_cpu]))]
+    return r
+
+
+class PerfSchedRecord(Tracer):
+    def __init__(self):
+        super().__init__("perf-sched-record", "perf sched record")
+
+    def argv(self, d):
+        return ["perf", "sched", "record", "-o", os.path.join(d, "perf.data")]
+
+    def collect(self, d):
+        return perf_collect(d, os.path.join(d, "perf.data"))
+
+
+class PerfRecord(Tracer):
+    def __init__(self):
+        super().__init__("perf-record",
+                         "perf record -e sched_switch -e sched_wakeup -a")
+
+    def argv(self, d):
+        return ["perf", "record", "-e", "sched:sched_switch", "-e",
+                "sched:sched_wakeup", "-a", "-o", os.path.join(d, "perf.data")]
+
+    def collect(self, d):
+        return perf_collect(d, os.path.join(d, "perf.data"))
+
+
+def tracecmd_stats(f):
+    """Per-CPU kernel buffer statistics stored in a trace.dat: losses are
+    overrun + dropped events, events the read events."""
+    p = run(["trace-cmd", "report", "--stat", "-i", f], timeout=600)
+    lost, read = {}, {}
+    cpu = None
+    for line in p.stdout.splitlines():
+        m = re.match(r"CPU:\s*(\d+)", line)
+        if m:
+            cpu = int(m.group(1))
+            continue
+        m = re.match(r"(overrun|commit overrun|dropped events|read events):"
+                     r"\s*(\d+)", line.strip())
+        if m and cpu is not None:
+            if m.group(1) == "read events":
+                read[cpu] = int(m.group(2))
+            else:
+                lost[cpu] = lost.get(cpu, 0) + int(m.group(2))
+    n = max([c + 1 for c in list(lost) + list(read)] or [0])
+    r = {"file": f, "bytes": fsize(f)}
+    if read:
+        r["events"] = sum(read.values())
+        r["lost"] = sum(lost.values())
+        r["lost_per_cpu"] = [lost.get(c, 0) for c in range(n)]
+    return r
+
+
+class TraceCmd(Tracer):
+    def __init__(self):
+        super().__init__("trace-cmd",
+                         "trace-cmd record -e sched_switch -e sched_wakeup")
+
+    def argv(self, d):
+        return ["trace-cmd", "record", "-d", "--no-filter", "-e",
+                "sched_switch", "-e", "sched_wakeup", "-o",
+                os.path.join(d, "trace.dat")]
+
+    def collect(self, d):
+        return tracecmd_stats(os.path.join(d, "trace.dat"))
+
+
+BT_COUNT = """BEGIN { printf("READY\\n"); }
+tracepoint:sched:sched_switch { @[cpu] = count(); }
+"""
+
+# runqlat.bt (bpftrace's tools/), with the state test of this kernel: a
+# preempted task has prev_state TASK_REPORT_MAX (0x100, "R+"), so runnable
+# is "no state bit in the low byte".
+BT_RUNQLAT = """BEGIN { printf("READY\\n"); }
+tracepoint:sched:sched_wakeup, tracepoint:sched:sched_wakeup_new
+{
+	@qtime[args->pid] = nsecs;
+}
+tracepoint:sched:sched_switch
+{
+	if ((args->prev_state & 0xff) == 0) {
+		@qtime[args->prev_pid] = nsecs;
+	}
+	$ns = @qtime[args->next_pid];
+	if ($ns) {
+		@usecs = hist((nsecs - $ns) / 1000);
+	}
+	delete(@qtime[args->next_pid]);
+}
+END { clear(@qtime); }
+"""
+
+
+class Bpftrace(Tracer):
+    ready_marker = "READY"
+    resend_s = 2
+
+    def __init__(self, key, label, script):
+        super().__init__(key, label)
+        self.script = script
+
+    def argv(self, d):
+        f = os.path.join(d, "script.bt")
+        with open(f, "w") as fp:
+            fp.write(self.script)
+        return ["bpftrace", f]
+
+    def collect(self, d):
+        text = open(os.path.join(d, "stdout"), errors="replace").read()
+        text += open(os.path.join(d, "stderr"), errors="replace").read()
+        lost = sum(int(x) for x in re.findall(r"Lost (\d+) events", text))
+        r = {"lost": lost}
+        counts = re.findall(r"^@\[(\d+)\]:\s*(\d+)", text, re.M)
+        if counts:
+            r["events"] = sum(int(c) for _, c in counts)
+            r["switches"] = r["events"]
+        return r
+
+
+def discover_tracers():
+    """Every tracer that can run here, ctxmon's first."""
+    tracers = []
+    log("== tracers ==")
+    stat_help = ctxmon_help("stat")
+    default_backend = None
+    backends = []
+    if stat_help is None:
+        skip("ctxmon stat", "%s stat --help failed" % CTXMON)
+    else:
+        default_backend, backends = probe_backends(stat_help)
+        for b in backends:
+            tracers.append(CtxmonStat(b, b == default_backend))
+    rec_help = ctxmon_help("record")
+    if rec_help is None:
+        skip("ctxmon record", "no 'record' command in %s yet" % CTXMON)
+    elif "--backend" in rec_help and backends:
+        for b in backends:
+            tracers.append(CtxmonRecord(b, b == default_backend, rec_help))
+    else:
+        tracers.append(CtxmonRecord(None, True, rec_help))
+    lat_help = ctxmon_help("latency")
+    if lat_help is None:
+        skip("ctxmon latency", "no 'latency' command in %s yet" % CTXMON)
+    else:
+        tracers.append(CtxmonOther("latency", lat_help))
+    if shutil.which("perf"):
+        tracers += [PerfSchedRecord(), PerfRecord()]
+    else:
+        skip("perf sched record, perf record", "perf is not installed")
+    if shutil.which("trace-cmd"):
+        tracers.append(TraceCmd())
+    else:
+        skip("trace-cmd record", "trace-cmd is not installed")
+    if shutil.which("bpftrace"):
+        tracers.append(Bpftrace("bpftrace-count",
+                                "bpftrace: count sched_switch per CPU",
+                                BT_COUNT))
+        tracers.append(Bpftrace("bpftrace-runqlat",
+                                "bpftrace: runqlat.bt", BT_RUNQLAT))
+    else:
+        skip("bpftrace scripts", "bpftrace is not installed")
+    tracers = [t for t in tracers if TRACER_RE.search(t.key)]
+    for t in tracers:
+        log("  %-24s %s" % (t.key, t.label))
+    return tracers, default_backend
+
+
+# Backends worth benchmarking: the tracing ones.  The unprivileged tiers
+# (perfswitch, proc) cannot see a whole machine's switches.
+CANON_BACKENDS = ["bpf", "bpf-agg", "perf", "ftrace", "ftrace-text"]
+NOT_BACKENDS = {"auto", "default", "else", "or", "and", "the", "if", "when",
+                "first", "then", "name", "loads", "fallback", "otherwise",
+                "perfswitch", "proc", "procfs", "taskstats", "unprivileged"}
+
+
+def probe_backends(stat_help):
+    """(default backend, [backends that capture here]) from stat --help
+    and a short capture with each."""
+    names = []
+    m = re.search(r"--backend NAME\s+(.*?)\n\s*-", stat_help, re.S)
+    if m:
+        for w in re.findall(r"[a-z][a-z0-9_-]*", m.group(1)):
+            if w not in NOT_BACKENDS and w not in names and \
+                    w not in ("capture", "backend", "default"):
+                names.append(w)
+    for b in CANON_BACKENDS:
+        if b not in names:
+            names.append(b)
+    ok = []
+    d = tempfile.mkdtemp(dir=TMP)
+    f = os.path.join(d, "probe.json")
+    p = run([CTXMON, "stat", "-a", "--duration", "0.3", "--json", "-o", f],
+            timeout=60)
+    default = None
+    if p.returncode == 0:
+        try:
+            default = json.load(open(f)).get("backend")
+        except (ValueError, OSError):
+            pass
+    else:
+        skip("ctxmon stat -a", tail(p.stderr))
+    for b in names:
+        p = run([CTXMON, "stat", "-a", "--backend", b, "--duration", "0.3",
+                 "--json", "-o", f], timeout=60)
+        if p.returncode == 0:
+            ok.append(b)
+        elif b in CANON_BACKENDS:
+            skip("ctxmon --backend %s" % b, tail(p.stderr, 1))
+    log("  ctxmon backends: %s (default: %s)" % (", ".join(ok) or "none",
+                                                default))
+    return default, ok
+
+
+# ---------------------------------------------------------------- sessions
+
+class Session:
+    """One tracer running, pinned to TRACER_CPU, its files in a fresh
+    directory; stop() ends it with SIGINT as a user would."""
+
+    def __init__(self, tracer):
+        self.t = tracer
+        self.d = tempfile.mkdtemp(prefix=tracer.key + ".", dir=TMP)
+        self.out = open(os.path.join(self.d, "stdout"), "w")
+        self.err = open(os.path.join(self.d, "stderr"), "w")
+        self.p = spawn(["taskset", "-c", TRACER_CPU] + tracer.argv(self.d),
+                       stdout=self.out, stderr=self.err, cwd=self.d)
+        self.t0 = time.monotonic()
+        self.rc = None
+
+    def wait_ready(self):
+        """None when the tracer is attached, else why not."""
+        deadline = time.monotonic() + 60
+        if self.t.ready_marker:
+            while time.monotonic() < deadline:
+                if self.p.poll() is not None:
+                    break
+                with open(os.path.join(self.d, "stdout"),
+                          errors="replace") as f:
+                    if self.t.ready_marker in f.read():
+                        time.sleep(0.2)
+                        return None
+                time.sleep(0.05)
+        else:
+            # Attached = set-up done: after SETTLE, the tracer's processes
+            # use under 20% of a CPU over half a second (perf synthesizes
+            # every task first; started late, it would be starved by a
+            # workload on its CPU and miss its start).
+            time.sleep(SETTLE)
+            last = group_cpu_ticks(self.p.pid)
+            while time.monotonic() < deadline and self.p.poll() is None:
+                time.sleep(0.5)
+                now = group_cpu_ticks(self.p.pid)
+                if now - last <= 0.2 * 0.5 * CLK_TCK:
+                    break
+                last = now
+        if self.p.poll() is not None:
+            return "exited with %s before the workload: %s" % (
+                self.p.returncode, tail(os.path.join(self.d, "stderr")))
+        if self.t.ready_marker:
+            return "not ready after 60 s"
+        return None
+
+    def stop(self):
+        """SIGINT to the main thread (a process-directed signal may land
+        on a helper thread, and bpftrace 0.17 then never leaves its
+        epoll_wait); again every resend_s seconds for tools that need it;
+        then SIGTERM, SIGKILL."""
+        t0 = time.monotonic()
+        for sig, wait in ((signal.SIGINT, self.t.stop_timeout),
+                          (signal.SIGTERM, 10), (signal.SIGKILL, 10)):
+            deadline = time.monotonic() + wait
+            while self.p.poll() is None and time.monotonic() < deadline:
+                if not tgkill(self.p.pid, sig):
+                    break
+                try:
+                    self.p.wait(min(self.t.resend_s,
+                                    max(deadline - time.monotonic(), 0.1)))
+                except subprocess.TimeoutExpired:
+                    pass
+            if self.p.poll() is not None:
+                break
+            log("    %s did not stop on signal %d" % (self.t.key, sig))
+        self.rc = self.p.wait()
+        reaped(self.p)
+        self.out.close()
+        self.err.close()
+        self.stop_s = time.monotonic() - t0
+        return self.rc
+
+    def collect(self):
+        try:
+            r = self.t.collect(self.d) or {}
+        except (OSError, ValueError, KeyError, IndexError) as e:
+            r = {"error": "could not read its output: %s" % e}
+        r["rc"] = self.rc
+        r["stderr"] = tail(os.path.join(self.d, "stderr"), 4)
+        return r
+
+    def cleanup(self):
+        if not KEEP:
+            shutil.rmtree(self.d, ignore_errors=True)
+
+
+def traced(tracer, fn):
+    """Run fn() under tracer; returns (fn's result, what the tracer said)
+    or (None, None) after a skip."""
+    if tracer.broken:
+        return None, None
+    s = Session(tracer)
+    why = s.wait_ready()
+    if why:
+        s.stop()
+        tracer.broken = why
+        skip(tracer.label, why)
+        s.cleanup()
+        return None, None
+    try:
+        res = fn()
+    except RuntimeError as e:
+        s.stop()
+        skip("%s (workload under it)" % tracer.label, str(e))
+        s.cleanup()
+        return None, None
+    s.stop()
+    info = s.collect()
+    info["stop_s"] = s.stop_s
+    return res, (info, s)
+
+
+# ---------------------------------------------------------------- sections
+
+def fmt_ratio(r):
+    return "%.2fx" % r if r is not None else "-"
+
+
+def fmt_n(n):
+    if n is None:
+        return "-"
+    return "{:,}".format(int(n))
+
+
+def overhead_section(wls, tracers):
+    """Workload time traced / untraced; also the loss at the pipe rate and
+    the bytes per event of the recorders, from the same sessions."""
+    log("\n== capture overhead: %d runs each, tracer on CPU %s ==" % (
+        RUNS, TRACER_CPU))
+    res = {}
+    for wl in wls:
+        log("-- %s: %s" % (wl.key, wl.label))
+        base = []
+        try:
+            wl.run()   # warm-up: page cache, CPU frequency
+            base = [wl.run() for _ in range(RUNS)]
+        except RuntimeError as e:
+            skip("workload %s" % wl.key, str(e))
+            continue
+        row = {"untraced": {"runs": base}}
+        log("  %-44s %s" % ("untraced", " ".join(
+            "%.3f" % r["s"] for r in base)))
+        for t in tracers:
+            runs, info = traced(t, lambda: [wl.run() for _ in range(RUNS)])
+            if runs is None:
+                continue
+            inf, s = info
+            s.cleanup()
+            row[t.key] = {"runs": runs, "tracer": inf}
+            log("  %-44s %s  events %s lost %s" % (
+                t.label, " ".join("%.3f" % r["s"] for r in runs),
+                fmt_n(inf.get("events")), fmt_n(inf.get("lost"))))
+            if inf.get("rc") not in (0, None) and t.group == "ctxmon":
+                log("    exit %s: %s" % (inf["rc"], inf["stderr"]))
+        try:
+            base2 = [wl.run() for _ in range(RUNS)]
+        except RuntimeError as e:
+            base2 = []
+        row["untraced"]["runs_after"] = base2
+        log("  %-44s %s" % ("untraced (again)", " ".join(
+            "%.3f" % r["s"] for r in base2)))
+        b = median([r["s"] for r in base + base2])
+        row["untraced"]["median"] = b
+        row["untraced"]["switch_rate"] = median(
+            [r["switches"] / r["s"] for r in base + base2])
+        for k, v in row.items():
+            if k == "untraced":
+                continue
+            v["median"] = median([r["s"] for r in v["runs"]])
+            v["ratio"] = v["median"] / b if b else None
+            v["switch_rate"] = median([r["switches"] / r["s"]
+                                       for r in v["runs"]])
+        res[wl.key] = row
+    RESULTS["overhead"] = res
+    return res
+
+
+def saturation_section(tracers):
+    log("\n== lost events with both CPUs saturated: %s, %.0f s ==" % (
+        Saturation.label, SAT_SECONDS))
+    sat = Saturation()
+    res = {}
+    base = sat.run()
+    res["untraced"] = {"switch_rate": base["switches"] / base["s"]}
+    log("  %-44s %s switches/s" % ("untraced", fmt_n(
+        res["untraced"]["switch_rate"])))
+    for t in tracers:
+        r, info = traced(t, sat.run)
+        if r is None:
+            continue
+        inf, s = info
+        s.cleanup()
+        res[t.key] = {"switch_rate": r["switches"] / r["s"], "tracer": inf}
+        log("  %-44s %s switches/s  events %s lost %s per CPU %s" % (
+            t.label, fmt_n(res[t.key]["switch_rate"]),
+            fmt_n(inf.get("events")), fmt_n(inf.get("lost")),
+            inf.get("lost_per_cpu")))
+    RESULTS["saturation"] = res
+    return res
+
+
+def time_cmd(argv, runs):
+    """Median wall time of argv (stdout to /dev/null), pinned to CPU 1."""
+    ts = []
+    for _ in range(runs):
+        t0 = time.monotonic()
+        p = subprocess.run(["taskset", "-c", TRACER_CPU] + argv,
+                           stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, text=True,
+                           errors="replace")
+        ts.append(time.monotonic() - t0)
+        if p.returncode != 0:
+            return None, tail(p.stderr)
+    return median(ts), ts
+
+
+def analysis_section(tracers):
+    """Offline analysis throughput on recordings of the same pipe run."""
+    log("\n== offline analysis: recordings of perf bench sched pipe -l %d "
+        "on CPU 0 ==" % ANALYSIS_LOOPS)
+    perf = shutil.which("perf")
+    if not perf:
+        skip("analysis", "perf is not installed")
+        return {}
+    wl = Workload("pipe", "pipe", "0",
+                  [perf, "bench", "sched", "pipe", "-l", str(ANALYSIS_LOOPS)],
+                  r"Total time:\s*([\d.]+)")
+    by_key = {t.key: t for t in tracers}
+    recorders = [k for k in ("perf-sched-record", "trace-cmd") if k in by_key]
+    recorders += [t.key for t in tracers if isinstance(t, CtxmonRecord) and
+                  "(default)" in t.label or t.key == "ctxmon-record"][:1]
+    rec = {}
+    for k in recorders:
+        r, info = traced(by_key[k], wl.run)
+        if r is None:
+            continue
+        rec[k] = info
+    rep_help = ctxmon_help("report")
+    jobs = []
+    if "perf-sched-record" in rec:
+        inf, s = rec["perf-sched-record"]
+        f = inf["file"]
+        jobs.append(("perf sched latency", ["perf", "sched", "latency",
+                                            "-i", f], inf))
+        jobs.append(("perf sched timehist", ["perf", "sched", "timehist",
+                                             "-i", f], inf))
+    if "trace-cmd" in rec:
+        inf, s = rec["trace-cmd"]
+        # Count what trace-cmd report prints, once.
+        p = subprocess.Popen(["trace-cmd", "report", "-i", inf["file"]],
+                             stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, text=True,
+                             errors="replace")
+        n = sw = 0
+        for line in p.stdout:
+            if ": sched_" in line:
+                n += 1
+                if "sched_switch:" in line:
+                    sw += 1
+        p.wait()
+        inf["events"], inf["switches"] = n, sw
+        jobs.append(("trace-cmd report", ["trace-cmd", "report", "-i",
+                                          inf["file"]], inf))
+    ctx_key = next((k for k in rec if k.startswith("ctxmon-record")), None)
+    if ctx_key:
+        inf, s = rec[ctx_key]
+        if rep_help is None:
+            skip("ctxmon report", "no 'report' command in %s yet" % CTXMON)
+        else:
+            arg = ["-i", inf["file"]] if re.search(
+                r"(^|\s)-i\b|--input", rep_help) else [inf["file"]]
+            jobs.append(("ctxmon report", [CTXMON, "report"] + arg, inf))
+        if inf.get("read_s"):
+            jobs.append(("(libctxmon reader: decode only)",
+                         [os.path.join(HELPERS, "recinfo"), inf["file"]],
+                         inf))
+    elif rep_help is None:
+        skip("ctxmon report", "no 'report' command in %s yet" % CTXMON)
+    res = {}
+    for name, argv, inf in jobs:
+        t, ts = time_cmd(argv, RUNS)
+        if t is None:
+            skip(name, ts)
+            continue
+        ev = inf.get("events")
+        res[name] = {"s": t, "runs": ts, "events": ev,
+                     "switches": inf.get("switches"),
+                     "lost": inf.get("lost"),
+                     "events_per_s": ev / t if ev and t else None,
+                     "argv": " ".join(argv)}
+        log("  %-32s %8.3f s  %s events  %s events/s  (lost in file: %s)"
+            % (name, t, fmt_n(ev), fmt_n(res[name]["events_per_s"]),
+               fmt_n(inf.get("lost"))))
+    for k, (inf, s) in rec.items():
+        s.cleanup()
+    RESULTS["analysis"] = res
+    return res
+
+
+def rss_sample(pid):
+    v = {}
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith(("VmRSS:", "VmHWM:")):
+                    v[line.split(":")[0]] = int(line.split()[1])
+    except OSError:
+        pass
+    return v
+
+
+def child_of(pid):
+    try:
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+            c = f.read().split()
+            return int(c[0]) if c else None
+    except OSError:
+        return None
+
+
+def rss_section():
+    """Peak RSS of system-wide captures, RSS_SHORT vs RSS_LONG seconds,
+    all running at once over the same load: bench/mixed in a loop (a
+    process fork+exec+exit every few ms, new threads, pipes, futexes)."""
+    log("\n== peak RSS: %d s vs %d s system-wide captures, load: "
+        "bench/mixed in a loop on CPUs 0-1 ==" % (RSS_SHORT, RSS_LONG))
+    cmds = []
+    if ctxmon_help("stat") is not None:
+        cmds.append(("ctxmon stat -a", [CTXMON, "stat", "-a", "-o",
+                                         "/dev/null"]))
+        cmds.append(("ctxmon stat -a -I 1000 --json",
+                     [CTXMON, "stat", "-a", "-I", "1000", "--json", "-o",
+                      "/dev/null"]))
+    top_help = ctxmon_help("top")
+    if top_help is None:
+        skip("ctxmon top RSS", "no 'top' command in %s yet" % CTXMON)
+    else:
+        a = [CTXMON, "top"]
+        for opt in ("--batch", "-b"):
+            if re.search(r"(^|[\s,])%s\b" % re.escape(opt), top_help):
+                a.append(opt)
+                break
+        cmds.append(("ctxmon " + " ".join(a[1:]), a))
+    if not cmds:
+        return {}
+    mixed = os.path.join(HELPERS, "mixed")
+    load = spawn(["taskset", "-c", "0,1", "sh", "-c",
+                  "while :; do %s 1 >/dev/null || exit; done" % mixed])
+    procs = []
+    for name, argv in cmds:
+        for dur in (RSS_SHORT, RSS_LONG):
+            tf = os.path.join(TMP, "time.%d.%d" % (len(procs), dur))
+            p = spawn(["taskset", "-c", TRACER_CPU, "/usr/bin/time", "-v",
+                       "-o", tf] + argv, stdout=subprocess.DEVNULL,
+                      stderr=open(tf + ".err", "w"))
+            procs.append({"name": name, "dur": dur, "p": p, "tf": tf,
+                          "samples": [], "child": None})
+    t0 = time.monotonic()
+    while any(x["p"].poll() is None for x in procs):
+        el = time.monotonic() - t0
+        for x in procs:
+            if x["p"].poll() is not None:
+                continue
+            if x["child"] is None:
+                x["child"] = child_of(x["p"].pid)
+            if x["child"]:
+                s = rss_sample(x["child"])
+                if s:
+                    x["samples"].append((round(el, 1), s.get("VmRSS")))
+            if el >= x["dur"] and x["child"] and not x.get("stopped"):
+                os.kill(x["child"], signal.SIGINT)
+                x["stopped"] = el
+            if el >= x["dur"] + 60:
+                x["p"].kill()
+        time.sleep(1)
+    os.killpg(load.pid, signal.SIGKILL)
+    load.wait()
+    reaped(load)
+    for x in procs:
+        reaped(x["p"])
+    res = {}
+    for x in procs:
+        text = open(x["tf"], errors="replace").read() \
+            if os.path.exists(x["tf"]) else ""
+        m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", text)
+        r = res.setdefault(x["name"], {})
+        r[str(x["dur"])] = {
+            "max_rss_kb": int(m.group(1)) if m else None,
+            "rc": x["p"].returncode, "rss_kb": x["samples"],
+            "err": tail(x["tf"] + ".err")}
+        mid = [v for t, v in x["samples"] if v and t >= min(5, x["dur"] / 2)]
+        log("  %-36s %3d s: peak %s KiB (rc %s)  RSS first %s, last %s KiB"
+            % (x["name"], x["dur"], fmt_n(r[str(x["dur"])]["max_rss_kb"]),
+               x["p"].returncode, fmt_n(mid[0] if mid else None),
+               fmt_n(mid[-1] if mid else None)))
+        if x["p"].returncode not in (0, 130, 2):
+            log("    %s" % r[str(x["dur"])]["err"])
+    RESULTS["rss"] = res
+    return res
+
+
+# ---------------------------------------------------------------- report
+
+def added(row, key):
+    v = row.get(key)
+    return v["ratio"] - 1 if v and v.get("ratio") is not None else None
+
+
+def target(name, ok, detail):
+    state = "n/a" if ok is None else ("MET" if ok else "MISSED")
+    RESULTS["targets"].append({"target": name, "state": state,
+                               "detail": detail})
+
+
+def evaluate(tracers, default_backend):
+    ov = RESULTS.get("overhead", {})
+    pipe = ov.get("pipe", {})
+    rec_key = next((t.key for t in tracers if isinstance(t, CtxmonRecord)
+                    and ("(default)" in t.label or t.key ==
+                         "ctxmon-record")), None)
+    stat_key = "ctxmon-stat-%s" % default_backend
+    # 1. record vs perf sched record, pipe workload.
+    a, b = added(pipe, rec_key) if rec_key else None, \
+        added(pipe, "perf-sched-record")
+    target("record's added overhead <= 40% of perf sched record's (pipe)",
+           None if a is None or b is None else a <= 0.4 * b,
+           "record +%s vs perf sched record +%s" % (pct(a), pct(b)))
+    # 2. stat vs bpftrace count, every workload.
+    for wk, row in ov.items():
+        a, b = added(row, stat_key), added(row, "bpftrace-count")
+        target("stat's added overhead <= 1.2x bpftrace count's (%s)" % wk,
+               None if a is None or b is None else a <= 1.2 * max(b, 0.0),
+               "%s +%s vs bpftrace +%s" % (stat_key, pct(a), pct(b)))
+    # 3. losses.
+    for k, v in pipe.items():
+        if k.startswith("ctxmon-") and "tracer" in v and \
+                v["tracer"].get("lost") is not None:
+            ok = v["tracer"]["lost"] == 0
+            target("0 lost at the pipe rate: %s" % k, ok,
+                   "lost %s of %s" % (fmt_n(v["tracer"]["lost"]),
+                                      fmt_n(v["tracer"].get("events"))))
+    sat = RESULTS.get("saturation", {})
+    peers = [v["tracer"]["lost"] for k, v in sat.items()
+             if not k.startswith(("ctxmon-", "untraced")) and
+             v["tracer"].get("lost") is not None and
+             not k.startswith("bpftrace")]
+    for k, v in sat.items():
+        if not k.startswith("ctxmon-") or v["tracer"].get("lost") is None:
+            continue
+        lost = v["tracer"]["lost"]
+        per = v["tracer"].get("lost_per_cpu") or []
+        located = sum(per) == lost
+        ok = lost == 0 or (peers and lost * 10 <= min(peers) and located)
+        target("saturation: 0 lost or far below every peer, located: %s"
+               % k, ok, "lost %s (per CPU %s) vs peers' least %s" % (
+                   fmt_n(lost), per, fmt_n(min(peers) if peers else None)))
+    # 4. bytes per event.
+    if rec_key and rec_key in pipe:
+        inf = pipe[rec_key]["tracer"]
+        bpe = inf["bytes"] / inf["events"] if inf.get("bytes") and \
+            inf.get("events") else None
+        target("record <= 5 bytes/event", None if bpe is None else
+               bpe <= 5, "%.2f bytes/event" % bpe if bpe else "-")
+    else:
+        target("record <= 5 bytes/event", None, "no ctxmon record")
+    # 5. analysis.
+    an = RESULTS.get("analysis", {})
+    a = an.get("ctxmon report", {}).get("events_per_s")
+    b = an.get("perf sched latency", {}).get("events_per_s")
+    target("report >= 10x perf sched latency's events/s",
+           None if not a or not b else a >= 10 * b,
+           "%s vs %s events/s" % (fmt_n(a), fmt_n(b)))
+    # 6. RSS.
+    for name, r in RESULTS.get("rss", {}).items():
+        s, l = r.get(str(RSS_SHORT), {}), r.get(str(RSS_LONG), {})
+        a, b = s.get("max_rss_kb"), l.get("max_rss_kb")
+        target("RSS does not grow with duration: %s" % name,
+               None if not a or not b else b <= a * 1.10 + 1024,
+               "%s KiB at %d s, %s KiB at %d s" % (fmt_n(a), RSS_SHORT,
+                                                    fmt_n(b), RSS_LONG))
+
+
+def pct(x):
+    return "%.0f%%" % (100 * x) if x is not None else "-"
+
+
+def tables(tracers):
+    """The result tables as markdown (printed and written)."""
+    L = []
+    ov = RESULTS.get("overhead", {})
+    sat = RESULTS.get("saturation", {})
+    labels = {t.key: t.label for t in tracers}
+    if ov:
+        wks = list(ov)
+        L.append("### Capture overhead (workload time traced / untraced, "
+                 "median of %d runs)\n" % RUNS)
+        L.append("| tracer | " + " | ".join(wks) + " |")
+        L.append("|---|" + "---:|" * len(wks))
+        L.append("| untraced (s) | " + " | ".join(
+            "%.3f s" % ov[w]["untraced"]["median"] for w in wks) + " |")
+        L.append("| untraced (switches/s) | " + " | ".join(
+            fmt_n(ov[w]["untraced"]["switch_rate"]) for w in wks) + " |")
+        for t in tracers:
+            if not any(t.key in ov[w] for w in wks):
+                continue
+            L.append("| %s | " % t.label + " | ".join(
+                fmt_ratio(ov[w].get(t.key, {}).get("ratio")) for w in wks)
+                + " |")
+        L.append("")
+    if ov.get("pipe") or sat:
+        pipe = ov.get("pipe", {})
+        L.append("### Lost events and bytes per event\n")
+        L.append("Pipe: the %d pipe runs above (one CPU switching, "
+                 "%s switches/s untraced). Saturation: a pipe pair pinned "
+                 "to each CPU for %.0f s (%s switches/s untraced), tracer "
+                 "on CPU 1, default buffer sizes.\n" % (
+                     RUNS, fmt_n(pipe.get("untraced", {}).get(
+                         "switch_rate")), SAT_SECONDS,
+                     fmt_n(sat.get("untraced", {}).get("switch_rate"))))
+        L.append("| tracer | pipe: events | pipe: lost | saturation: "
+                 "switches/s | saturation: events | saturation: lost "
+                 "(per CPU) | bytes/event |")
+        L.append("|---|---:|---:|---:|---:|---:|---:|")
+        for t in tracers:
+            p = pipe.get(t.key, {}).get("tracer", {})
+            s = sat.get(t.key, {})
+            st = s.get("tracer", {})
+            if not p and not s:
+                continue
+            bpe = "%.1f" % (p["bytes"] / p["events"]) if p.get("bytes") \
+                and p.get("events") else "-"
+            lost_s = fmt_n(st.get("lost"))
+            if st.get("lost") and st.get("lost_per_cpu"):
+                lost_s += " (%s)" % ", ".join(fmt_n(x) for x in
+                                              st["lost_per_cpu"])
+            if st.get("lost") and st.get("events"):
+                lost_s += ", %.1f%%" % (100.0 * st["lost"] /
+                                        (st["lost"] + st["events"]))
+            L.append("| %s | %s | %s | %s | %s | %s | %s |" % (
+                t.label, fmt_n(p.get("events")), fmt_n(p.get("lost")),
+                fmt_n(s.get("switch_rate")), fmt_n(st.get("events")),
+                lost_s, bpe))
+        L.append("")
+    an = RESULTS.get("analysis", {})
+    if an:
+        L.append("### Offline analysis (median of %d runs, pinned to "
+                 "CPU 1, output to /dev/null)\n" % RUNS)
+        L.append("| analysis | events in file | time | events/s |")
+        L.append("|---|---:|---:|---:|")
+        for name, r in an.items():
+            L.append("| %s | %s | %.3f s | %s |" % (
+                name, fmt_n(r["events"]), r["s"], fmt_n(r["events_per_s"])))
+        L.append("")
+    rss = RESULTS.get("rss", {})
+    if rss:
+        L.append("### Peak RSS (system-wide capture under a fork-heavy "
+                 "load)\n")
+        L.append("| command | peak RSS, %d s | peak RSS, %d s |" % (
+            RSS_SHORT, RSS_LONG))
+        L.append("|---|---:|---:|")
+        for name, r in rss.items():
+            L.append("| %s | %s KiB | %s KiB |" % (
+                name, fmt_n(r.get(str(RSS_SHORT), {}).get("max_rss_kb")),
+                fmt_n(r.get(str(RSS_LONG), {}).get("max_rss_kb"))))
+        L.append("")
+    if RESULTS["targets"]:
+        L.append("### Targets\n")
+        L.append("| target | result | measured |")
+        L.append("|---|---|---|")
+        for t in RESULTS["targets"]:
+            L.append("| %s | %s | %s |" % (t["target"], t["state"],
+                                           t["detail"]))
+        L.append("")
+    if RESULTS["skipped"]:
+        L.append("### Skipped\n")
+        for s in RESULTS["skipped"]:
+            L.append("- %s: %s" % (s["what"], s["reason"]))
+        L.append("")
+    return "\n".join(L)
+
+
+def environment():
+    def first(argv):
+        p = run(argv, timeout=20)
+        return (p.stdout or p.stderr).strip().splitlines()[0] \
+            if (p.stdout or p.stderr).strip() else "?"
+    cpu = "?"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    mem = "?"
+    with open("/proc/meminfo") as f:
+        mem = "%.1f GiB" % (int(f.readline().split()[1]) / 1048576)
+    src = os.path.dirname(os.path.abspath(__file__))
+    return {
+        "date": time.strftime("%Y-%m-%d %H:%M %Z"),
+        "kernel": os.uname().release, "cpu": cpu,
+        "cpus": os.cpu_count(), "memory": mem,
+        "ctxmon": first([CTXMON, "--version"]),
+        "commit": first(["git", "-C", src, "describe", "--always",
+                         "--dirty"]),
+        "perf": first(["perf", "--version"]),
+        "bpftrace": first(["bpftrace", "--version"]),
+        "trace-cmd": first(["trace-cmd", "--version"]),
+        "quick": QUICK, "runs": RUNS,
+    }
+
+
+def wait_quiet():
+    if QUIET_WAIT <= 0:
+        return
+    t0 = time.monotonic()
+    while float(loadavg()[0]) >= QUIET_LOAD and \
+            time.monotonic() - t0 < QUIET_WAIT:
+        log("  waiting for a quiet machine: load %s" % " ".join(loadavg()))
+        time.sleep(60)
+
+
+def main():
+    global TMP
+    os.makedirs(OUT, exist_ok=True)
+    TMP = tempfile.mkdtemp(prefix="tmp.", dir=OUT)
+    t_start = time.monotonic()
+    wait_quiet()
+    env = environment()
+    env["load_before"] = " ".join(loadavg())
+    RESULTS["environment"] = env
+    log("ctxmon benchmarks: %s, %s, %s CPUs, kernel %s, load %s%s" % (
+        env["date"], env["ctxmon"], env["cpus"], env["kernel"],
+        env["load_before"], ", QUICK" if QUICK else ""))
+    tracers, default_backend = discover_tracers()
+    wls = workloads()
+    try:
+        if "overhead" in ONLY or "loss" in ONLY:
+            overhead_section(wls if "overhead" in ONLY else
+                             [w for w in wls if w.key == "pipe"], tracers)
+        if "loss" in ONLY or "saturation" in ONLY:
+            saturation_section(tracers)
+        if "analysis" in ONLY:
+            analysis_section(tracers)
+        if "rss" in ONLY:
+            rss_section()
+    finally:
+        kill_live()
+        env["load_after"] = " ".join(loadavg())
+        env["duration_s"] = round(time.monotonic() - t_start)
+        if not KEEP:
+            shutil.rmtree(TMP, ignore_errors=True)
+    evaluate(tracers, default_backend)
+    md = tables(tracers)
+    log("\n" + md)
+    log("load before %s, after %s; %d s" % (env["load_before"],
+                                            env["load_after"],
+                                            env["duration_s"]))
+    with open(os.path.join(OUT, "results.json"), "w") as f:
+        json.dump(RESULTS, f, indent=1, default=str)
+    with open(os.path.join(OUT, "results.md"), "w") as f:
+        f.write("Run: %s, %s (%s), kernel %s, %s, %s CPUs, %s; load "
+                "before %s, after %s; %d s.\n\n" % (
+                    env["date"], env["ctxmon"], env["commit"],
+                    env["kernel"], env["cpu"], env["cpus"], env["memory"],
+                    env["load_before"], env["load_after"],
+                    env["duration_s"]))
+        f.write(md)
+    log("results: %s/results.md, %s/results.json" % (OUT, OUT))
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, lambda *a: sys.exit(143))
+    main()

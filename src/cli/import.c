@@ -1,0 +1,210 @@
+/*
+ * import.c - `ctxmon import`: an ftrace text trace into a recording.
+ *
+ * Reads trace_pipe or trace output, `trace-cmd report` output, Android
+ * systrace/atrace text or HTML, or `ctxmon script` output, and writes a
+ * recording that report and script read like a captured one.  Lines that
+ * do not parse are named with their line number and skipped.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/cli.h"
+#include "cli/recording.h"
+
+static const char *const CMD = "import";
+
+#define MAX_SHOWN_BAD 10
+
+struct import_run {
+	const char *in, *out;
+	bool strict, quiet;
+	unsigned long max_bad;
+	unsigned long shown;
+};
+
+static void help(void)
+{
+	printf("usage: ctxmon import [options] FILE [-o OUT]\n\n"
+	       "Turn an ftrace text trace into a recording: the output of trace_pipe\n"
+	       "or trace, `trace-cmd report`, Android systrace/atrace (text or HTML),\n"
+	       "or `ctxmon script`.  FILE - reads stdin.  Scheduler, irq and syscall\n"
+	       "events are kept, other events are skipped; \"[LOST n EVENTS]\" lines\n"
+	       "become losses on their CPU.  Lines that do not parse are reported\n"
+	       "with their number and skipped.\n\n"
+	       "  -o, --output OUT       the recording (default " DEFAULT_RECORDING
+	       ")\n"
+	       "      --strict           fail (exit 1) if any line does not parse\n"
+	       "      --max-bad N        give up after N lines that do not parse\n"
+	       "  -q, --quiet            no summary line\n"
+	       "  -h, --help             this help\n\n"
+	       "examples:\n"
+	       "  ctxmon import trace.txt -o trace.data && ctxmon report -i trace.data\n"
+	       "  trace-cmd report | ctxmon import - -o tc.data\n"
+	       "  ctxmon import systrace.html -o android.data\n");
+}
+
+static int parse(struct import_run *r, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "strict", no_argument, NULL, 'S' },
+		{ "max-bad", required_argument, NULL, 'M' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int opt;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'o':
+			r->out = optarg;
+			break;
+		case 'S':
+			r->strict = true;
+			break;
+		case 'M':
+			if (cli__parse_uint(optarg, 1ul << 40, &r->max_bad) <
+				    0 ||
+			    !r->max_bad) {
+				cli__err(CMD, "bad --max-bad '%s'", optarg);
+				return -1;
+			}
+			break;
+		case 'q':
+			r->quiet = true;
+			break;
+		case 'h':
+			help();
+			return 1;
+		default:
+			fprintf(stderr, "Try 'ctxmon import --help'.\n");
+			return -1;
+		}
+	}
+	if (optind + 1 != argc) {
+		cli__err(CMD, "give one text trace to import (- for stdin); "
+			      "see --help");
+		return -1;
+	}
+	r->in = argv[optind];
+	if (!r->out)
+		r->out = DEFAULT_RECORDING;
+	return 0;
+}
+
+static void on_bad(void *ctx, unsigned long line, const char *msg)
+{
+	struct import_run *r = ctx;
+
+	if (r->shown++ < MAX_SHOWN_BAD)
+		fprintf(stderr, "ctxmon import: %s:%lu: %s\n",
+			strcmp(r->in, "-") ? r->in : "stdin", line, msg);
+}
+
+static int set_meta(struct ctxmon_record *w, const struct import_run *r,
+		    const struct ctxmon_import_stats *st)
+{
+	static const struct {
+		const char *key, *val;
+	} strs[] = {
+		{ CTXMON_META_SOURCE, "import" },
+		{ CTXMON_META_TOOL, "ctxmon " CTXMON_VERSION },
+		{ CTXMON_META_TARGET, "all" },
+	};
+	const struct {
+		const char *key;
+		uint64_t val;
+	} nums[] = {
+		{ META_TARGET_KIND, CTXMON_TARGET_ALL },
+		{ CTXMON_META_NCPUS, (uint64_t)st->ncpus },
+		{ CTXMON_META_TIME_START, st->first_ts },
+		{ CTXMON_META_TIME_STOP, st->last_ts },
+	};
+	char backend[64];
+	int ret;
+
+	snprintf(backend, sizeof(backend), "text (%s)", st->format);
+	ret = ctxmon_record_set_meta_str(w, CTXMON_META_BACKEND, backend);
+	if (!ret)
+		ret = ctxmon_record_set_meta_str(w, CTXMON_META_CMDLINE, r->in);
+	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]) && !ret; i++)
+		ret = ctxmon_record_set_meta_str(w, strs[i].key, strs[i].val);
+	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]) && !ret; i++)
+		ret = ctxmon_record_set_meta_u64(w, nums[i].key, nums[i].val);
+	return ret;
+}
+
+int cmd_import(int argc, char **argv)
+{
+	struct import_run r = { 0 };
+	struct ctxmon_import_opts o = { .sz = sizeof(o), .warn = on_bad };
+	struct ctxmon_import_stats st = { 0 };
+	struct ctxmon_record *w = NULL;
+	FILE *in = NULL;
+	int status = EXIT_FAIL, ret, cret;
+
+	ret = parse(&r, argc, argv);
+	if (ret)
+		return ret > 0 ? EXIT_OK : EXIT_USAGE;
+	o.warn_ctx = &r;
+	o.max_bad = r.max_bad;
+	in = strcmp(r.in, "-") ? fopen(r.in, "re") : stdin;
+	if (!in) {
+		cli__err(CMD, "cannot read %s: %s", r.in, strerror(errno));
+		goto out;
+	}
+	w = ctxmon_record_create(r.out, NULL);
+	if (!w) {
+		cli__err(CMD, "cannot create the recording: %s",
+			 ctxmon_record_last_error());
+		goto out;
+	}
+	ret = ctxmon_record_import_text(w, in, &o, &st);
+	if (r.shown > MAX_SHOWN_BAD)
+		fprintf(stderr,
+			"ctxmon import: ... %lu more lines that do not "
+			"parse\n",
+			r.shown - MAX_SHOWN_BAD);
+	if (ret == -EBADMSG)
+		cli__err(CMD, "giving up after %lu lines that do not parse",
+			 st.bad);
+	else if (ret == -EIO)
+		cli__err(CMD, "reading %s: %s", r.in, strerror(EIO));
+	else if (ret < 0)
+		cli__err(CMD, "%s: %s", r.out,
+			 ctxmon_record_error(w)[0] ? ctxmon_record_error(w) :
+						     strerror(-ret));
+	/* Metadata even for a partial import: the file says what it holds. */
+	if (set_meta(w, &r, &st) < 0 && ret >= 0)
+		ret = -ENOMEM;
+	cret = ctxmon_record_close(w);
+	w = NULL;
+	if (cret < 0 && ret >= 0) {
+		cli__err(CMD, "%s: %s", r.out, strerror(-cret));
+		ret = cret;
+	}
+	if (ret < 0)
+		goto out;
+	if (!r.quiet)
+		fprintf(stderr,
+			"ctxmon import: %s: %lu lines (%s): %" PRIu64
+			" events, %lu losses, %lu skipped, %lu did not "
+			"parse; written to %s\n",
+			strcmp(r.in, "-") ? r.in : "stdin", st.lines, st.format,
+			st.events, st.lost, st.skipped, st.bad, r.out);
+	if (!st.events && st.lines)
+		cli__err(CMD, "no event found in %s", r.in);
+	status = (r.strict && st.bad) || (!st.events && st.lines) ? EXIT_FAIL :
+								    EXIT_OK;
+out:
+	ctxmon_record_close(w);
+	if (in && in != stdin)
+		fclose(in);
+	return status;
+}

@@ -1,0 +1,651 @@
+/*
+ * record.c - `ctxmon record`: write every event of a capture to a
+ * recording file (docs/file-format.md), for `report` and `script` later.
+ *
+ * Besides the events the file gets what a later report needs to say what
+ * stat would have said: the tasks known at the start (as stat seeds its
+ * account from /proc), the target, the session's loss and ordering
+ * counters at start and stop, a launched command's exit status and
+ * rusage, and the machine (kernel, CPUs, clock, backend, event formats).
+ * The writer is flushed every second, so a killed recorder loses at most
+ * about a second of events; a full disk stops the capture with a message
+ * and a non-zero exit, leaving a readable file.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/recording.h"
+#include "internal.h"
+
+static const char *const CMD = "record";
+
+#define FLUSH_NS 1000000000ull /* a killed recorder loses at most this */
+
+struct rec_run {
+	struct capture_opts cap;
+	const char *path;
+	int level;
+	bool stat, json, quiet;
+	struct ctxmon_record *w;
+	struct ctxmon_session *s;
+	struct ctxmon_account *a; /* --stat only */
+	int werr;
+	bool child_done;
+	int wstatus;
+	struct rusage ru;
+};
+
+static void help(void)
+{
+	printf("usage: ctxmon record [options] [-a | -p PID | -t TID | [--] CMD [ARGS]]\n\n"
+	       "Write every scheduler event of a capture, in time order, to a\n"
+	       "recording file, with the session's metadata (kernel, CPUs, clock,\n"
+	       "backend, event formats, loss counters, the tasks known at start).\n"
+	       "Read it with `ctxmon report` (the numbers of stat) or `ctxmon script`\n"
+	       "(ftrace text).  The file is compressed (a few bytes per event),\n"
+	       "created with mode 0600, and stays readable if the recorder is killed\n"
+	       "or the disk fills up.  With a command, exits with its exit status.\n\n"
+	       "target:\n" CAPTURE_HELP "\nrecording:\n"
+	       "  -o, --output FILE      the recording (default " DEFAULT_RECORDING
+	       ")\n"
+	       "  -e, --events LIST      event groups: sched (default), irq, syscall,\n"
+	       "                         all; comma-separated\n"
+	       "  -z, --level N          zstd level 1-19 (default 3)\n"
+	       "      --stat             also print stat's numbers at the end (to stderr\n"
+	       "                         with a command, as stat does)\n"
+	       "      --json             --stat as JSON\n"
+	       "  -q, --quiet            no summary line at the end\n"
+	       "  -h, --help             this help\n\n"
+	       "examples:\n"
+	       "  ctxmon record -- ./myprog          record myprog and its children\n"
+	       "  ctxmon record -a --duration 10 -o all.data\n"
+	       "  ctxmon record -p 1234 -e sched,irq\n"
+	       "  ctxmon report -i all.data --per-process\n\n"
+	       "Needs root or CAP_PERFMON (and read access to tracefs).\n");
+}
+
+static int parse_events(const char *arg, unsigned *out)
+{
+	char *copy = strdup(arg), *save = NULL;
+	int ret = 0;
+
+	if (!copy)
+		return -1;
+	*out = 0;
+	for (char *t = strtok_r(copy, ",", &save); t;
+	     t = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(t, "sched"))
+			*out |= CTXMON_EVENTS_SCHED;
+		else if (!strcmp(t, "irq"))
+			*out |= CTXMON_EVENTS_IRQ;
+		else if (!strcmp(t, "syscall") || !strcmp(t, "syscalls"))
+			*out |= CTXMON_EVENTS_SYSCALL;
+		else if (!strcmp(t, "all"))
+			*out |= CTXMON_EVENTS_SCHED | CTXMON_EVENTS_IRQ |
+				CTXMON_EVENTS_SYSCALL;
+		else
+			ret = -1;
+	}
+	free(copy);
+	/* The accounting needs the scheduler events whatever else is asked. */
+	*out |= CTXMON_EVENTS_SCHED;
+	return ret;
+}
+
+static int parse(struct rec_run *r, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		CAPTURE_LONGOPTS,
+		{ "output", required_argument, NULL, 'o' },
+		{ "events", required_argument, NULL, 'e' },
+		{ "level", required_argument, NULL, 'z' },
+		{ "stat", no_argument, NULL, 'S' },
+		{ "json", no_argument, NULL, 'J' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	unsigned long v;
+	int opt, c;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "+" CAPTURE_SHORTOPTS "o:e:z:qh",
+				  longopts, NULL)) != -1) {
+		c = capture__opt(CMD, &r->cap, opt, optarg);
+		if (c < 0)
+			return -1;
+		if (c > 0)
+			continue;
+		switch (opt) {
+		case 'o':
+			r->path = optarg;
+			break;
+		case 'e':
+			if (parse_events(optarg, &r->cap.events) < 0) {
+				cli__err(
+					CMD,
+					"bad event list '%s': give sched, irq, "
+					"syscall or all, comma-separated",
+					optarg);
+				return -1;
+			}
+			break;
+		case 'z':
+			if (cli__parse_uint(optarg, 19, &v) < 0 || !v) {
+				cli__err(CMD, "bad level '%s': 1 to 19",
+					 optarg);
+				return -1;
+			}
+			r->level = (int)v;
+			break;
+		case 'S':
+			r->stat = true;
+			break;
+		case 'J':
+			r->json = true;
+			break;
+		case 'q':
+			r->quiet = true;
+			break;
+		case 'h':
+			help();
+			return 1;
+		default:
+			fprintf(stderr, "Try 'ctxmon record --help'.\n");
+			return -1;
+		}
+	}
+	if (r->json && !r->stat) {
+		cli__err(CMD, "--json goes with --stat");
+		return -1;
+	}
+	return capture__finish(CMD, &r->cap, argc, argv) < 0 ? -1 : 0;
+}
+
+static void write_failed(struct rec_run *r, int err)
+{
+	if (!r->werr)
+		r->werr = err;
+}
+
+static int on_event(const struct ctxmon_event *ev, void *ctx)
+{
+	struct rec_run *r = ctx;
+	int ret;
+
+	if (r->a)
+		ctxmon_account_feed(r->a, ev);
+	if (r->werr)
+		return 0; /* keep accounting; the file is done */
+	ret = ctxmon_record_write(r->w, ev);
+	if (ret < 0) {
+		write_failed(r, ret);
+		return ret;
+	}
+	return 0;
+}
+
+/* ---- metadata ------------------------------------------------------ */
+
+static const struct {
+	unsigned group;
+	const char *system, *name;
+} formats[] = {
+	{ CTXMON_EVENTS_SCHED, "sched", "sched_switch" },
+	{ CTXMON_EVENTS_SCHED, "sched", "sched_waking" },
+	{ CTXMON_EVENTS_SCHED, "sched", "sched_wakeup" },
+	{ CTXMON_EVENTS_SCHED, "sched", "sched_wakeup_new" },
+	{ CTXMON_EVENTS_SCHED, "sched", "sched_migrate_task" },
+	{ CTXMON_EVENTS_SCHED, "sched", "sched_process_fork" },
+	{ CTXMON_EVENTS_SCHED, "sched", "sched_process_exec" },
+	{ CTXMON_EVENTS_SCHED, "sched", "sched_process_exit" },
+	{ CTXMON_EVENTS_IRQ, "irq", "irq_handler_entry" },
+	{ CTXMON_EVENTS_IRQ, "irq", "irq_handler_exit" },
+	{ CTXMON_EVENTS_IRQ, "irq", "softirq_entry" },
+	{ CTXMON_EVENTS_IRQ, "irq", "softirq_exit" },
+	{ CTXMON_EVENTS_SYSCALL, "raw_syscalls", "sys_enter" },
+	{ CTXMON_EVENTS_SYSCALL, "raw_syscalls", "sys_exit" },
+};
+
+/* The tracefs format files of the recorded events: a reader on another
+ * kernel can see the exact layout and print formats they came from. */
+static int add_formats(struct rec_run *r, unsigned groups)
+{
+	char dir[4096], err[256], path[4600], *text = NULL;
+	size_t cap = 1 << 16;
+	int ret = 0;
+
+	if (tracefs__find(r->cap.tracefs, false, dir, sizeof(dir), err,
+			  sizeof(err)) < 0)
+		return 0; /* the BPF backend may run without tracefs */
+	text = malloc(cap);
+	if (!text)
+		return -ENOMEM;
+	for (size_t i = 0; i < ARRAY_SIZE(formats) && !ret; i++) {
+		FILE *f;
+		size_t n;
+
+		if (!(groups & formats[i].group))
+			continue;
+		snprintf(path, sizeof(path), "%s/events/%s/%s/format", dir,
+			 formats[i].system, formats[i].name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		n = fread(text, 1, cap - 1, f);
+		fclose(f);
+		text[n] = '\0';
+		ret = ctxmon_record_add_format(r->w, formats[i].system,
+					       formats[i].name, text);
+	}
+	free(text);
+	return ret;
+}
+
+/* Names of the irq lines, for script's irq_handler_entry lines. */
+static int add_irq_names(struct rec_run *r)
+{
+	char line[1024], key[64];
+	FILE *f = fopen("/proc/interrupts", "re");
+	int ret = 0;
+
+	if (!f)
+		return 0;
+	while (!ret && fgets(line, sizeof(line), f)) {
+		char *end, *name;
+		long irq = strtol(line, &end, 10);
+
+		if (end == line || *end != ':')
+			continue;
+		/* The last column is the action's name. */
+		line[strcspn(line, "\n")] = '\0';
+		name = strrchr(line, ' ');
+		if (!name || !name[1])
+			continue;
+		snprintf(key, sizeof(key), CTXMON_META_IRQ_PREFIX "%ld", irq);
+		ret = ctxmon_record_set_meta_str(r->w, key, name + 1);
+	}
+	fclose(f);
+	return ret;
+}
+
+/* Metadata setters that keep the first error, so a list of them reads
+ * as a list. */
+struct meta {
+	struct ctxmon_record *w;
+	int err;
+};
+
+static void m_str(struct meta *m, const char *key, const char *val)
+{
+	if (!m->err)
+		m->err = ctxmon_record_set_meta_str(m->w, key, val);
+}
+
+static void m_u64(struct meta *m, const char *key, uint64_t val)
+{
+	if (!m->err)
+		m->err = ctxmon_record_set_meta_u64(m->w, key, val);
+}
+
+static void m_u64s(struct meta *m, const char *key, const uint64_t *val,
+		   size_t n)
+{
+	if (!m->err && val && n)
+		m->err = ctxmon_record_set_meta_u64s(m->w, key, val, n);
+}
+
+static const char *target_kind(enum ctxmon_target_kind k)
+{
+	return k == CTXMON_TARGET_ALL  ? "all" :
+	       k == CTXMON_TARGET_PIDS ? "pid" :
+	       k == CTXMON_TARGET_TIDS ? "tid" :
+					 "cmd";
+}
+
+static void target_meta(struct rec_run *r, struct meta *m)
+{
+	char buf[4096];
+	size_t o;
+
+	o = (size_t)snprintf(buf, sizeof(buf), "%s",
+			     target_kind(r->cap.target));
+	for (size_t i = 0; i < r->cap.npids && o < sizeof(buf); i++)
+		o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%s%d",
+				      i ? "," : " ", r->cap.pids[i]);
+	for (char *const *a = r->cap.argv; a && *a && o < sizeof(buf); a++)
+		o += (size_t)snprintf(buf + o, sizeof(buf) - o, " %s", *a);
+	m_str(m, CTXMON_META_TARGET, buf);
+	m_u64(m, META_TARGET_KIND, r->cap.target);
+	if (r->cap.npids) {
+		uint64_t *p = calloc(r->cap.npids, sizeof(*p));
+
+		if (!p && !m->err)
+			m->err = -ENOMEM;
+		for (size_t i = 0; p && i < r->cap.npids; i++)
+			p[i] = (uint64_t)r->cap.pids[i];
+		m_u64s(m, CTXMON_META_TARGET_PIDS, p, r->cap.npids);
+		free(p);
+	}
+	if (ctxmon_session_child(r->s) > 0)
+		m_u64(m, CTXMON_META_ROOT_PID,
+		      (uint64_t)ctxmon_session_child(r->s));
+}
+
+static int start_meta(struct rec_run *r, int argc, char **argv)
+{
+	unsigned groups = r->cap.events ? r->cap.events : CTXMON_EVENTS_SCHED;
+	struct meta m = { .w = r->w };
+	struct ctxmon_session_stats st;
+	char buf[4096], host[256] = "";
+	struct timespec now;
+	struct utsname u;
+	size_t o = 0;
+
+	ctxmon_session_get_stats(r->s, &st);
+	for (int i = 0; i < argc && o < sizeof(buf); i++) {
+		int n = snprintf(buf + o, sizeof(buf) - o, "%s%s", i ? " " : "",
+				 i == 0 ? "ctxmon record" : argv[i]);
+
+		if (n > 0)
+			o += (size_t)n;
+	}
+	clock_gettime(CLOCK_REALTIME, &now);
+	gethostname(host, sizeof(host) - 1);
+	m_str(&m, CTXMON_META_SOURCE, "record");
+	m_str(&m, CTXMON_META_TOOL, "ctxmon " CTXMON_VERSION);
+	m_str(&m, CTXMON_META_CMDLINE, buf);
+	m_str(&m, CTXMON_META_HOST, host);
+	if (uname(&u) == 0) {
+		m_str(&m, CTXMON_META_KERNEL, u.release);
+		m_str(&m, CTXMON_META_ARCH, u.machine);
+	}
+	m_u64(&m, CTXMON_META_NCPUS, (uint64_t)st.ncpus);
+	m_str(&m, CTXMON_META_CLOCK, "monotonic");
+	m_str(&m, CTXMON_META_BACKEND, ctxmon_session_backend(r->s));
+	m_u64(&m, CTXMON_META_EVENTS, groups);
+	target_meta(r, &m);
+	m_u64(&m, CTXMON_META_TIME_START, st.start_ts);
+	m_u64(&m, CTXMON_META_WALL_START,
+	      (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec);
+	m_u64s(&m, CTXMON_META_LOST_START, st.lost_per_cpu, (size_t)st.ncpus);
+	if (!m.err)
+		m.err = add_formats(r, groups);
+	if (!m.err)
+		m.err = add_irq_names(r);
+	return m.err;
+}
+
+static int stop_meta(struct rec_run *r, const struct ctxmon_session_stats *st)
+{
+	struct meta m = { .w = r->w };
+
+	m_u64(&m, CTXMON_META_TIME_STOP, st->stop_ts);
+	m_u64s(&m, CTXMON_META_LOST_STOP, st->lost_per_cpu, (size_t)st->ncpus);
+	m_u64(&m, META_CAP_EVENTS, st->events);
+	m_u64(&m, META_CAP_LOST, st->lost);
+	m_u64(&m, META_CAP_LOST_RECORDS, st->lost_records);
+	m_u64(&m, META_CAP_ORDER, st->order_violations);
+	if (r->child_done) {
+		uint64_t ru[2] = { (uint64_t)r->ru.ru_nvcsw,
+				   (uint64_t)r->ru.ru_nivcsw };
+
+		m_u64(&m, CTXMON_META_EXIT_STATUS, (uint64_t)r->wstatus);
+		m_u64s(&m, META_RUSAGE, ru, 2);
+	}
+	return m.err;
+}
+
+/* ---- tasks at start ------------------------------------------------ */
+
+static int declare(pid_t tid, pid_t tgid, const char *comm, void *ctx)
+{
+	struct rec_run *r = ctx;
+	int ret = ctxmon_record_add_task(r->w, tid, tgid, comm);
+
+	if (!ret && r->a)
+		ret = ctxmon_account_add_task(r->a, tid, tgid, comm);
+	return ret;
+}
+
+/* The tasks stat would seed its account with, declared in the file so
+ * that report seeds its account the same way. */
+static int declare_tasks(struct rec_run *r)
+{
+	int ret = 0;
+
+	if (r->cap.target == CTXMON_TARGET_CMD)
+		return 0;
+	if (r->cap.target == CTXMON_TARGET_ALL)
+		return ctxmon_proc_scan(0, declare, r) < 0 ? -EIO : 0;
+	for (size_t i = 0; i < r->cap.npids && ret >= 0; i++) {
+		pid_t p = r->cap.pids[i];
+
+		/* For -t, /proc/TID/status names the process. */
+		if (r->cap.target == CTXMON_TARGET_TIDS) {
+			char path[64], line[128];
+			FILE *f;
+
+			snprintf(path, sizeof(path), "/proc/%d/status", p);
+			f = fopen(path, "re");
+			while (f && fgets(line, sizeof(line), f))
+				if (sscanf(line, "Tgid: %d", &p) == 1)
+					break;
+			if (f)
+				fclose(f);
+		}
+		ret = ctxmon_proc_scan(p, declare, r);
+		if (ret == -ESRCH)
+			ret = 0;
+	}
+	return ret < 0 ? ret : 0;
+}
+
+/* ---- capture loop -------------------------------------------------- */
+
+static bool targets_alive(const struct capture_opts *c)
+{
+	for (size_t i = 0; i < c->npids; i++)
+		if (kill(c->pids[i], 0) == 0 || errno == EPERM)
+			return true;
+	return false;
+}
+
+static int capture_loop(struct rec_run *r, uint64_t start_ts)
+{
+	pid_t child = ctxmon_session_child(r->s);
+	uint64_t deadline =
+		r->cap.duration_s ?
+			start_ts + (uint64_t)(r->cap.duration_s * 1e9) :
+			0;
+	uint64_t next_flush = clock__now_ns() + FLUSH_NS;
+	bool forwarded = false;
+	int ret;
+
+	for (;;) {
+		ret = ctxmon_session_poll(r->s, 100, on_event, r);
+		if (r->werr)
+			return r->werr;
+		if (ret < 0 && ret != -EINTR) {
+			cli__err(CMD, "%s", ctxmon_session_error(r->s));
+			return ret;
+		}
+		if (cli_signal) {
+			if (child > 0 && !r->child_done && !forwarded) {
+				kill(child, cli_signal);
+				forwarded = true;
+				cli_signal = 0;
+			} else {
+				return 0;
+			}
+		}
+		if (child > 0 && !r->child_done &&
+		    ctxmon_session_reap_child(r->s, false, &r->wstatus,
+					      &r->ru) == 1) {
+			r->child_done = true;
+			usleep(10000);
+			return 0;
+		}
+		if (deadline && clock__now_ns() >= deadline)
+			return 0;
+		if (r->cap.npids && !targets_alive(&r->cap))
+			return 0;
+		if (clock__now_ns() >= next_flush) {
+			ret = ctxmon_record_flush(r->w);
+			if (ret < 0) {
+				write_failed(r, ret);
+				return ret;
+			}
+			next_flush = clock__now_ns() + FLUSH_NS;
+		}
+	}
+}
+
+static void summary(const struct rec_run *r,
+		    const struct ctxmon_record_stats *ws,
+		    const struct ctxmon_session_stats *st)
+{
+	fprintf(stderr, "ctxmon record: %" PRIu64 " events", ws->events);
+	if (st->lost)
+		fprintf(stderr, " (%" PRIu64 " lost)", st->lost);
+	fprintf(stderr, " written to %s: %.2f MiB, %.2f bytes/event\n", r->path,
+		(double)ws->file_bytes / (1 << 20),
+		ws->events ? (double)ws->event_bytes / (double)ws->events :
+			     0.0);
+}
+
+static int print_stat(struct rec_run *r, const struct ctxmon_session_stats *st)
+{
+	struct output_opts o = { .fmt = r->json ? OUT_JSON : OUT_TABLE,
+				 .sort = SORT_SWITCHES };
+	struct run_summary s = {
+		.backend = ctxmon_session_backend(r->s),
+		.target = r->cap.target,
+		.cap = *st,
+		.has_exit = r->child_done,
+		.wstatus = r->wstatus,
+		.has_rusage = r->child_done,
+		.ru_nvcsw = (uint64_t)r->ru.ru_nvcsw,
+		.ru_nivcsw = (uint64_t)r->ru.ru_nivcsw,
+	};
+
+	if (r->cap.all) {
+		o.show_cpus = true;
+		if (o.fmt == OUT_TABLE)
+			o.limit = 25;
+	}
+	return recording__emit(r->cap.argv ? stderr : stdout, &o, false, false,
+			       r->a, &s, NULL, NULL);
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct rec_run r = { .path = DEFAULT_RECORDING };
+	struct ctxmon_record_opts wo = { .sz = sizeof(wo) };
+	struct ctxmon_session_stats st = { 0 };
+	struct ctxmon_record_stats ws;
+	int status = EXIT_FAIL, ret, cerr = 0;
+
+	ret = parse(&r, argc, argv);
+	if (ret) {
+		capture__free(&r.cap);
+		return ret > 0 ? EXIT_OK : EXIT_USAGE;
+	}
+	wo.level = r.level;
+	r.w = ctxmon_record_create(r.path, &wo);
+	if (!r.w) {
+		cli__err(CMD, "cannot create the recording: %s",
+			 ctxmon_record_last_error());
+		goto out;
+	}
+	cli__signals();
+	r.s = capture__start(CMD, &r.cap, &status);
+	if (!r.s)
+		goto out;
+	if (r.stat) {
+		struct ctxmon_account_opts ao = {
+			.sz = sizeof(ao),
+			.target = r.cap.target,
+			.pids = r.cap.pids,
+			.npids = r.cap.npids,
+			.root_pid = ctxmon_session_child(r.s),
+		};
+
+		r.a = ctxmon_account_new(&ao);
+		if (!r.a) {
+			cli__err(CMD, "out of memory");
+			goto out;
+		}
+	}
+	ret = start_meta(&r, argc, argv);
+	if (!ret)
+		ret = declare_tasks(&r);
+	/* What identifies the recording is on disk before any event. */
+	if (!ret)
+		ret = ctxmon_record_flush(r.w);
+	if (ret < 0) {
+		write_failed(&r, ret);
+	} else {
+		ctxmon_session_get_stats(r.s, &st);
+		cerr = capture_loop(&r, st.start_ts);
+	}
+	if (ctxmon_session_child(r.s) > 0 && !r.child_done) {
+		kill(ctxmon_session_child(r.s), SIGTERM);
+		if (ctxmon_session_reap_child(r.s, true, &r.wstatus, &r.ru) ==
+		    1)
+			r.child_done = true;
+	}
+	if (ctxmon_session_stop(r.s, on_event, &r) < 0 && !r.werr && !cerr) {
+		cli__err(CMD, "%s", ctxmon_session_error(r.s));
+		cerr = -EIO;
+	}
+	ctxmon_session_get_stats(r.s, &st);
+	if (stop_meta(&r, &st) < 0 && !r.werr)
+		write_failed(&r, -ENOMEM);
+	if (!r.werr) {
+		ret = ctxmon_record_flush(r.w);
+		if (ret < 0)
+			write_failed(&r, ret);
+	}
+	ctxmon_record_get_stats(r.w, &ws);
+	if (r.werr)
+		cli__err(CMD,
+			 "%s: %s; the recording stops there and stays "
+			 "readable (ctxmon report -i %s)",
+			 r.path,
+			 ctxmon_record_error(r.w)[0] ?
+				 ctxmon_record_error(r.w) :
+				 strerror(-r.werr),
+			 r.path);
+	ret = ctxmon_record_close(r.w);
+	r.w = NULL;
+	if (ret < 0 && !r.werr) {
+		cli__err(CMD, "%s: %s", r.path, strerror(-ret));
+		r.werr = ret;
+	}
+	if (r.werr)
+		goto out;
+	if (!r.quiet)
+		summary(&r, &ws, &st);
+	if (cerr < 0 && !r.werr)
+		goto out; /* the file is whole, but the capture failed */
+	if (r.stat && print_stat(&r, &st) < 0) {
+		cli__err(CMD, "writing the numbers failed");
+		goto out;
+	}
+	status = r.child_done ? capture__exit_status(r.wstatus) : EXIT_OK;
+out:
+	ctxmon_record_close(r.w);
+	ctxmon_account_free(r.a);
+	ctxmon_session_close(r.s);
+	capture__free(&r.cap);
+	return status;
+}

@@ -1,0 +1,674 @@
+/*
+ * report.c - `ctxmon report`: stat's numbers, from a recording.
+ *
+ * The recording's events go through the same accounting (ctxmon_account)
+ * and the same output code as a live `ctxmon stat`, seeded with the tasks
+ * the recorder declared and marked with the recorder's target, so a
+ * report of a whole recording prints what stat printed for that run.
+ * Filters narrow the events (--time, --cpu) or the rows (--pid, --tid,
+ * --comm).  Losses are listed where they happened; a recording cut short
+ * or damaged is reported on stderr and read up to where it stops.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/recording.h"
+#include "internal.h"
+
+static const char *const CMD = "report";
+
+#define MAX_SHOWN_LOSSES 20
+
+/* ---- stat's final output, shared with record --stat ---------------- */
+
+/* As stat sums the command's rows for the comparison with the kernel. */
+static void sum_kernel(struct kernel_cmp *k, const struct ctxmon_stats *rows,
+		       size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct ctxmon_stats *t = &rows[i];
+
+		k->traced_vol += t->voluntary;
+		k->traced_invol += t->involuntary;
+		k->exit_switches += t->exit_switch;
+		if (t->tid == t->tgid) {
+			k->leader_exits += t->exit_switch;
+			k->traced_vol += t->exit_switch;
+		} else {
+			k->exit_preempt += t->exit_preempt;
+		}
+	}
+}
+
+static size_t
+filter_rows(struct ctxmon_stats *rows, size_t n, bool proc,
+	    bool (*keep)(const struct ctxmon_stats *, bool, void *), void *ctx)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (keep(&rows[i], proc, ctx))
+			rows[o++] = rows[i];
+	return o;
+}
+
+static int exit_status(int wstatus)
+{
+	return capture__exit_status(wstatus);
+}
+
+int recording__emit(FILE *f, struct output_opts *o, bool want_threads,
+		    bool want_procs, struct ctxmon_account *a,
+		    const struct run_summary *s,
+		    bool (*keep)(const struct ctxmon_stats *row, bool proc,
+				 void *ctx),
+		    void *keep_ctx)
+{
+	struct report rep = { .interval = -1 };
+	struct ctxmon_cpu_stats *cpus = NULL;
+	struct ctxmon_stats *th = NULL, *pr = NULL;
+	size_t nth = 0, npr = 0, ncpu = 0;
+	bool all = s->target == CTXMON_TARGET_ALL;
+	int ret = -ENOMEM;
+
+	ctxmon_account_finish(a, s->cap.stop_ts);
+	th = ctxmon_account_rows(a, CTXMON_ROWS_THREADS, false, &nth);
+	pr = ctxmon_account_rows(a, CTXMON_ROWS_PROCESSES, false, &npr);
+	cpus = ctxmon_account_cpus(a, &ncpu);
+	if (!th || !pr || !cpus)
+		goto out;
+	rep.cap = s->cap;
+	rep.backend = s->backend;
+	rep.source = s->source;
+	rep.duration_ns = s->cap.stop_ts > s->cap.start_ts ?
+				  s->cap.stop_ts - s->cap.start_ts :
+				  0;
+	rep.anomalies = ctxmon_account_anomalies(a);
+	if (s->has_exit) {
+		rep.has_exit = true;
+		rep.exit_status = exit_status(s->wstatus);
+		/* Against the kernel only when every row is there. */
+		if (s->target == CTXMON_TARGET_CMD && s->has_rusage && !keep) {
+			sum_kernel(&rep.kernel, th, nth);
+			rep.kernel.ru_nvcsw = s->ru_nvcsw;
+			rep.kernel.ru_nivcsw = s->ru_nivcsw;
+			rep.kernel.valid = true;
+		}
+	}
+	if (keep) {
+		nth = filter_rows(th, nth, false, keep, keep_ctx);
+		npr = filter_rows(pr, npr, true, keep, keep_ctx);
+	}
+	rep.threads = th;
+	rep.nthreads = nth;
+	rep.procs = pr;
+	rep.nprocs = npr;
+	rep.cpus = cpus;
+	rep.ncpus = ncpu;
+	o->processes = want_procs || (!want_threads && (all || npr > 1));
+	o->threads = want_threads || (!want_procs && !all);
+	ret = output__report(f, o, &rep);
+out:
+	free(th);
+	free(pr);
+	free(cpus);
+	return ret;
+}
+
+/* ---- report -------------------------------------------------------- */
+
+struct loss {
+	int32_t cpu;
+	uint64_t count, start_ts, end_ts;
+};
+
+struct rep_run {
+	const char *path, *outpath, *comm;
+	struct output_opts out;
+	bool want_threads, want_procs, limit_set;
+	pid_t *pids, *tids;
+	size_t npids, ntids;
+	bool *cpu_set; /* --cpu */
+	size_t ncpu_set;
+	bool has_time;
+	double t0, t1; /* --time, seconds from the start */
+	uint64_t from_ts, to_ts; /* the window on the session clock */
+	struct ctxmon_reader *r;
+	struct ctxmon_account *a;
+	uint64_t events, last_ts, first_ts;
+	uint64_t order_violations;
+	struct loss *losses;
+	size_t nlosses, loss_cap;
+	uint64_t *lost_cpu;
+	size_t nlost_cpu;
+	bool oom;
+};
+
+static void help(void)
+{
+	printf("usage: ctxmon report [options] [-i FILE]\n\n"
+	       "Show what `ctxmon stat` shows, from a recording made by `ctxmon\n"
+	       "record` or `ctxmon import`: per-thread and per-process switches,\n"
+	       "voluntary and involuntary, run / wait / sleep time, wakeup latency,\n"
+	       "migrations, per-CPU busy time, and where events were lost.  A\n"
+	       "recording cut short (killed recorder, full disk) is read up to its\n"
+	       "last complete chunk, with a warning.\n\n"
+	       "input:\n"
+	       "  -i, --input FILE       the recording (default " DEFAULT_RECORDING
+	       ")\n"
+	       "filters:\n"
+	       "      --pid PID[,PID..]  rows of these processes\n"
+	       "      --tid TID[,TID..]  rows of these threads\n"
+	       "      --comm NAME        rows whose comm is NAME\n"
+	       "      --cpu CPU[,CPU..]  only events recorded on these CPUs\n"
+	       "      --time START,END   only events between START and END seconds\n"
+	       "                         after the start (either may be left out)\n"
+	       "output:\n"
+	       "      --per-thread       one row per thread\n"
+	       "      --per-process      one row per process\n"
+	       "  -s, --sort KEY         sort rows by KEY: %s\n"
+	       "  -n, --limit N          at most N rows per table (0: all)\n"
+	       "      --cpus             per-CPU busy/idle lines\n"
+	       "      --json             JSON\n"
+	       "      --csv              CSV\n"
+	       "  -o, --output FILE      write to FILE instead of stdout\n"
+	       "  -h, --help             this help\n\n"
+	       "examples:\n"
+	       "  ctxmon report                          the numbers of ctxmon.data\n"
+	       "  ctxmon report -i all.data --per-process --sort invol\n"
+	       "  ctxmon report --comm nginx --time 2,5 --json\n",
+	       output__sort_keys());
+}
+
+static int parse_list(const char *what, const char *arg, long max, bool zero_ok,
+		      pid_t **v, size_t *n)
+{
+	char *copy = strdup(arg), *save = NULL;
+	int ret = -1;
+
+	if (!copy)
+		return -1;
+	for (char *t = strtok_r(copy, ",", &save); t;
+	     t = strtok_r(NULL, ",", &save)) {
+		unsigned long x;
+		pid_t *p;
+
+		if (cli__parse_uint(t, (unsigned long)max, &x) < 0 ||
+		    (!x && !zero_ok)) {
+			cli__err(CMD, "bad %s '%s'", what, t);
+			goto out;
+		}
+		p = realloc(*v, (*n + 1) * sizeof(*p));
+		if (!p)
+			goto out;
+		*v = p;
+		(*v)[(*n)++] = (pid_t)x;
+	}
+	ret = *n ? 0 : -1;
+	if (ret)
+		cli__err(CMD, "empty %s list", what);
+out:
+	free(copy);
+	return ret;
+}
+
+static int parse_time(struct rep_run *r, const char *arg)
+{
+	const char *comma = strchr(arg, ',');
+	char *end;
+
+	if (!comma)
+		goto bad;
+	r->t0 = 0;
+	r->t1 = -1;
+	if (comma != arg) {
+		r->t0 = strtod(arg, &end);
+		if (end != comma || r->t0 < 0)
+			goto bad;
+	}
+	if (comma[1]) {
+		r->t1 = strtod(comma + 1, &end);
+		if (*end || r->t1 < r->t0)
+			goto bad;
+	}
+	r->has_time = true;
+	return 0;
+bad:
+	cli__err(CMD,
+		 "bad time window '%s': give START,END in seconds from the "
+		 "start, e.g. --time 1.5,3 or --time ,2",
+		 arg);
+	return -1;
+}
+
+static int parse(struct rep_run *r, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "tid", required_argument, NULL, 't' },
+		{ "comm", required_argument, NULL, 'c' },
+		{ "cpu", required_argument, NULL, 'C' },
+		{ "time", required_argument, NULL, 'T' },
+		{ "per-thread", no_argument, NULL, 'H' },
+		{ "per-process", no_argument, NULL, 'P' },
+		{ "sort", required_argument, NULL, 's' },
+		{ "limit", required_argument, NULL, 'n' },
+		{ "cpus", no_argument, NULL, 'U' },
+		{ "json", no_argument, NULL, 'J' },
+		{ "csv", no_argument, NULL, 'V' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	pid_t *cpus = NULL;
+	size_t ncpus = 0;
+	unsigned long v;
+	int opt;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "i:s:n:o:h", longopts, NULL)) !=
+	       -1) {
+		switch (opt) {
+		case 'i':
+			r->path = optarg;
+			break;
+		case 'p':
+			if (parse_list("pid", optarg, 0x7fffffff, false,
+				       &r->pids, &r->npids) < 0)
+				return -1;
+			break;
+		case 't':
+			if (parse_list("tid", optarg, 0x7fffffff, false,
+				       &r->tids, &r->ntids) < 0)
+				return -1;
+			break;
+		case 'c':
+			r->comm = optarg;
+			break;
+		case 'C':
+			if (parse_list("cpu", optarg, 65535, true, &cpus,
+				       &ncpus) < 0) {
+				free(cpus);
+				return -1;
+			}
+			for (size_t i = 0; i < ncpus; i++) {
+				size_t c = (size_t)cpus[i];
+
+				if (c >= r->ncpu_set) {
+					bool *s = realloc(r->cpu_set,
+							  (c + 1) * sizeof(*s));
+
+					if (!s) {
+						free(cpus);
+						return -1;
+					}
+					memset(s + r->ncpu_set, 0,
+					       (c + 1 - r->ncpu_set) *
+						       sizeof(*s));
+					r->cpu_set = s;
+					r->ncpu_set = c + 1;
+				}
+				r->cpu_set[c] = true;
+			}
+			free(cpus);
+			cpus = NULL;
+			ncpus = 0;
+			break;
+		case 'T':
+			if (parse_time(r, optarg) < 0)
+				return -1;
+			break;
+		case 'H':
+			r->want_threads = true;
+			break;
+		case 'P':
+			r->want_procs = true;
+			break;
+		case 's':
+			if (output__parse_sort(optarg, &r->out.sort) < 0) {
+				cli__err(CMD,
+					 "unknown sort key '%s'; one of: %s",
+					 optarg, output__sort_keys());
+				return -1;
+			}
+			break;
+		case 'n':
+			if (cli__parse_uint(optarg, 1u << 30, &v) < 0) {
+				cli__err(CMD, "bad limit '%s'", optarg);
+				return -1;
+			}
+			r->out.limit = v;
+			r->limit_set = true;
+			break;
+		case 'U':
+			r->out.show_cpus = true;
+			break;
+		case 'J':
+			r->out.fmt = OUT_JSON;
+			break;
+		case 'V':
+			r->out.fmt = OUT_CSV;
+			break;
+		case 'o':
+			r->outpath = optarg;
+			break;
+		case 'h':
+			help();
+			return 1;
+		default:
+			fprintf(stderr, "Try 'ctxmon report --help'.\n");
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		if (optind + 1 < argc || r->path) {
+			cli__err(CMD, "one recording at a time; see --help");
+			return -1;
+		}
+		r->path = argv[optind];
+	}
+	if (!r->path)
+		r->path = DEFAULT_RECORDING;
+	return 0;
+}
+
+static bool has_filters(const struct rep_run *r)
+{
+	return r->npids || r->ntids || r->comm || r->cpu_set || r->has_time;
+}
+
+static bool in_list(const pid_t *v, size_t n, pid_t x)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == x)
+			return true;
+	return false;
+}
+
+static bool keep_row(const struct ctxmon_stats *row, bool proc, void *ctx)
+{
+	const struct rep_run *r = ctx;
+
+	if (r->npids &&
+	    !in_list(r->pids, r->npids, proc ? row->tid : row->tgid))
+		return false;
+	/* A thread filter shows threads: no process row is "that thread". */
+	if (r->ntids && (proc || !in_list(r->tids, r->ntids, row->tid)))
+		return false;
+	if (r->comm && (!row->comm || strcmp(row->comm, r->comm)))
+		return false;
+	return true;
+}
+
+static int on_task(pid_t tid, pid_t tgid, const char *comm, void *ctx)
+{
+	struct rep_run *r = ctx;
+
+	return ctxmon_account_add_task(r->a, tid, tgid, comm) < 0 ? -ENOMEM : 0;
+}
+
+static void add_loss(struct rep_run *r, const struct ctxmon_event *ev)
+{
+	if (ev->cpu >= 0 && ev->cpu < 65536) {
+		size_t c = (size_t)ev->cpu;
+
+		if (c >= r->nlost_cpu) {
+			uint64_t *l =
+				realloc(r->lost_cpu, (c + 1) * sizeof(*l));
+
+			if (!l) {
+				r->oom = true;
+				return;
+			}
+			memset(l + r->nlost_cpu, 0,
+			       (c + 1 - r->nlost_cpu) * sizeof(*l));
+			r->lost_cpu = l;
+			r->nlost_cpu = c + 1;
+		}
+		r->lost_cpu[c] += ev->lost.count;
+	}
+	if (r->nlosses == r->loss_cap) {
+		size_t cap = r->loss_cap ? r->loss_cap * 2 : 16;
+		struct loss *l = realloc(r->losses, cap * sizeof(*l));
+
+		if (!l) {
+			r->oom = true;
+			return;
+		}
+		r->losses = l;
+		r->loss_cap = cap;
+	}
+	r->losses[r->nlosses++] = (struct loss){
+		.cpu = ev->cpu,
+		.count = ev->lost.count,
+		.start_ts = ev->lost.start_ts,
+		.end_ts = ev->lost.end_ts,
+	};
+}
+
+static int on_event(const struct ctxmon_event *ev, void *ctx)
+{
+	struct rep_run *r = ctx;
+
+	if (r->has_time && (ev->ts < r->from_ts || ev->ts > r->to_ts))
+		return 0;
+	if (r->cpu_set && (ev->cpu < 0 || (size_t)ev->cpu >= r->ncpu_set ||
+			   !r->cpu_set[ev->cpu]))
+		return 0;
+	if (r->events && ev->ts < r->last_ts)
+		r->order_violations++;
+	if (!r->events)
+		r->first_ts = ev->ts;
+	r->last_ts = ev->ts;
+	r->events++;
+	if (ev->type == CTXMON_EV_LOST)
+		add_loss(r, ev);
+	ctxmon_account_feed(r->a, ev);
+	return r->oom ? -ENOMEM : 0;
+}
+
+static uint64_t meta_u64(const struct ctxmon_reader *rd, const char *key,
+			 uint64_t dflt)
+{
+	uint64_t v;
+
+	return ctxmon_reader_meta_u64(rd, key, &v) == 0 ? v : dflt;
+}
+
+/* Where the events were lost, relative to the start. */
+static void print_losses(FILE *f, const struct rep_run *r, uint64_t start)
+{
+	for (size_t i = 0; i < r->nlosses && i < MAX_SHOWN_LOSSES; i++) {
+		const struct loss *l = &r->losses[i];
+		double a = l->start_ts >= start ?
+				   (double)(l->start_ts - start) / 1e9 :
+				   0;
+		double b = l->end_ts >= start ?
+				   (double)(l->end_ts - start) / 1e9 :
+				   0;
+
+		fprintf(f, "lost on CPU %d between +%.6fs and +%.6fs: ", l->cpu,
+			a, b);
+		if (l->count)
+			fprintf(f, "%" PRIu64 " events\n", l->count);
+		else
+			fprintf(f, "an unknown number of events\n");
+	}
+	if (r->nlosses > MAX_SHOWN_LOSSES)
+		fprintf(f, "... and %zu more losses\n",
+			r->nlosses - MAX_SHOWN_LOSSES);
+	if (r->nlosses)
+		fprintf(f,
+			"numbers of tasks that ran on those CPUs in those windows "
+			"are incomplete\n");
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct rep_run r = { .out = { .sort = SORT_SWITCHES } };
+	struct ctxmon_account_opts ao = { .sz = sizeof(ao) };
+	struct ctxmon_reader_info info;
+	struct run_summary s = { 0 };
+	uint64_t *tpids = NULL, start, stop, ws;
+	const char *backend;
+	FILE *f = stdout;
+	int status = EXIT_FAIL, ret;
+	size_t n;
+
+	ret = parse(&r, argc, argv);
+	if (ret)
+		goto out_args;
+	r.r = ctxmon_reader_open(r.path);
+	if (!r.r) {
+		cli__err(CMD, "cannot read %s: %s", r.path,
+			 ctxmon_record_last_error());
+		goto out;
+	}
+	ao.target = (enum ctxmon_target_kind)meta_u64(r.r, META_TARGET_KIND,
+						      CTXMON_TARGET_ALL);
+	n = ctxmon_reader_meta_u64s(r.r, CTXMON_META_TARGET_PIDS, NULL, 0);
+	if (n) {
+		tpids = calloc(n, sizeof(*tpids));
+		ao.pids = calloc(n, sizeof(*ao.pids));
+		if (!tpids || !ao.pids)
+			goto oom;
+		ctxmon_reader_meta_u64s(r.r, CTXMON_META_TARGET_PIDS, tpids, n);
+		for (size_t i = 0; i < n; i++)
+			((pid_t *)ao.pids)[i] = (pid_t)tpids[i];
+		ao.npids = n;
+	}
+	ao.root_pid = (pid_t)meta_u64(r.r, CTXMON_META_ROOT_PID, (uint64_t)-1);
+	r.a = ctxmon_account_new(&ao);
+	if (!r.a)
+		goto oom;
+	start = meta_u64(r.r, CTXMON_META_TIME_START, 0);
+	r.from_ts = start + (uint64_t)(r.t0 * 1e9);
+	r.to_ts = r.t1 < 0 ? UINT64_MAX : start + (uint64_t)(r.t1 * 1e9);
+	ctxmon_reader_set_task_fn(r.r, on_task, &r);
+
+	ret = ctxmon_reader_read(r.r, on_event, &r);
+	if (ret == -ENOMEM || r.oom)
+		goto oom;
+	ctxmon_reader_get_info(r.r, &info);
+	if (info.damaged)
+		cli__err(CMD,
+			 "%s is damaged at %s; the numbers cover the %" PRIu64
+			 " events before it",
+			 r.path, ctxmon_reader_error(r.r), info.events);
+	else if (info.truncated)
+		cli__err(CMD,
+			 "%s is truncated (%s); the numbers cover the %" PRIu64
+			 " events recorded before that",
+			 r.path, ctxmon_reader_error(r.r), info.events);
+	else if (ret < 0)
+		cli__err(CMD, "reading %s: %s", r.path, strerror(-ret));
+
+	/* The capture window: the recorder's, cut to the events kept. */
+	if (!start)
+		start = info.first_ts;
+	stop = meta_u64(r.r, CTXMON_META_TIME_STOP, 0);
+	if (!stop || !info.complete)
+		stop = info.last_ts > start ? info.last_ts : start;
+	if (r.has_time) {
+		start = r.from_ts > start ? r.from_ts : start;
+		stop = r.to_ts < stop ? r.to_ts : stop;
+		if (stop < start)
+			stop = start;
+	}
+	backend = ctxmon_reader_meta_str(r.r, CTXMON_META_BACKEND);
+	s.backend = backend ? backend : "?";
+	s.target = ao.target;
+	s.source = r.path;
+	s.cap.events = r.events;
+	s.cap.ncpus = (int)meta_u64(r.r, CTXMON_META_NCPUS, r.nlost_cpu);
+	s.cap.start_ts = start;
+	s.cap.stop_ts = stop;
+	s.cap.delivered_to = stop;
+	s.cap.order_violations = r.order_violations;
+	s.cap.lost_records = r.nlosses;
+	for (size_t i = 0; i < r.nlosses; i++)
+		s.cap.lost += r.losses[i].count;
+	if ((size_t)s.cap.ncpus < r.nlost_cpu)
+		s.cap.ncpus = (int)r.nlost_cpu;
+	if (r.nlost_cpu < (size_t)s.cap.ncpus) {
+		uint64_t *l =
+			realloc(r.lost_cpu, (size_t)s.cap.ncpus * sizeof(*l));
+
+		if (!l)
+			goto oom;
+		memset(l + r.nlost_cpu, 0,
+		       ((size_t)s.cap.ncpus - r.nlost_cpu) * sizeof(*l));
+		r.lost_cpu = l;
+		r.nlost_cpu = (size_t)s.cap.ncpus;
+	}
+	s.cap.lost_per_cpu = r.lost_cpu;
+	if (!has_filters(&r) && info.complete && !info.truncated) {
+		/* The recorder's own counters, as stat showed them. */
+		s.cap.order_violations =
+			meta_u64(r.r, META_CAP_ORDER, s.cap.order_violations);
+	}
+	if (!has_filters(&r) && info.complete &&
+	    ctxmon_reader_meta_u64(r.r, CTXMON_META_EXIT_STATUS, &ws) == 0) {
+		uint64_t ru[2];
+
+		s.has_exit = true;
+		s.wstatus = (int)ws;
+		if (ctxmon_reader_meta_u64s(r.r, META_RUSAGE, ru, 2) == 2) {
+			s.has_rusage = true;
+			s.ru_nvcsw = ru[0];
+			s.ru_nivcsw = ru[1];
+		}
+	}
+	if (ao.target == CTXMON_TARGET_ALL) {
+		r.out.show_cpus = true;
+		if (!r.limit_set && r.out.fmt == OUT_TABLE)
+			r.out.limit = 25;
+	}
+	if (r.outpath) {
+		f = fopen(r.outpath, "we");
+		if (!f) {
+			cli__err(CMD, "cannot write %s: %s", r.outpath,
+				 strerror(errno));
+			f = stdout;
+			goto out;
+		}
+	}
+	ret = recording__emit(f, &r.out, r.want_threads, r.want_procs, r.a, &s,
+			      has_filters(&r) ? keep_row : NULL, &r);
+	if (!ret && r.out.fmt == OUT_TABLE)
+		print_losses(f, &r, start);
+	if (ret < 0 || ferror(f)) {
+		cli__err(CMD, "writing %s: %s",
+			 r.outpath ? r.outpath : "the report",
+			 strerror(ret < 0 ? -ret : EIO));
+		goto out;
+	}
+	status = info.damaged ? EXIT_FAIL : EXIT_OK;
+	goto out;
+oom:
+	cli__err(CMD, "out of memory");
+out:
+	if (f != stdout && fclose(f) == EOF && status == EXIT_OK) {
+		cli__err(CMD, "writing %s: %s", r.outpath, strerror(errno));
+		status = EXIT_FAIL;
+	}
+	free(tpids);
+	free((void *)ao.pids);
+	free(r.losses);
+	free(r.lost_cpu);
+	ctxmon_account_free(r.a);
+	ctxmon_reader_close(r.r);
+	free(r.pids);
+	free(r.tids);
+	free(r.cpu_set);
+	return status;
+out_args:
+	free(r.pids);
+	free(r.tids);
+	free(r.cpu_set);
+	return ret > 0 ? EXIT_OK : EXIT_USAGE;
+}

@@ -1,0 +1,494 @@
+/*
+ * taskstats.c - `ctxmon taskstats`: the kernel's own counters of tasks over
+ * taskstats, as seed 004's getcsw reads them: the voluntary and involuntary
+ * switches of given tasks now, or (--exit-watch) the final counters of
+ * every task as it exits, optionally of a command run for the purpose and
+ * then compared with the getrusage() of that command.
+ *
+ * The kernel takes a task's exit record early in do_exit(), before the
+ * task's last switch-out: for a process leader that one switch reaches
+ * getrusage (the parent reaps the leader after it), so the records of a
+ * command's tasks plus one voluntary switch per process give its rusage.
+ * Anything the exiting task does after the record (blocking while its
+ * memory or files are torn down) shows as a remainder, said so.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <ctxmon/taskstats.h>
+
+#include "cli/cli.h"
+#include "internal.h"
+#include "output/output.h"
+
+static const char *const CMD = "taskstats";
+
+struct ts_run {
+	bool process, json;
+	const char *watch;		/* --exit-watch CPUS */
+	double duration_s;
+	char **argv;			/* command to run, or NULL */
+	pid_t *pids;
+	size_t npids;
+	struct ctxmon_taskstats *recs;	/* exit records kept for a command */
+	size_t nrecs, caprecs;
+	bool head_done;
+	int werr;
+	struct ctxmon_taskstats last;	/* the record printed last */
+};
+
+static void help(void)
+{
+	printf("usage: ctxmon taskstats [-P] [--json] PID [PID...]\n"
+	       "       ctxmon taskstats --exit-watch CPUS [--json] [--duration SEC] [-- CMD [ARGS]]\n\n"
+	       "The kernel's own per-task counters over taskstats (generic netlink):\n"
+	       "voluntary and involuntary context switches, user and system time, and\n"
+	       "with delay accounting the time spent runnable waiting for a CPU.\n\n"
+	       "options:\n"
+	       "  -P, --process          PIDs are processes: the sum of their live threads\n"
+	       "                         (the kernel keeps no switch counts of dead ones)\n"
+	       "  -w, --exit-watch CPUS  print each task's final counters as it exits on\n"
+	       "                         CPUS (\"0-3,8\" or \"all\"); with a command, only its\n"
+	       "                         tasks, compared at the end with its getrusage\n"
+	       "      --duration SEC     stop watching after SEC seconds\n"
+	       "      --json             one JSON object per task and line\n"
+	       "  -h, --help             this help\n\n"
+	       "examples:\n"
+	       "  ctxmon taskstats 1234 1240       two threads, now\n"
+	       "  ctxmon taskstats -P 1234         process 1234's live threads summed\n"
+	       "  ctxmon taskstats -w all          every exit on the machine until Ctrl-C\n"
+	       "  ctxmon taskstats -w all -- make  the final counters of make's tasks\n\n"
+	       "Needs CAP_NET_ADMIN (the kernel's rule for taskstats).\n");
+}
+
+static int parse(struct ts_run *r, int argc, char **argv)
+{
+	enum { OPT_JSON = 0x100, OPT_DURATION };
+	static const struct option longopts[] = {
+		{ "process", no_argument, NULL, 'P' },
+		{ "exit-watch", required_argument, NULL, 'w' },
+		{ "duration", required_argument, NULL, OPT_DURATION },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int opt;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "+Pw:h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'P':
+			r->process = true;
+			break;
+		case 'w':
+			r->watch = optarg;
+			break;
+		case OPT_DURATION:
+			if (cli__parse_double(optarg, &r->duration_s) < 0) {
+				cli__err(CMD, "bad duration '%s'", optarg);
+				return -1;
+			}
+			break;
+		case OPT_JSON:
+			r->json = true;
+			break;
+		case 'h':
+			help();
+			return 1;
+		default:
+			fprintf(stderr, "Try 'ctxmon taskstats --help'.\n");
+			return -1;
+		}
+	}
+	if (r->watch) {
+		if (optind < argc)
+			r->argv = argv + optind;
+		return 0;
+	}
+	if (optind >= argc) {
+		cli__err(CMD, "give PIDs, or --exit-watch CPUS; see --help");
+		return -1;
+	}
+	r->pids = calloc((size_t)(argc - optind), sizeof(*r->pids));
+	if (!r->pids)
+		return -1;
+	for (int i = optind; i < argc; i++) {
+		unsigned long v;
+
+		if (cli__parse_uint(argv[i], 0x7fffffff, &v) < 0 || !v) {
+			cli__err(CMD, "bad pid '%s'", argv[i]);
+			return -1;
+		}
+		r->pids[r->npids++] = (pid_t)v;
+	}
+	return 0;
+}
+
+static void print_head(struct ts_run *r)
+{
+	if (r->json || r->head_done)
+		return;
+	printf("%-5s %8s %8s %8s %-16s %10s %11s %9s %9s %9s %8s\n", "", "PID",
+	       "TGID", "PPID", "COMM", "VOLUNTARY", "INVOLUNTARY", "USER", "SYS",
+	       "CPU-WAIT", "WAITS");
+	r->head_done = true;
+}
+
+static void print_one(struct ts_run *r, const struct ctxmon_taskstats *in)
+{
+	struct ctxmon_taskstats tc = *in;
+	const struct ctxmon_taskstats *t = &tc;
+	char u[16], s[16], w[16];
+
+	/* a process total comes without a name: its leader's, if known */
+	if (tc.process && !tc.comm[0]) {
+		char path[64];
+		FILE *f;
+
+		if (r->last.pid == tc.pid && !r->last.process) {
+			memcpy(tc.comm, r->last.comm, sizeof(tc.comm));
+		} else if (!tc.exit) {
+			snprintf(path, sizeof(path), "/proc/%d/comm", tc.pid);
+			f = fopen(path, "re");
+			if (f) {
+				if (fgets(tc.comm, sizeof(tc.comm), f))
+					tc.comm[strcspn(tc.comm, "\n")] = '\0';
+				fclose(f);
+			}
+		}
+		if (!tc.ppid && !r->last.process && r->last.pid == tc.pid)
+			tc.ppid = r->last.ppid;
+	}
+	r->last = tc;
+
+	if (r->json) {
+		printf("{\"kind\":\"%s\",\"process\":%s,\"pid\":%d,\"tgid\":%d,"
+		       "\"ppid\":%d,\"comm\":",
+		       t->exit ? "exit" : "now", t->process ? "true" : "false",
+		       t->pid, t->tgid, t->ppid);
+		output__json_str(stdout, t->comm);
+		printf(",\"version\":%u,\"size\":%u", t->version, t->size);
+		if (t->have & CTXMON_TS_CSW)
+			printf(",\"voluntary\":%" PRIu64 ",\"involuntary\":%" PRIu64,
+			       t->nvcsw, t->nivcsw);
+		if (t->have & CTXMON_TS_BASIC)
+			printf(",\"utime_us\":%" PRIu64 ",\"stime_us\":%" PRIu64
+			       ",\"elapsed_us\":%" PRIu64,
+			       t->utime_us, t->stime_us, t->elapsed_us);
+		if (t->have & CTXMON_TS_DELAY)
+			printf(",\"cpu_delay_ns\":%" PRIu64
+			       ",\"cpu_delay_count\":%" PRIu64
+			       ",\"cpu_run_ns\":%" PRIu64,
+			       t->cpu_delay_ns, t->cpu_count, t->cpu_run_ns);
+		if (t->exit)
+			printf(",\"exitcode\":%u", t->exitcode);
+		printf("}\n");
+	} else {
+		print_head(r);
+		printf("%-5s %8d %8d %8d %-16.16s %10" PRIu64 " %11" PRIu64
+		       " %9s %9s %9s %8" PRIu64 "\n",
+		       t->exit ? (t->process ? "exitP" : "exit") :
+				 (t->process ? "proc" : "task"),
+		       t->pid, t->tgid, t->ppid, t->comm[0] ? t->comm : "?",
+		       t->nvcsw, t->nivcsw,
+		       output__dur(u, sizeof(u), t->utime_us * 1000),
+		       output__dur(s, sizeof(s), t->stime_us * 1000),
+		       t->have & CTXMON_TS_DELAY ?
+			       output__dur(w, sizeof(w), t->cpu_delay_ns) :
+			       "-",
+		       t->cpu_count);
+	}
+	if (fflush(stdout) == EOF && !r->werr)
+		r->werr = -errno;
+}
+
+static const char *perm_hint(int err)
+{
+	return err == -EPERM || err == -EACCES ?
+		       " (taskstats needs CAP_NET_ADMIN: run as root)" :
+		       "";
+}
+
+static int run_get(struct ts_run *r, struct ctxmon_taskstats_conn *c)
+{
+	int status = EXIT_OK;
+
+	for (size_t i = 0; i < r->npids; i++) {
+		struct ctxmon_taskstats t;
+		int ret = ctxmon_taskstats_get(c, r->pids[i], r->process, &t);
+
+		if (ret < 0) {
+			cli__err(CMD, "%s %d: %s%s", r->process ? "process" : "task",
+				 r->pids[i],
+				 ret == -ESRCH ? "no such task" : strerror(-ret),
+				 perm_hint(ret));
+			status = EXIT_FAIL;
+			continue;
+		}
+		print_one(r, &t);
+	}
+	return status;
+}
+
+/* "all": the CPUs online now, as the kernel lists them. */
+static int cpu_list(const char *arg, char *buf, size_t len)
+{
+	int fd;
+	ssize_t n;
+
+	if (strcmp(arg, "all")) {
+		snprintf(buf, len, "%s", arg);
+		return 0;
+	}
+	fd = open("/sys/devices/system/cpu/online", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+static int on_exit_rec(const struct ctxmon_taskstats *t, void *ctx)
+{
+	struct ts_run *r = ctx;
+
+	if (!r->argv) {
+		print_one(r, t);
+		return r->werr;
+	}
+	/* a command's tasks are known only once its tree is: kept */
+	if (r->nrecs == r->caprecs) {
+		size_t cap = r->caprecs ? r->caprecs * 2 : 64;
+		struct ctxmon_taskstats *n = realloc(r->recs, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		r->recs = n;
+		r->caprecs = cap;
+	}
+	r->recs[r->nrecs++] = *t;
+	return 0;
+}
+
+static pid_t start_cmd(char **argv, int *go_fd)
+{
+	int go[2];
+	pid_t pid;
+
+	if (pipe2(go, O_CLOEXEC) < 0)
+		return -1;
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		char c;
+
+		close(go[1]);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGPIPE, SIG_DFL);
+		if (read(go[0], &c, 1) != 1)
+			_exit(126);
+		execvp(argv[0], argv);
+		fprintf(stderr, "ctxmon taskstats: %s: %s\n", argv[0],
+			strerror(errno));
+		_exit(errno == ENOENT ? 127 : 126);
+	}
+	close(go[0]);
+	if (pid < 0) {
+		close(go[1]);
+		return -1;
+	}
+	*go_fd = go[1];
+	return pid;
+}
+
+static bool in_tree(const pid_t *tree, size_t n, pid_t p)
+{
+	for (size_t i = 0; i < n; i++)
+		if (tree[i] == p)
+			return true;
+	return false;
+}
+
+/* The command's exit records, then their sums against its rusage. */
+static void report_cmd(struct ts_run *r, pid_t root, const struct rusage *ru)
+{
+	pid_t *tree = malloc((r->nrecs + 1) * sizeof(*tree));
+	uint64_t vol = 0, invol = 0, procs = 0, tasks = 0;
+	size_t nt = 1;
+	bool grew = true;
+
+	if (!tree) {
+		r->werr = -ENOMEM;
+		return;
+	}
+	/* processes of the tree: the command, and those whose parent is in
+	 * it (records come in exit order, children usually first) */
+	tree[0] = root;
+	while (grew) {
+		grew = false;
+		for (size_t i = 0; i < r->nrecs; i++) {
+			const struct ctxmon_taskstats *t = &r->recs[i];
+			pid_t tg = t->process ? t->pid : t->tgid;
+
+			if (tg > 0 && !in_tree(tree, nt, tg) &&
+			    in_tree(tree, nt, t->ppid)) {
+				tree[nt++] = tg;
+				grew = true;
+			}
+		}
+	}
+	for (size_t i = 0; i < r->nrecs; i++) {
+		const struct ctxmon_taskstats *t = &r->recs[i];
+		pid_t tg = t->process ? t->pid : t->tgid;
+
+		if (!in_tree(tree, nt, tg))
+			continue;
+		print_one(r, t);
+		if (t->process)
+			continue; /* its live threads again: not added */
+		tasks++;
+		vol += t->nvcsw;
+		invol += t->nivcsw;
+		procs += t->pid == t->tgid;
+	}
+	if (r->json) {
+		printf("{\"kind\":\"summary\",\"pid\":%d,\"tasks\":%" PRIu64
+		       ",\"processes\":%" PRIu64 ",\"voluntary\":%" PRIu64
+		       ",\"involuntary\":%" PRIu64 ",\"ru_nvcsw\":%ld"
+		       ",\"ru_nivcsw\":%ld,\"dropped\":%s}\n",
+		       root, tasks, procs, vol, invol, ru->ru_nvcsw,
+		       ru->ru_nivcsw, "null");
+	} else {
+		printf("command %d: %" PRIu64 " tasks in %" PRIu64
+		       " processes; final counters: voluntary %" PRIu64
+		       ", involuntary %" PRIu64 "\n",
+		       root, tasks, procs, vol, invol);
+		bool eq = vol + procs == (uint64_t)ru->ru_nvcsw &&
+			  invol == (uint64_t)ru->ru_nivcsw;
+
+		printf("getrusage: voluntary %ld, involuntary %ld\n",
+		       ru->ru_nvcsw, ru->ru_nivcsw);
+		printf("final counters + each process's last switch-out (it "
+		       "comes after the record): voluntary %" PRIu64
+		       " %s %ld, involuntary %" PRIu64 " %s %ld (%s)\n",
+		       vol + procs, vol + procs == (uint64_t)ru->ru_nvcsw ? "=" :
+									   "!=",
+		       ru->ru_nvcsw, invol,
+		       invol == (uint64_t)ru->ru_nivcsw ? "=" : "!=",
+		       ru->ru_nivcsw, eq ? "equal" : "differs");
+		if (!eq)
+			printf("  switches after a task's exit record (blocked "
+			       "or preempted while exiting) reach getrusage "
+			       "only\n");
+	}
+	free(tree);
+}
+
+static int run_watch(struct ts_run *r, struct ctxmon_taskstats_conn *c)
+{
+	uint64_t deadline = r->duration_s ?
+		clock__now_ns() + (uint64_t)(r->duration_s * 1e9) : 0;
+	char cpus[256];
+	struct rusage ru = { 0 };
+	int ret, go = -1, wstatus = 0, status = EXIT_OK;
+	pid_t child = -1;
+
+	ret = cpu_list(r->watch, cpus, sizeof(cpus));
+	if (ret == 0)
+		ret = ctxmon_taskstats_watch(c, cpus);
+	if (ret < 0) {
+		cli__err(CMD, "cannot watch exits on CPUs '%s': %s%s", r->watch,
+			 ret == -EINVAL ? "not a CPU list this kernel knows" :
+					  strerror(-ret),
+			 perm_hint(ret));
+		return EXIT_FAIL;
+	}
+	if (r->argv) {
+		child = start_cmd(r->argv, &go);
+		if (child < 0) {
+			cli__err(CMD, "cannot start %s: %s", r->argv[0],
+				 strerror(errno));
+			return EXIT_FAIL;
+		}
+		/* registered before it runs: none of its exits is missed */
+		if (write(go, "g", 1) != 1)
+			status = EXIT_FAIL;
+		close(go);
+	} else if (!r->json) {
+		print_head(r);
+	}
+	while (!cli_signal && !r->werr) {
+		ret = ctxmon_taskstats_read(c, 100, on_exit_rec, r);
+		if (ret < 0 && ret != -EINTR) {
+			cli__err(CMD, "reading exit records: %s", strerror(-ret));
+			status = EXIT_FAIL;
+			break;
+		}
+		if (child > 0 && wait4(child, &wstatus, WNOHANG, &ru) == child) {
+			/* every record of its tasks was sent before it could
+			 * be reaped: take what is queued, then stop */
+			ctxmon_taskstats_read(c, 0, on_exit_rec, r);
+			report_cmd(r, child, &ru);
+			status = capture__exit_status(wstatus);
+			child = -1;
+			break;
+		}
+		if (deadline && clock__now_ns() >= deadline)
+			break;
+	}
+	if (child > 0) {
+		kill(child, SIGTERM);
+		waitpid(child, &wstatus, 0);
+		status = capture__exit_status(wstatus);
+	}
+	if (ctxmon_taskstats_dropped(c))
+		cli__err(CMD, "the socket overflowed %" PRIu64 " times: exit "
+			      "records were lost",
+			 ctxmon_taskstats_dropped(c));
+	return status;
+}
+
+int cmd_taskstats(int argc, char **argv)
+{
+	struct ts_run r = { 0 };
+	struct ctxmon_taskstats_conn *c = NULL;
+	int status = EXIT_FAIL, ret;
+
+	ret = parse(&r, argc, argv);
+	if (ret) {
+		status = ret > 0 ? EXIT_OK : EXIT_USAGE;
+		goto out;
+	}
+	cli__signals();
+	c = ctxmon_taskstats_open();
+	if (!c) {
+		cli__err(CMD, "cannot open taskstats: %s%s",
+			 errno == ENOENT ? "this kernel has no taskstats" :
+					   strerror(errno),
+			 perm_hint(-errno));
+		goto out;
+	}
+	status = r.watch ? run_watch(&r, c) : run_get(&r, c);
+	if (r.werr) {
+		cli__err(CMD, "writing output: %s", strerror(-r.werr));
+		status = EXIT_FAIL;
+	}
+out:
+	ctxmon_taskstats_close(c);
+	free(r.recs);
+	free(r.pids);
+	return status;
+}

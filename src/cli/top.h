@@ -1,0 +1,174 @@
+/*
+ * top.h - what `ctxmon top` is made of, and the pieces `ctxmon stat`
+ * shares with it: rows of counting backends turned into intervals and
+ * processes, the unprivileged tiers' notes, and one frame of numbers.
+ *
+ * top_rows.c   row arithmetic (deltas, process rollup, percentiles)
+ * top_source.c where a frame's numbers come from (session + accounting,
+ *              or a counting backend), behind one small interface
+ * top_view.c   formatting a frame: batch text and the rows of the TUI
+ * top.c        the command: options, batch loop, ncurses loop, keys
+ */
+#ifndef CTXMON_CLI_TOP_H
+#define CTXMON_CLI_TOP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <ctxmon/ctxmon.h>
+
+/* ---- rows (top_rows.c) --------------------------------------------- */
+
+/* The previous snapshot of a counting backend's cumulative rows. */
+struct rows_snap {
+	struct ctxmon_stats *rows;	/* sorted by tid, then gen */
+	size_t n;
+};
+
+/*
+ * Turn @cur (cumulative rows, sorted in place) into the interval since
+ * the previous call: each row less the same thread's row in @prev
+ * (a thread not in @prev counts whole), then keep a copy of the
+ * cumulative @cur in @prev.  Latency maxima cannot be subtracted: a row
+ * keeps its maximum when it had latencies in the interval.  0 or -ENOMEM.
+ */
+int rows__delta(struct rows_snap *prev, struct ctxmon_stats *cur, size_t n);
+void rows__snap_free(struct rows_snap *s);
+
+/*
+ * Roll thread rows up into process rows (by tgid; a row without a tgid is
+ * its own process).  malloc'd array, *np its length; NULL and errno.
+ */
+struct ctxmon_stats *rows__processes(const struct ctxmon_stats *th, size_t n,
+				     size_t *np);
+
+/* Upper bound of the @pct percentile (0..100) of a log2 latency
+ * histogram, capped by its maximum; 0 when empty. */
+uint64_t rows__percentile(const struct ctxmon_latency *l, double pct);
+
+/*
+ * The threads' and processes' rows of @s up to @ts: from the accounting
+ * @a, or, when the session counts (proc tier), from its rows, made
+ * per interval through @snap when @interval.  The caller frees both.
+ * 0 or -errno.
+ */
+int rows__collect(struct ctxmon_session *s, struct ctxmon_account *a,
+		  struct rows_snap *snap, bool interval, uint64_t ts,
+		  struct ctxmon_stats **th, size_t *nth,
+		  struct ctxmon_stats **pr, size_t *npr);
+
+/*
+ * For the unprivileged tiers: say on stderr that tracing was not
+ * available and which tier is used instead (when the tier was not asked
+ * for by name), as "ctxmon CMD: ...".  Nothing for the tracing backends.
+ */
+void tier__announce(const char *cmd, struct ctxmon_session *s,
+		    const char *asked);
+/* The tier's one-line "what it cannot show", or NULL. */
+const char *tier__limits(struct ctxmon_session *s);
+struct kernel_cmp;
+/*
+ * Under stat's table: the tier and what it cannot show, and how its
+ * comparison with the kernel's counters @k (if valid) is to be read.
+ * Nothing for the tracing backends.
+ */
+void tier__print(FILE *f, struct ctxmon_session *s,
+		 const struct kernel_cmp *k);
+
+/* ---- a frame of numbers (top_source.c) ------------------------------ */
+
+struct top_frame {
+	uint64_t ts;			/* end of the frame, session clock */
+	uint64_t dur_ns;		/* its length */
+	struct ctxmon_stats *threads;	/* numbers within the frame */
+	size_t nthreads;
+	struct ctxmon_stats *procs;
+	size_t nprocs;
+	uint64_t events, lost;		/* in the frame */
+	uint64_t lost_total;		/* since start */
+	const char *backend;
+};
+
+void top_frame__clear(struct top_frame *f);
+
+struct top_source;
+
+struct top_source_opts {
+	struct ctxmon_session *s;	/* started, owned by the caller */
+	enum ctxmon_target_kind target;
+	const pid_t *pids;
+	size_t npids;
+};
+
+/*
+ * A source of frames for a running session: events fed into an
+ * accounting that is reset at each frame, or the snapshots of a counting
+ * backend.  NULL and errno on failure; free with _free().
+ */
+struct top_source *top_source__new(const struct top_source_opts *o);
+void top_source__free(struct top_source *src);
+/*
+ * Pump the session for at most @timeout_ms.  Returns 0, or -errno;
+ * -EINTR when a signal arrived.
+ */
+int top_source__pump(struct top_source *src, int timeout_ms);
+/* The numbers since the previous frame, up to now, into @f (cleared
+ * first; the caller clears it with top_frame__clear()).  0 or -errno. */
+int top_source__frame(struct top_source *src, struct top_frame *f);
+
+/* ---- machine-wide numbers from /proc (top_source.c) ----------------- */
+
+#define TOP_MAX_CPUS 1024
+
+struct sys_sample {
+	uint64_t ctxt;			/* /proc/stat ctxt */
+	int ncpus;
+	uint64_t busy[TOP_MAX_CPUS], total[TOP_MAX_CPUS]; /* jiffies */
+	uint64_t self_cpu_us;		/* ctxmon's own user+system time */
+	uint64_t ts;			/* CLOCK_MONOTONIC, ns */
+};
+
+/* Read /proc/stat and our own rusage; 0 or -errno. */
+int sys_sample__read(struct sys_sample *s);
+
+/* ---- formatting (top_view.c) ----------------------------------------- */
+
+enum top_sort {
+	TOP_SORT_SWITCHES, TOP_SORT_VOL, TOP_SORT_INVOL, TOP_SORT_RUN,
+	TOP_SORT_WAIT, TOP_SORT_P99, TOP_SORT_MAXLAT, TOP_SORT_PID,
+	TOP_SORT_COMM, TOP_SORT__MAX,
+};
+
+struct top_view {
+	enum top_sort sort;
+	bool procs;			/* process rows, else thread rows */
+	char filter[64];		/* comm substring or a pid; "" none */
+	bool all_rows;			/* also rows with no switch */
+};
+
+/* Parse a sort key name; 0 or -EINVAL. */
+int top_view__parse_sort(const char *s, enum top_sort *k);
+const char *top_view__sort_name(enum top_sort k);
+const char *top_view__sort_keys(void);
+
+/*
+ * The rows of @f that @v shows, sorted: an array of pointers into the
+ * frame's rows, *n its length; NULL and errno (an empty result is a
+ * non-NULL array).  The caller frees the array.
+ */
+const struct ctxmon_stats **top_view__rows(const struct top_view *v,
+					   const struct top_frame *f,
+					   size_t *n);
+
+/* Header lines (machine, CPUs, ctxmon itself) into @buf, at most @width
+ * columns each, '\n' separated; returns the number of lines. */
+int top_view__header(char *buf, size_t len, int width,
+		     const struct top_frame *f, const struct sys_sample *a,
+		     const struct sys_sample *b, const struct top_view *v);
+/* The column titles, and one row, @width columns at most. */
+void top_view__title(char *buf, size_t len, int width, bool procs);
+void top_view__row(char *buf, size_t len, int width,
+		   const struct ctxmon_stats *r, uint64_t dur_ns, bool procs);
+
+#endif

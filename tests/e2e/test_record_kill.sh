@@ -1,0 +1,30 @@
+#!/bin/bash
+# Acceptance 2: a recorder killed with SIGKILL mid-capture leaves a file
+# that reads as truncated, and report and script work on it.
+. "$(dirname "$0")/lib.sh"
+skip_unless_capture
+
+bg "$WL/pingpong" 2000000
+"$CTXMON" record -a -o "$T/k.data" 2>"$T/rec.err" &
+rec=$!
+sleep 2.5
+kill -KILL $rec
+wait $rec 2>/dev/null
+[ -s "$T/k.data" ] || { fail "nothing recorded before the kill"; finish; }
+
+"$CTXMON" report -i "$T/k.data" >"$T/rep.txt" 2>"$T/rep.err"
+rc=$?
+san_check report "$T/rep.err"
+[ $rc = 0 ] || fail "report on the killed recording exited $rc: $(cat "$T/rep.err")"
+grep -q "truncated" "$T/rep.err" || fail "report did not say the file is truncated: $(cat "$T/rep.err")"
+grep -q "pingpong" "$T/rep.txt" || fail "the report has no pingpong row"
+events=$(sed -n 's/.* \([0-9]*\) events, .*/\1/p' "$T/rep.txt" | head -n 1)
+[ "${events:-0}" -gt 1000 ] || fail "only ${events:-0} events read back"
+
+"$CTXMON" script -i "$T/k.data" >"$T/k.txt" 2>"$T/script.err"
+rc=$?
+san_check script "$T/script.err"
+[ $rc = 0 ] || fail "script exited $rc"
+[ "$(wc -l <"$T/k.txt")" = "${events:-0}" ] ||
+	fail "script printed $(wc -l <"$T/k.txt") lines for ${events:-0} events"
+finish

@@ -1,0 +1,44 @@
+#!/bin/bash
+# Acceptance 4: report of a recording equals stat of the same run (record
+# --stat prints stat's numbers from the live stream; report prints them
+# from the file), for a command and for the whole machine; for a command
+# the counts also match the kernel's rusage.
+. "$(dirname "$0")/lib.sh"
+skip_unless_capture
+
+# same FILE_A FILE_B WHAT: the JSON documents are equal but for "source".
+same() {
+	python3 - "$1" "$2" <<'PY' || fail "$3: report differs from stat"
+import json, sys
+a = json.load(open(sys.argv[1])); b = json.load(open(sys.argv[2]))
+for d in (a, b):
+    d.pop("source", None)
+if a != b:
+    for k in sorted(set(a) | set(b)):
+        if a.get(k) != b.get(k):
+            print("%s: %.300s\n  vs %.300s" % (k, a.get(k), b.get(k)), file=sys.stderr)
+    sys.exit(1)
+PY
+}
+
+"$CTXMON" record -q --stat --json -o "$T/c.data" -- "$WL/multi5" >/dev/null 2>"$T/c.err"
+rc=$?
+grep '^{' "$T/c.err" >"$T/c.stat.json"
+grep -v '^{' "$T/c.err" >"$T/c.log"
+san_check record "$T/c.log"
+[ $rc = 0 ] || fail "record exited $rc: $(tail -n 3 "$T/c.log")"
+[ -s "$T/c.stat.json" ] || fail "record --stat --json printed no JSON"
+"$CTXMON" report --json -i "$T/c.data" >"$T/c.rep.json" 2>"$T/rep.err" || fail "report exited $?"
+san_check report "$T/rep.err"
+same "$T/c.stat.json" "$T/c.rep.json" command
+[ "$(json "$T/c.rep.json" 'j["kernel"]["match"]')" = true ] ||
+	fail "command: the report does not match the kernel's counters"
+
+bg "$WL/pingpong" 2000000
+"$CTXMON" record -q --stat --json -a --duration 1 -o "$T/a.data" >"$T/a.stat.json" 2>"$T/a.err" ||
+	fail "record -a exited $?"
+san_check "record -a" "$T/a.err"
+[ -s "$T/a.stat.json" ] || fail "record -a --stat --json printed no JSON"
+"$CTXMON" report --json -i "$T/a.data" >"$T/a.rep.json" 2>"$T/rep.err" || fail "report exited $?"
+same "$T/a.stat.json" "$T/a.rep.json" "-a"
+finish

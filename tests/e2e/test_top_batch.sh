@@ -1,0 +1,97 @@
+#!/bin/bash
+# `ctxmon top -b -n 3`: three plain-text frames, each with the header
+# (system switch rate from /proc/stat, per-CPU busy, ctxmon's own CPU,
+# loss) and rows sorted by switch rate, whose top rows are the two threads
+# of a running ping-pong; their rates agree with what the kernel's own
+# counters (/proc/PID/task/*/status) say over the same time.  Then the
+# same through the /proc tier (--backend proc), and the refusal to start
+# the live view without a terminal.
+. "$(dirname "$0")/lib.sh"
+skip_unless_root
+
+bg "$WL/pingpong" 1000000000
+PP=$BG_PID
+sleep 0.3
+
+task_sum() {
+	cat /proc/"$PP"/task/*/status 2>/dev/null |
+		awk '/_ctxt_switches/ { s += $2 } END { print s + 0 }'
+}
+
+# check_frames NAME FILE SECONDS: 3 frames, pingpong's threads on top,
+# their summed rate within a factor of 2 of the kernel's over the run.
+check_frames() {
+	python3 - "$2" "$PP" "$3" <<'PY'
+import re, sys
+path, pid, kernel_rate = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+text = open(path).read()
+frames = [f for f in text.split("ctxmon top - ")[1:]]
+ok = True
+def bad(msg):
+    global ok
+    print("FAIL: " + msg, file=sys.stderr)
+    ok = False
+def rate(s):
+    m = {"k": 1e3, "M": 1e6}
+    return float(s[:-1]) * m[s[-1]] if s[-1] in m else float(s)
+if len(frames) != 3:
+    bad("%d frames, expected 3" % len(frames))
+for n, f in enumerate(frames):
+    lines = f.splitlines()
+    if not any(l.startswith("system switches/s ") and "ctxmon cpu" in l and "lost" in l
+               for l in lines):
+        bad("frame %d: no machine line" % n)
+    if not any(re.search(r"cpu0 +\d+% busy", l) or "cpus busy" in l for l in lines):
+        bad("frame %d: no per-CPU line" % n)
+    try:
+        t = next(i for i, l in enumerate(lines) if l.split()[:3] == ["TID", "PID", "COMM"])
+    except StopIteration:
+        bad("frame %d: no column titles" % n)
+        continue
+    rows = [l.split() for l in lines[t + 1:] if l.strip() and not l.strip().startswith("...")]
+    top = rows[:2]
+    print("  frame %d: top rows %s" % (n, [" ".join(r[:6]) for r in top]))
+    ours = [r for r in top if int(r[1]) == pid]
+    if len(ours) != 2:
+        # someone else's ping-pong may outrun ours: then it must be above
+        others = [r for r in rows if int(r[1]) != pid][:2]
+        if not all(r[2].startswith("pingpong") for r in top):
+            bad("frame %d: the top rows are not ping-pong %d's threads" % (n, pid))
+    mine = [r for r in rows if int(r[1]) == pid]
+    if len(mine) != 2:
+        bad("frame %d: %d rows of ping-pong %d, expected 2" % (n, len(mine), pid))
+        continue
+    got = sum(rate(r[3]) for r in mine)
+    if n > 0 and not (kernel_rate / 2 <= got <= kernel_rate * 2):
+        bad("frame %d: ping-pong at %.0f/s, the kernel's counters say %.0f/s"
+            % (n, got, kernel_rate))
+sys.exit(0 if ok else 1)
+PY
+}
+
+for be in default proc; do
+	args=""
+	[ "$be" = default ] || args="--backend $be"
+	s0=$(task_sum)
+	t0=${EPOCHREALTIME/./}
+	rc=0
+	"$CTXMON" top -b -n 3 -d 0.5 -l 10 $args >"$T/$be.out" 2>"$T/$be.err" || rc=$?
+	t1=${EPOCHREALTIME/./}
+	s1=$(task_sum)
+	krate=$(((s1 - s0) * 1000000 / (t1 - t0)))
+	echo "top -b -n 3 ($be): exit $rc; kernel's rate for ping-pong $PP: $krate/s"
+	sed 's/^/  | /' "$T/$be.out" | head -n 40
+	sed 's/^/  ! /' "$T/$be.err"
+	san_check "$be" "$T/$be.err"
+	[ "$rc" = 0 ] || fail "$be: top exited $rc"
+	check_frames "$be" "$T/$be.out" "$krate" || fail "$be: frames"
+done
+
+# no terminal, no live view: a clear message, not an ncurses exit
+rc=0
+"$CTXMON" top </dev/null >"$T/tty.out" 2>&1 || rc=$?
+cat "$T/tty.out"
+[ "$rc" = 2 ] || fail "top without a terminal exited $rc, expected 2"
+grep -q "not a terminal.*-b" "$T/tty.out" || fail "no clear message without a terminal"
+
+finish

@@ -1,0 +1,85 @@
+#!/bin/bash
+# The unprivileged perf-switch tier: as user nobody, with
+# kernel.perf_event_paranoid set to 2 (and put back after), `ctxmon stat --
+# kcount pingpong` must say it uses perf-switch and give per-thread
+# voluntary/involuntary whose sums equal the kernel's getrusage of
+# pingpong (kcount's wait4).  Voluntary must be exact in every run.  This
+# tier cannot see a dying thread after its exit record, where it may still
+# be preempted (docs/accounting.md): involuntary may fall short by a few
+# in a run, so it must be exact in at least one of up to five runs and
+# never over.
+. "$(dirname "$0")/lib.sh"
+skip_unless_root
+id nobody >/dev/null 2>&1 || skip "no user nobody"
+PARANOID=/proc/sys/kernel/perf_event_paranoid
+[ -w "$PARANOID" ] || skip "cannot set $PARANOID"
+
+OLD=$(cat "$PARANOID")
+trap 'echo "$OLD" >"$PARANOID"; _cleanup' EXIT
+echo 2 >"$PARANOID"
+
+# nobody must reach the binaries and write its output
+chmod 755 "$T"
+mkdir "$T/bin" "$T/out"
+cp "$CTXMON" "$WL/kcount" "$WL/pingpong" "$T/bin/"
+chmod -R a+rx "$T/bin"
+chown nobody "$T/out"
+
+run_nobody() {
+	su nobody -s /bin/sh -c "$*"
+}
+
+exact_invol=0
+for run in 1 2 3 4 5; do
+	out=$T/out/run$run.json
+	err=$T/out/run$run.err
+	rc=0
+	run_nobody "cd $T/out && $T/bin/ctxmon stat --json -o $out -- \
+		$T/bin/kcount $T/bin/pingpong 20000 2>$err" || rc=$?
+	echo "run $run: exit $rc"
+	sed 's/^/  | /' "$err"
+	san_check "run $run" "$err"
+	[ "$rc" = 0 ] || { fail "run $run: stat exited $rc"; continue; }
+	backend=$(json "$out" 'j["backend"]')
+	[ "$backend" = perf-switch ] ||
+		{ fail "run $run: backend $backend, expected perf-switch"; continue; }
+	grep -q "using the perf-switch tier" "$err" ||
+		fail "run $run: stderr does not name the perf-switch tier"
+	pid=$(kcount_get "$err" pid)
+	nv=$(kcount_get "$err" nvcsw)
+	niv=$(kcount_get "$err" nivcsw)
+	vol=$(json "$out" "sum(t['voluntary'] for t in j['threads'] if t['tgid'] == $pid)")
+	invol=$(json "$out" "sum(t['involuntary'] for t in j['threads'] if t['tgid'] == $pid)")
+	threads=$(json "$out" "len([t for t in j['threads'] if t['tgid'] == $pid])")
+	perthread=$(json "$out" "[(t['tid'], t['voluntary'], t['involuntary']) for t in j['threads'] if t['tgid'] == $pid]")
+	lost=$(json "$out" 'j["capture"]["lost"]')
+	# the leader's last switch-out comes after its exit record: the
+	# kernel counts it (voluntary) at reap, as with every backend
+	echo "  pingpong $pid: threads $perthread; traced voluntary $vol" \
+		"(+1 leader exit) involuntary $invol; getrusage $nv $niv; lost $lost"
+	[ "$threads" = 2 ] || fail "run $run: $threads thread rows, expected 2"
+	[ "$lost" = 0 ] || { fail "run $run: $lost events lost"; continue; }
+	[ $((vol + 1)) = "$nv" ] ||
+		fail "run $run: voluntary $vol + 1 leader exit != getrusage $nv"
+	d=$((niv - invol))
+	if [ "$d" -lt 0 ]; then
+		fail "run $run: involuntary $invol exceeds getrusage $niv"
+	elif [ "$d" = 0 ]; then
+		exact_invol=$run
+		break
+	else
+		echo "  involuntary $d short (preempted after an exit record)"
+	fi
+done
+[ "$exact_invol" != 0 ] ||
+	fail "involuntary never equal to getrusage in 5 runs"
+
+# the text output names the tier and what it cannot show
+run_nobody "cd $T/out && $T/bin/ctxmon stat -- $T/bin/pingpong 2000" \
+	>"$T/text.out" 2>&1 || fail "text run failed"
+sed 's/^/  | /' "$T/text.out"
+grep -q '^tier: perf-switch' "$T/text.out" || fail "no 'tier: perf-switch' line"
+grep -q 'no wakeup latency' "$T/text.out" || fail "the limits are not said"
+san_check text "$T/text.out"
+
+finish

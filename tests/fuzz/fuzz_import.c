@@ -1,0 +1,144 @@
+/*
+ * fuzz_import.c - libFuzzer target: any text given to the ftrace text
+ * importer.  Besides not crashing or hanging, the recording it writes must
+ * read back complete, and printing it, importing the print and printing
+ * again must give the same lines (the round trip of `ctxmon script` and
+ * `ctxmon import`).  As in ftrace's own text, a comm that itself contains
+ * a line head ("[001] 12.5: ...") makes a line ambiguous; the identity is
+ * not required of such prints.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <ctxmon/record.h>
+
+struct text {
+	char *buf;
+	size_t len, cap;
+	struct ctxmon_reader *r;
+};
+
+static void append(struct text *t, const char *s, size_t n)
+{
+	if (t->len + n + 1 > t->cap) {
+		t->cap = (t->len + n + 1) * 2;
+		t->buf = realloc(t->buf, t->cap);
+		if (!t->buf)
+			abort();
+	}
+	memcpy(t->buf + t->len, s, n);
+	t->len += n;
+	t->buf[t->len] = '\0';
+}
+
+static int print(const struct ctxmon_event *ev, void *p)
+{
+	struct text *t = p;
+	char line[2048];
+	int n = ctxmon_reader_format_event(t->r, ev, CTXMON_TEXT_NS, line,
+					   sizeof(line) - 1);
+
+	if (n < 0 || n >= (int)sizeof(line) - 1)
+		abort();
+	line[n] = '\n';
+	append(t, line, (size_t)n + 1);
+	return 0;
+}
+
+/* Import @in, read the result back, print it into @out. */
+static int import_print(FILE *in, struct text *out)
+{
+	struct ctxmon_reader_info info;
+	struct ctxmon_record *w;
+	struct stat st;
+	uint8_t *buf;
+	int fd = memfd_create("fuzz", 0), ret;
+
+	if (fd < 0)
+		abort();
+	w = ctxmon_record_fdopen(dup(fd), NULL);
+	if (!w)
+		abort();
+	ret = ctxmon_record_import_text(w, in, NULL, NULL);
+	if (ctxmon_record_close(w) != 0)
+		abort();
+	if (ret < 0 && ret != -EBADMSG) {
+		close(fd);
+		return ret;
+	}
+	if (fstat(fd, &st))
+		abort();
+	buf = malloc((size_t)st.st_size + 1);
+	if (pread(fd, buf, (size_t)st.st_size, 0) != st.st_size)
+		abort();
+	close(fd);
+	out->r = ctxmon_reader_open_mem(buf, (size_t)st.st_size);
+	if (!out->r)
+		abort();
+	if (ctxmon_reader_read(out->r, print, out) != 0)
+		abort();
+	ctxmon_reader_get_info(out->r, &info);
+	if (!info.complete || info.truncated || info.damaged)
+		abort();
+	ctxmon_reader_close(out->r);
+	free(buf);
+	return 0;
+}
+
+/* More than one "[cpu] <digit>" on a line: a comm holds a line head. */
+static bool ambiguous(const char *start)
+{
+	int heads = 0;
+
+	for (const char *t = start; *t; t++) {
+		const char *d;
+
+		if (*t == '\n') {
+			heads = 0;
+			continue;
+		}
+		if (*t != '[' || t == start || t[-1] != ' ')
+			continue;
+		for (d = t + 1; *d == '-' || (*d >= '0' && *d <= '9'); d++)
+			;
+		if (d == t + 1 || *d != ']')
+			continue;
+		while (*++d == ' ')
+			;
+		if (*d >= '0' && *d <= '9' && ++heads > 1)
+			return true;
+	}
+	return false;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct text a = { 0 }, b = { 0 };
+	FILE *in = fmemopen((void *)data, size, "r");
+
+	if (!size || !in) {
+		if (in)
+			fclose(in);
+		return 0;
+	}
+	if (import_print(in, &a) == 0 && a.len && !ambiguous(a.buf)) {
+		FILE *mid = fmemopen(a.buf, a.len, "r");
+
+		if (!mid || import_print(mid, &b) != 0)
+			abort();
+		fclose(mid);
+		if (a.len != b.len || memcmp(a.buf, b.buf, a.len))
+			abort();
+	}
+	fclose(in);
+	free(a.buf);
+	free(b.buf);
+	return 0;
+}

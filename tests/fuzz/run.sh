@@ -1,0 +1,60 @@
+#!/bin/sh
+# tests/fuzz/run.sh - build the libFuzzer targets (recording reader, text
+# importer) with clang, ASan and UBSan, and run each for a bounded time on
+# a copy of its seed corpus.  Exits non-zero when a target finds a crash,
+# a leak, a timeout or runs out of memory; the reproducer is left in the
+# build directory and named in the output.
+#
+#   tests/fuzz/run.sh [BUILD_DIR]      (default build/fuzz)
+#   FUZZ_TIME=20   seconds per target
+#
+# Prints "SKIP: reason" and exits 0 when clang or libFuzzer is missing.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+B=${1:-build/fuzz}
+T=${FUZZ_TIME:-20}
+CC=${FUZZ_CC:-clang}
+SRCS="src/file/rec_codec.c src/file/rec_import.c src/file/rec_reader.c
+src/file/rec_tasks.c src/file/rec_util.c src/file/rec_writer.c
+src/capture/textparse.c src/strtab.c src/util.c"
+CFLAGS="-std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer -Iinclude -Isrc
+-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
+
+if ! command -v "$CC" >/dev/null 2>&1; then
+	echo "SKIP: $CC not found (apt-get install clang)"
+	exit 0
+fi
+mkdir -p "$B"
+if ! echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { (void)d; return (int)n * 0; }' |
+	"$CC" -x c -fsanitize=fuzzer -o "$B/probe" - 2>/dev/null; then
+	echo "SKIP: $CC has no libFuzzer (-fsanitize=fuzzer)"
+	exit 0
+fi
+
+fail=0
+for t in reader import; do
+	# shellcheck disable=SC2086
+	if ! "$CC" $CFLAGS -o "$B/fuzz_$t" "tests/fuzz/fuzz_$t.c" $SRCS -lzstd; then
+		echo "FAIL: building fuzz_$t" >&2
+		exit 1
+	fi
+	corpus="$B/corpus_$t"
+	rm -rf "$corpus"
+	mkdir -p "$corpus"
+	cp tests/fuzz/corpus/$t/* "$corpus/"
+	dict=""
+	[ -f "tests/fuzz/$t.dict" ] && dict="-dict=$PWD/tests/fuzz/$t.dict"
+	echo "fuzz_$t: ${T}s on $(ls "$corpus" | wc -l) seeds"
+	# shellcheck disable=SC2086
+	if ! (cd "$B" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+		"./fuzz_$t" -max_total_time="$T" -timeout=10 -rss_limit_mb=2048 \
+		-max_len=65536 -print_final_stats=1 $dict "corpus_$t" \
+		> "fuzz_$t.log" 2>&1); then
+		tail -n 40 "$B/fuzz_$t.log" >&2
+		echo "FAIL: fuzz_$t found a problem; log in $B/fuzz_$t.log" >&2
+		fail=1
+	else
+		grep -E 'stat::number_of_executed_units|cov:' "$B/fuzz_$t.log" | tail -n 2
+	fi
+done
+exit $fail
