@@ -92,7 +92,7 @@ struct tp_format *tp_format__load(const char *tracefs, const char *system,
 	struct tp_format *f = NULL;
 	char path[4096];
 	char *text;
-	size_t len;
+	size_t len = 0;
 	int n;
 
 	n = snprintf(path, sizeof(path), "%s/events/%s/%s/format", tracefs,

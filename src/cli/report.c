@@ -24,25 +24,6 @@ static const char *const CMD = "report";
 
 /* ---- stat's final output, shared with record --stat ---------------- */
 
-/* As stat sums the command's rows for the comparison with the kernel. */
-static void sum_kernel(struct kernel_cmp *k, const struct ctxmon_stats *rows,
-		       size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		const struct ctxmon_stats *t = &rows[i];
-
-		k->traced_vol += t->voluntary;
-		k->traced_invol += t->involuntary;
-		k->exit_switches += t->exit_switch;
-		if (t->tid == t->tgid) {
-			k->leader_exits += t->exit_switch;
-			k->traced_vol += t->exit_switch;
-		} else {
-			k->exit_preempt += t->exit_preempt;
-		}
-	}
-}
-
 static size_t
 filter_rows(struct ctxmon_stats *rows, size_t n, bool proc,
 	    bool (*keep)(const struct ctxmon_stats *, bool, void *), void *ctx)
@@ -92,7 +73,7 @@ int recording__emit(FILE *f, struct output_opts *o, bool want_threads,
 		rep.exit_status = exit_status(s->wstatus);
 		/* Against the kernel only when every row is there. */
 		if (s->target == CTXMON_TARGET_CMD && s->has_rusage && !keep) {
-			sum_kernel(&rep.kernel, th, nth);
+			output__kernel_add(&rep.kernel, th, nth);
 			rep.kernel.ru_nvcsw = s->ru_nvcsw;
 			rep.kernel.ru_nivcsw = s->ru_nivcsw;
 			rep.kernel.valid = true;

@@ -83,29 +83,6 @@ static void help(void)
 	       output__sort_keys());
 }
 
-/* Add the rows' counts to the run's totals for the kernel comparison;
- * with -I the rows are per interval, and the kernel counts the whole run. */
-static void sum_kernel(struct stat_run *r, const struct ctxmon_stats *rows,
-		       size_t n)
-{
-	struct kernel_cmp *k = &r->ksum;
-
-	for (size_t i = 0; i < n; i++) {
-		const struct ctxmon_stats *t = &rows[i];
-		bool leader = t->tid == t->tgid;
-
-		k->traced_vol += t->voluntary;
-		k->traced_invol += t->involuntary;
-		k->exit_switches += t->exit_switch;
-		if (leader) {
-			k->leader_exits += t->exit_switch;
-			k->traced_vol += t->exit_switch;
-		} else {
-			k->exit_preempt += t->exit_preempt;
-		}
-	}
-}
-
 /*
  * Turn the session's running counters in @c into this interval's, and
  * remember them for the next one.  0, or -ENOMEM (then @c is left whole).
@@ -177,7 +154,7 @@ static int emit(struct stat_run *r, uint64_t ts, bool final)
 		rep.interval_ts_ns = ts - r->start_ts;
 	}
 	if (r->cap.target == CTXMON_TARGET_CMD)
-		sum_kernel(r, th, nth);
+		output__kernel_add(&r->ksum, th, nth);
 	if (final && r->child_done) {
 		rep.has_exit = true;
 		rep.exit_status = capture__exit_status(r->wstatus);

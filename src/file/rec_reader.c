@@ -358,7 +358,7 @@ static int handle_end(struct ctxmon_reader *r, const struct chunk *ch)
  */
 static int load_events(struct ctxmon_reader *r)
 {
-	struct chunk ch;
+	struct chunk ch = { 0 };
 	const char *why = NULL;
 	int ret;
 

@@ -38,6 +38,11 @@ struct kernel_cmp {
 	uint64_t exit_preempt;			/* ambiguous involuntary */
 };
 
+/* Add thread rows of the command's tree to @k's traced sums (not the
+ * rusage side); called once per interval with -I. */
+void output__kernel_add(struct kernel_cmp *k, const struct ctxmon_stats *rows,
+			size_t n);
+
 /* Voluntary equal, involuntary equal or within the ambiguous range. */
 bool output__kernel_match(const struct kernel_cmp *k);
 

@@ -131,6 +131,25 @@ void output__json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+void output__kernel_add(struct kernel_cmp *k, const struct ctxmon_stats *rows,
+			size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct ctxmon_stats *t = &rows[i];
+
+		k->traced_vol += t->voluntary;
+		k->traced_invol += t->involuntary;
+		k->exit_switches += t->exit_switch;
+		if (t->tid == t->tgid) {
+			/* A leader's last switch is read at reap: counted. */
+			k->leader_exits += t->exit_switch;
+			k->traced_vol += t->exit_switch;
+		} else {
+			k->exit_preempt += t->exit_preempt;
+		}
+	}
+}
+
 bool output__kernel_match(const struct kernel_cmp *k)
 {
 	return k->traced_vol == k->ru_nvcsw && k->ru_nivcsw <= k->traced_invol &&
