@@ -188,6 +188,8 @@ struct ctxmon_stats {
 	uint32_t nthreads;		/* process rows: threads seen */
 	bool exited;
 	bool target;			/* selected by the session's target */
+	bool incomplete;		/* alive during a lost-event window:
+					 * its numbers may miss events */
 	uint64_t first_ts, last_ts;	/* observed span */
 	uint64_t switch_in, switch_out;
 	uint64_t voluntary, involuntary;

@@ -917,6 +917,11 @@ static void on_lost(struct ctxmon_account *a, const struct ctxmon_event *ev)
 	if (c)
 		c->st.lost += ev->lost.count;
 	learn_current(a, ev);
+	/* Which tasks the dropped events were about is unknown: any task
+	 * alive in the window may miss some, so its numbers are marked. */
+	for (size_t i = 0; i < a->ntasks; i++)
+		if (alive(&a->tasks[i]) || a->tasks[i].state == T_NEW)
+			a->tasks[i].st.incomplete = true;
 }
 
 struct ctxmon_account *ctxmon_account_new(const struct ctxmon_account_opts *o)
@@ -1160,6 +1165,7 @@ static void proc_add(struct ctxmon_stats *p, bool *span, const struct task *t)
 	p->nthreads++;
 	p->exited = p->exited && s->exited;
 	p->target = p->target || s->target;
+	p->incomplete = p->incomplete || s->incomplete;
 	p->switch_in += s->switch_in;
 	p->switch_out += s->switch_out;
 	p->voluntary += s->voluntary;

@@ -198,8 +198,10 @@ static void table_row(FILE *f, const struct ctxmon_stats *r, bool procs)
 	size_t i;
 
 	/* A comm can hold any byte; keep the table's columns intact. */
-	for (i = 0; c[i] && i < sizeof(comm) - 1; i++)
+	for (i = 0; c[i] && i < sizeof(comm) - 2; i++)
 		comm[i] = (c[i] < 0x20 || c[i] == 0x7f) ? '?' : c[i];
+	if (r->incomplete)
+		comm[i++] = '*';
 	comm[i] = '\0';
 	fprintf(f,
 		"%8d %8d %-16s %9" PRIu64 " %9" PRIu64 " %9" PRIu64
@@ -229,6 +231,17 @@ static void table_rows(FILE *f, const struct output_opts *o,
 		fprintf(f, "%8s (no %s seen)\n", "", procs ? "process" : "thread");
 }
 
+static bool any_incomplete(const struct report *r)
+{
+	for (size_t i = 0; i < r->nthreads; i++)
+		if (r->threads[i].incomplete)
+			return true;
+	for (size_t i = 0; i < r->nprocs; i++)
+		if (r->procs[i].incomplete)
+			return true;
+	return false;
+}
+
 static void text_report(FILE *f, const struct output_opts *o, struct report *r)
 {
 	const struct ctxmon_session_stats *c = &r->cap;
@@ -243,6 +256,9 @@ static void text_report(FILE *f, const struct output_opts *o, struct report *r)
 	}
 	if (o->threads)
 		table_rows(f, o, r->threads, r->nthreads, false);
+	if (any_incomplete(r))
+		fprintf(f, "* alive while events were lost: its numbers may "
+			   "be short\n");
 	if (r->causes)
 		output__causes_text(f, o, r);
 	fputc('\n', f);
@@ -315,7 +331,8 @@ static void json_row(FILE *f, const struct ctxmon_stats *r, bool procs,
 	if (procs)
 		fprintf(f, ",\"nthreads\":%u", r->nthreads);
 	fprintf(f,
-		",\"exited\":%s,\"switches\":%" PRIu64 ",\"switch_in\":%" PRIu64
+		",\"exited\":%s,\"incomplete\":%s,\"switches\":%" PRIu64
+		",\"switch_in\":%" PRIu64
 		",\"voluntary\":%" PRIu64 ",\"involuntary\":%" PRIu64
 		",\"exit_switch\":%" PRIu64 ",\"exit_preempt\":%" PRIu64
 		",\"run_ns\":%" PRIu64
@@ -324,7 +341,8 @@ static void json_row(FILE *f, const struct ctxmon_stats *r, bool procs,
 		",\"span_ns\":%" PRIu64 ",\"first_ts_ns\":%" PRIu64
 		",\"migrations\":%" PRIu64 ",\"wakeups\":%" PRIu64
 		",\"wakeup_latency\":",
-		r->exited ? "true" : "false", r->switch_out, r->switch_in,
+		r->exited ? "true" : "false", r->incomplete ? "true" : "false",
+		r->switch_out, r->switch_in,
 		r->voluntary, r->involuntary, r->exit_switch, r->exit_preempt,
 		r->run_ns, r->wait_ns, r->sleep_ns[CTXMON_SLEEP_S],
 		r->sleep_ns[CTXMON_SLEEP_D], r->sleep_ns[CTXMON_SLEEP_OTHER],
