@@ -51,14 +51,16 @@ same_state() {
 	fi
 }
 
-# Instances named for a ctxmon whose process is gone.
+# Instances named (as ctxmon names them: ctxmon-<pid>[-<n>]) for a ctxmon
+# whose process is gone.  Other names are someone else's.
 stale() {
-	local d p
+	local d n p
 	for d in "$TFS"/instances/ctxmon-*; do
 		[ -d "$d" ] || continue
-		p=${d##*/ctxmon-}
-		p=${p%%-*}
-		kill -0 "$p" 2>/dev/null || echo "${d##*/}"
+		n=${d##*/}
+		[[ $n =~ ^ctxmon-([0-9]+)(-[0-9]+)?$ ]] || continue
+		p=${BASH_REMATCH[1]}
+		kill -0 "$p" 2>/dev/null || echo "$n"
 	done
 }
 

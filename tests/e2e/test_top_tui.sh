@@ -65,9 +65,20 @@ keys() {
 	sleep 0.4
 }
 
+# wait_rows: until the pane shows column titles and a ping-pong row (the
+# first frame comes after loading the backend and one period)
+wait_rows() {
+	for _ in $(seq 1 100); do
+		tm capture-pane -p -t top 2>/dev/null | grep -q "SW/s" &&
+			tm capture-pane -p -t top | grep -q pingpong && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 tm new-session -d -s top -x 100 -y 40 "exec $CTXMON top -d 0.5 2>$T/tui.err" ||
 	skip "tmux cannot start a session"
-sleep 2
+wait_rows || fail "no rows after 10 s"
 
 check start 'len(rows) >= 3 and rows[0][2] == "pingpong" and
 	[rate(r[3]) for r in rows] == sorted([rate(r[3]) for r in rows], reverse=True)'
@@ -100,7 +111,7 @@ san_check tui "$T/tui.err"
 
 # 80x24: nothing wider than the pane, the rows fill it
 tm new-session -d -s top -x 80 -y 24 "exec $CTXMON top -d 0.5 2>$T/small.err"
-sleep 1.5
+wait_rows || fail "80x24: no rows after 10 s"
 tm capture-pane -p -t top >"$T/small.pane"
 sed 's/^/  | /' "$T/small.pane"
 awk 'length($0) > 80 { bad = 1 } END { exit bad }' "$T/small.pane" ||
