@@ -258,6 +258,7 @@ class Tracer:
     group = "peer"
     ready_marker = None   # a line on stdout saying it is attached
     stop_timeout = 240    # seconds to write its file after SIGINT
+    pipe_only = False     # overhead: the pipe workload only
     resend_s = 1e9        # repeat SIGINT this often until it ends
 
     def __init__(self, key, label):
@@ -521,17 +522,29 @@ def discover_tracers():
     else:
         default_backend, backends = probe_backends(stat_help)
         for b in backends:
-            tracers.append(CtxmonStat(b, b == default_backend))
+            t = CtxmonStat(b, b == default_backend)
+            # A quick run measures the default backend and bpf-agg only.
+            if not QUICK or b == default_backend or b in AGGREGATING:
+                tracers.append(t)
     rec_help = ctxmon_help("record")
     if rec_help is None:
         skip("ctxmon record", "no 'record' command in %s yet" % CTXMON)
     elif "--backend" in rec_help and backends:
         for b in backends:
-            tracers.append(CtxmonRecord(b, b == default_backend, rec_help))
+            if b in AGGREGATING:
+                continue
+            t = CtxmonRecord(b, b == default_backend, rec_help)
+            # The other backends' recordings: loss and size on the pipe
+            # workload and under saturation; overhead is stat's business.
+            t.pipe_only = b != default_backend
+            if not QUICK or b == default_backend:
+                tracers.append(t)
     else:
         tracers.append(CtxmonRecord(None, True, rec_help))
     lat_help = ctxmon_help("latency")
-    if lat_help is None:
+    if QUICK:
+        pass
+    elif lat_help is None:
         skip("ctxmon latency", "no 'latency' command in %s yet" % CTXMON)
     else:
         tracers.append(CtxmonOther("latency", lat_help))
@@ -556,6 +569,10 @@ def discover_tracers():
         log("  %-24s %s" % (t.key, t.label))
     return tracers, default_backend
 
+
+# Backends that count in the kernel and hand no events up (bpf-agg): a
+# recording made with them would be empty.
+AGGREGATING = set()
 
 # Backends worth benchmarking: the tracing ones.  The unprivileged tiers
 # (perfswitch, proc) cannot see a whole machine's switches.
@@ -596,10 +613,17 @@ def probe_backends(stat_help):
                  "--json", "-o", f], timeout=60)
         if p.returncode == 0:
             ok.append(b)
+            try:
+                if json.load(open(f))["capture"]["events"] == 0:
+                    AGGREGATING.add(b)
+            except (ValueError, OSError, KeyError, TypeError):
+                pass
         elif b in CANON_BACKENDS:
             skip("ctxmon --backend %s" % b, tail(p.stderr, 1))
-    log("  ctxmon backends: %s (default: %s)" % (", ".join(ok) or "none",
-                                                default))
+    log("  ctxmon backends: %s (default: %s%s)" % (
+        ", ".join(ok) or "none", default,
+        "; counting in the kernel: " + ", ".join(sorted(AGGREGATING))
+        if AGGREGATING else ""))
     return default, ok
 
 
@@ -750,6 +774,8 @@ def overhead_section(wls, tracers):
         log("  %-44s %s" % ("untraced", " ".join(
             "%.3f" % r["s"] for r in base)))
         for t in tracers:
+            if t.pipe_only and wl.key != "pipe":
+                continue
             runs, info = traced(t, lambda: [wl.run() for _ in range(RUNS)])
             if runs is None:
                 continue
@@ -891,15 +917,16 @@ def analysis_section(tracers):
         if t is None:
             skip(name, ts)
             continue
-        ev = inf.get("events")
-        res[name] = {"s": t, "runs": ts, "events": ev,
-                     "switches": inf.get("switches"),
+        ev, sw = inf.get("events"), inf.get("switches")
+        res[name] = {"s": t, "runs": ts, "events": ev, "switches": sw,
                      "lost": inf.get("lost"),
                      "events_per_s": ev / t if ev and t else None,
+                     "switches_per_s": sw / t if sw and t else None,
                      "argv": " ".join(argv)}
-        log("  %-32s %8.3f s  %s events  %s events/s  (lost in file: %s)"
-            % (name, t, fmt_n(ev), fmt_n(res[name]["events_per_s"]),
-               fmt_n(inf.get("lost"))))
+        log("  %-32s %8.3f s  %s events  %s events/s  %s switches/s  "
+            "(lost in file: %s)" % (
+                name, t, fmt_n(ev), fmt_n(res[name]["events_per_s"]),
+                fmt_n(res[name]["switches_per_s"]), fmt_n(inf.get("lost"))))
     for k, (inf, s) in rec.items():
         s.cleanup()
     RESULTS["analysis"] = res
@@ -993,15 +1020,26 @@ def rss_section():
             if os.path.exists(x["tf"]) else ""
         m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", text)
         r = res.setdefault(x["name"], {})
+        # Steady state: from a third of the run (start-up done) to its end.
+        mid = [(t, v) for t, v in x["samples"]
+               if v and x["dur"] / 3 <= t <= x["dur"]]
+        growth = None
+        if len(mid) >= 2 and mid[-1][0] > mid[0][0]:
+            growth = (mid[-1][1] - mid[0][1]) * 60.0 / \
+                (mid[-1][0] - mid[0][0])
         r[str(x["dur"])] = {
             "max_rss_kb": int(m.group(1)) if m else None,
             "rc": x["p"].returncode, "rss_kb": x["samples"],
+            "rss_from_kb": mid[0][1] if mid else None,
+            "rss_to_kb": mid[-1][1] if mid else None,
+            "growth_kb_per_min": growth,
             "err": tail(x["tf"] + ".err")}
-        mid = [v for t, v in x["samples"] if v and t >= min(5, x["dur"] / 2)]
-        log("  %-36s %3d s: peak %s KiB (rc %s)  RSS first %s, last %s KiB"
-            % (x["name"], x["dur"], fmt_n(r[str(x["dur"])]["max_rss_kb"]),
-               x["p"].returncode, fmt_n(mid[0] if mid else None),
-               fmt_n(mid[-1] if mid else None)))
+        log("  %-36s %3d s: peak %s KiB (rc %s)  RSS %s -> %s KiB from "
+            "%d s on (%s KiB/min)" % (
+                x["name"], x["dur"], fmt_n(r[str(x["dur"])]["max_rss_kb"]),
+                x["p"].returncode, fmt_n(mid[0][1] if mid else None),
+                fmt_n(mid[-1][1] if mid else None), x["dur"] // 3,
+                fmt_n(growth)))
         if x["p"].returncode not in (0, 130, 2):
             log("    %s" % r[str(x["dur"])]["err"])
     RESULTS["rss"] = res
@@ -1154,23 +1192,32 @@ def tables(tracers):
     if an:
         L.append("### Offline analysis (median of %d runs, pinned to "
                  "CPU 1, output to /dev/null)\n" % RUNS)
-        L.append("| analysis | events in file | time | events/s |")
-        L.append("|---|---:|---:|---:|")
+        L.append("| analysis | events in file | sched_switch in file | time "
+                 "| events/s | sched_switch/s |")
+        L.append("|---|---:|---:|---:|---:|---:|")
         for name, r in an.items():
-            L.append("| %s | %s | %.3f s | %s |" % (
-                name, fmt_n(r["events"]), r["s"], fmt_n(r["events_per_s"])))
+            L.append("| %s | %s | %s | %.3f s | %s | %s |" % (
+                name, fmt_n(r["events"]), fmt_n(r["switches"]), r["s"],
+                fmt_n(r["events_per_s"]), fmt_n(r["switches_per_s"])))
         L.append("")
     rss = RESULTS.get("rss", {})
     if rss:
         L.append("### Peak RSS (system-wide capture under a fork-heavy "
                  "load)\n")
-        L.append("| command | peak RSS, %d s | peak RSS, %d s |" % (
-            RSS_SHORT, RSS_LONG))
-        L.append("|---|---:|---:|")
+        L.append("| command | peak RSS, %d s | peak RSS, %d s | RSS of the "
+                 "%d s run, %d s -> %d s | growth |" % (
+                     RSS_SHORT, RSS_LONG, RSS_LONG, RSS_LONG // 3,
+                     RSS_LONG))
+        L.append("|---|---:|---:|---:|---:|")
         for name, r in rss.items():
-            L.append("| %s | %s KiB | %s KiB |" % (
-                name, fmt_n(r.get(str(RSS_SHORT), {}).get("max_rss_kb")),
-                fmt_n(r.get(str(RSS_LONG), {}).get("max_rss_kb"))))
+            lg = r.get(str(RSS_LONG), {})
+            L.append("| %s | %s KiB | %s KiB | %s -> %s KiB | %s KiB/min |"
+                     % (name,
+                        fmt_n(r.get(str(RSS_SHORT), {}).get("max_rss_kb")),
+                        fmt_n(lg.get("max_rss_kb")),
+                        fmt_n(lg.get("rss_from_kb")),
+                        fmt_n(lg.get("rss_to_kb")),
+                        fmt_n(lg.get("growth_kb_per_min"))))
         L.append("")
     if RESULTS["targets"]:
         L.append("### Targets\n")

@@ -195,8 +195,13 @@ struct ctxmon_stats {
 	uint64_t voluntary, involuntary;
 	uint64_t exit_switch;		/* last switch-out of a dying thread */
 	uint64_t exit_preempt;		/* involuntary switch-outs after the
-					 * thread's sched_process_exit (part
-					 * of involuntary; see README) */
+					 * thread's sched_process_exit whose
+					 * place against the kernel's fold of
+					 * its counters is unknown (part of
+					 * involuntary; docs/accounting.md) */
+	uint64_t after_fold;		/* involuntary switch-outs known to
+					 * come after that fold (bpf): part
+					 * of involuntary, never in rusage */
 	uint64_t run_ns, wait_ns;	/* on CPU; runnable, not on CPU */
 	uint64_t sleep_ns[CTXMON_SLEEP__MAX];
 	uint64_t migrations;

@@ -117,6 +117,12 @@ struct ctxmon_event {
 #define CTXMON_EVF_KIND_EXACT	(1u << 0) /* sw.kind read from task counters */
 #define CTXMON_EVF_IN_IRQ	(1u << 1) /* waking raised from hard irq */
 #define CTXMON_EVF_IN_SOFTIRQ	(1u << 2) /* waking raised from softirq */
+#define CTXMON_EVF_FOLD_KNOWN	(1u << 3) /* switch: the backend read whether
+					   * prev's counters were folded */
+#define CTXMON_EVF_AFTER_FOLD	(1u << 4) /* switch: prev, a non-leader
+					   * thread, had already had its counters
+					   * folded into its process at exit, so
+					   * rusage will not see this switch */
 
 /* A short name for an event type ("switch", "waking", ...). */
 const char *ctxmon_event_type_name(unsigned type);

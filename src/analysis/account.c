@@ -570,7 +570,9 @@ static unsigned switch_out(struct ctxmon_account *a, struct task *t,
 		/* Preempted while exiting: the kernel folds a thread's counters
 		 * into its process part way through exit, so rusage may or may
 		 * not include this one; counted apart so a comparison can say. */
-		if (t->st.exited)
+		if (ev->flags & CTXMON_EVF_AFTER_FOLD)
+			t->st.after_fold++;
+		else if (t->st.exited && !(ev->flags & CTXMON_EVF_FOLD_KNOWN))
 			t->st.exit_preempt++;
 		break;
 	default:
@@ -1172,6 +1174,7 @@ static void proc_add(struct ctxmon_stats *p, bool *span, const struct task *t)
 	p->involuntary += s->involuntary;
 	p->exit_switch += s->exit_switch;
 	p->exit_preempt += s->exit_preempt;
+	p->after_fold += s->after_fold;
 	p->run_ns += s->run_ns;
 	p->wait_ns += s->wait_ns;
 	for (unsigned i = 0; i < CTXMON_SLEEP__MAX; i++)

@@ -29,8 +29,8 @@ struct ftrace_inst;
 
 struct ftrace_inst_opts {
 	unsigned buffer_kb; /* 0: FTRACE_DEFAULT_BUFFER_KB */
-	bool buffer_kb_given; /* the user asked: failing to set it
-					 * is an error, not a note */
+	/* the user asked for buffer_kb: failing to set it is an error */
+	bool buffer_kb_given;
 	unsigned buffer_percent; /* poll wake-up fill level, 0: leave */
 	/* Record only events that involve these tasks and the tasks they
 	 * fork (set_event_pid, event-fork); none: everything.  When the

@@ -68,6 +68,14 @@ struct ps_ring {
 	uint64_t lost_records; /* drops told by PERF_RECORD_LOST */
 };
 
+/* Where the reading of one ring is. */
+struct ps_cursor {
+	uint64_t head, tail;
+	struct perf_event_header h; /* the next record's */
+	uint64_t ts; /* and its time */
+	bool more;
+};
+
 struct comm_slot {
 	int32_t tid; /* 0: free */
 	const char *comm;
@@ -76,6 +84,7 @@ struct comm_slot {
 struct ps_priv {
 	struct backend_ctx *ctx;
 	struct ps_ring *rings; /* ncpus entries, by CPU id */
+	struct ps_cursor *cur; /* ncpus entries */
 	int *fds;
 	int *fdcpu; /* the CPU of each event */
 	size_t nfds, capfds;
@@ -295,11 +304,12 @@ static void open_error(struct ps_priv *p, pid_t tid, int cpu, int err)
 	switch (err) {
 	case EACCES:
 	case EPERM:
-		fmt__buf(ctx->err, ctx->errlen,
-			 "perf-switch: perf_event_open on task %d refused "
-			 "(kernel.perf_event_paranoid is %d; 3 or more forbids "
-			 "it to users, and only your own tasks can be followed)",
-			 tid, read_paranoid());
+		fmt__buf(
+			ctx->err, ctx->errlen,
+			"perf-switch: perf_event_open on task %d refused "
+			"(kernel.perf_event_paranoid is %d; 3 or more forbids "
+			"it to users, and only your own tasks can be followed)",
+			tid, read_paranoid());
 		break;
 	case EMFILE:
 	case ENFILE:
@@ -475,10 +485,11 @@ static int ps_open(struct backend_ctx *ctx, void **privp)
 	p->read_lost = true;
 	p->epfd = epoll_create1(EPOLL_CLOEXEC);
 	p->rings = calloc((size_t)ctx->ncpus, sizeof(*p->rings));
+	p->cur = calloc((size_t)ctx->ncpus, sizeof(*p->cur));
 	p->scratch = malloc(MAX_RECORD);
 	p->ccap = 256;
 	p->comms = calloc(p->ccap, sizeof(*p->comms));
-	if (p->epfd < 0 || !p->rings || !p->scratch || !p->comms) {
+	if (p->epfd < 0 || !p->rings || !p->cur || !p->scratch || !p->comms) {
 		ret = p->epfd < 0 ? -errno : -ENOMEM;
 		fmt__buf(ctx->err, ctx->errlen, "perf-switch set-up: %s",
 			 strerror(-ret));
@@ -761,36 +772,92 @@ bad:
 	stream__lost(p->ctx->stream, r->cpu, 1, r->last_ts);
 }
 
-static void read_ring(struct ps_priv *p, struct ps_ring *r)
+static void check_lost(struct ps_priv *p);
+
+/* @len bytes at ring position @pos into @dst, across the ring's end. */
+static void ring_copy(const struct ps_ring *r, uint64_t pos, void *dst,
+		      size_t len)
 {
-	uint64_t head, tail, mask = r->size - 1;
+	uint64_t off = pos & (r->size - 1);
+	size_t first = r->size - off < len ? (size_t)(r->size - off) : len;
 
-	head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
-	tail = r->meta->data_tail;
-	while (head - tail >= sizeof(struct perf_event_header)) {
-		struct perf_event_header h;
-		uint64_t off = tail & mask;
+	memcpy(dst, r->data + off, first);
+	memcpy((uint8_t *)dst + first, r->data, len - first);
+}
+
+/*
+ * Look at the next record of @r: its header and time.  False at the end,
+ * or at a corrupt record (said, and the rest of the ring dropped).
+ */
+static bool peek(struct ps_priv *p, struct ps_ring *r, struct ps_cursor *c)
+{
+	if (c->head - c->tail < sizeof(c->h))
+		return false;
+	ring_copy(r, c->tail, &c->h, sizeof(c->h));
+	if (c->h.size < sizeof(c->h) || c->h.size > c->head - c->tail) {
+		stream__lost(p->ctx->stream, r->cpu, 0, r->last_ts);
+		c->tail = c->head;
+		return false;
+	}
+	c->ts = r->last_ts;
+	if (c->h.size >= sizeof(c->h) + SID_LEN)
+		ring_copy(r, c->tail + c->h.size - SID_LEN + 8, &c->ts,
+			  sizeof(c->ts));
+	return true;
+}
+
+/*
+ * Every CPU's ring, merged by time: a task's fork and exec records may
+ * sit in different rings, and the comm a fork hands on must be the one
+ * the parent had then.
+ */
+static void read_rings(struct ps_priv *p)
+{
+	int n = p->ctx->ncpus;
+
+	for (int i = 0; i < n; i++) {
+		struct ps_ring *r = &p->rings[i];
+		struct ps_cursor *c = &p->cur[i];
+
+		c->more = false;
+		if (!r->meta)
+			continue;
+		c->head =
+			__atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
+		c->tail = r->meta->data_tail; /* only we write it */
+		c->more = peek(p, r, c);
+	}
+	for (;;) {
+		struct ps_ring *r;
+		struct ps_cursor *c;
 		const uint8_t *rec;
+		uint64_t off;
+		int best = -1;
 
-		memcpy(&h, r->data + off, sizeof(h));
-		if (h.size < sizeof(h) || h.size > head - tail) {
-			stream__lost(p->ctx->stream, r->cpu, 0, r->last_ts);
-			tail = head;
+		for (int i = 0; i < n; i++)
+			if (p->cur[i].more &&
+			    (best < 0 || p->cur[i].ts < p->cur[best].ts))
+				best = i;
+		if (best < 0)
 			break;
-		}
-		if (off + h.size <= r->size) {
+		r = &p->rings[best];
+		c = &p->cur[best];
+		off = c->tail & (r->size - 1);
+		if (off + c->h.size <= r->size) {
 			rec = r->data + off;
 		} else {
-			size_t first = (size_t)(r->size - off);
-
-			memcpy(p->scratch, r->data + off, first);
-			memcpy(p->scratch + first, r->data, h.size - first);
+			ring_copy(r, c->tail, p->scratch, c->h.size);
 			rec = p->scratch;
 		}
-		on_record(p, r, rec, &h);
-		tail += h.size;
+		on_record(p, r, rec, &c->h);
+		c->tail += c->h.size;
+		c->more = peek(p, r, c);
 	}
-	__atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
+	for (int i = 0; i < n; i++)
+		if (p->rings[i].meta)
+			__atomic_store_n(&p->rings[i].meta->data_tail,
+					 p->cur[i].tail, __ATOMIC_RELEASE);
+	check_lost(p);
 }
 
 /*
@@ -823,14 +890,6 @@ static void check_lost(struct ps_priv *p)
 			r->lost = sum;
 		}
 	}
-}
-
-static void read_rings(struct ps_priv *p)
-{
-	for (int i = 0; i < p->ctx->ncpus; i++)
-		if (p->rings[i].meta)
-			read_ring(p, &p->rings[i]);
-	check_lost(p);
 }
 
 static int ps_read(void *priv, uint64_t *safe_ts)
@@ -1007,6 +1066,7 @@ static void ps_close(void *priv)
 	free(p->comms);
 	free(p->scratch);
 	free(p->rings);
+	free(p->cur);
 	free(p->tids);
 	free(p->fdcpu);
 	free(p->fds);
@@ -1022,9 +1082,10 @@ const struct backend_ops backend_perfswitch = {
 	.read = ps_read,
 	.close = ps_close,
 	.attach = ps_attach,
-	.limits = "perf-switch tier (PERF_RECORD_SWITCH of the followed tasks): "
-		  "exact voluntary/involuntary and run time per thread; no "
-		  "wakeups (no wakeup latency, sleep includes the wait for a "
-		  "CPU after a wakeup), no migrations, CPU busy means a "
-		  "followed task ran",
+	.limits =
+		"perf-switch tier (PERF_RECORD_SWITCH of the followed tasks): "
+		"exact voluntary/involuntary and run time per thread; no "
+		"wakeups (no wakeup latency, sleep includes the wait for a "
+		"CPU after a wakeup), no migrations, CPU busy means a "
+		"followed task ran",
 };

@@ -143,8 +143,8 @@ int procfs__parse_status(const char *buf, struct procfs_task *t)
 		else if (sscanf(p, "voluntary_ctxt_switches: %llu", &v) == 1) {
 			t->nvcsw = v;
 			got++;
-		} else if (sscanf(p, "nonvoluntary_ctxt_switches: %llu",
-				  &v) == 1) {
+		} else if (sscanf(p, "nonvoluntary_ctxt_switches: %llu", &v) ==
+			   1) {
 			t->nivcsw = v;
 			got++;
 		}
@@ -221,8 +221,8 @@ int procfs__read_task(pid_t tgid, pid_t tid, struct procfs_task *t)
 
 struct ptask {
 	struct procfs_task base; /* counters at capture start (or zero) */
-	struct procfs_task cur;	 /* latest sample */
-	const char *comm;	 /* interned */
+	struct procfs_task cur; /* latest sample */
+	const char *comm; /* interned */
 	uint64_t first_ts, last_ts;
 	uint32_t gen;
 	bool seen, gone;
@@ -316,8 +316,7 @@ static uint64_t boot_ticks(long hz)
 }
 
 /* One sample of a thread into the store. */
-static void take(struct proc_priv *p, const struct procfs_task *s,
-		 uint64_t now)
+static void take(struct proc_priv *p, const struct procfs_task *s, uint64_t now)
 {
 	struct ptask *t = tfind(p, s->tid);
 	uint32_t gen = 0;
@@ -353,8 +352,8 @@ static void take(struct proc_priv *p, const struct procfs_task *s,
 	t->gone = false;
 	t->last_ts = now;
 	if (!t->comm || strcmp(t->comm, s->comm))
-		t->comm = strtab__intern(p->ctx->strs, s->comm,
-					 CTXMON_COMM_LEN);
+		t->comm =
+			strtab__intern(p->ctx->strs, s->comm, CTXMON_COMM_LEN);
 }
 
 static bool is_root(const struct proc_priv *p, pid_t pid)
@@ -696,18 +695,18 @@ static void to_stats(const struct proc_priv *p, const struct ptask *t,
 	s->first_ts = t->first_ts;
 	s->last_ts = last > t->first_ts ? last : t->first_ts;
 	s->voluntary = c->nvcsw - (b->nvcsw < c->nvcsw ? b->nvcsw : c->nvcsw);
-	s->involuntary = c->nivcsw -
-			 (b->nivcsw < c->nivcsw ? b->nivcsw : c->nivcsw);
+	s->involuntary =
+		c->nivcsw - (b->nivcsw < c->nivcsw ? b->nivcsw : c->nivcsw);
 	s->switch_out = s->voluntary + s->involuntary;
-	s->switch_in = c->timeslices -
-		       (b->timeslices < c->timeslices ? b->timeslices :
-							c->timeslices);
+	s->switch_in =
+		c->timeslices -
+		(b->timeslices < c->timeslices ? b->timeslices : c->timeslices);
 	s->run_ns = c->run_ns - (b->run_ns < c->run_ns ? b->run_ns : c->run_ns);
 	s->wait_ns = c->wait_ns -
 		     (b->wait_ns < c->wait_ns ? b->wait_ns : c->wait_ns);
-	s->migrations = c->migrations - (b->migrations < c->migrations ?
-						 b->migrations :
-						 c->migrations);
+	s->migrations =
+		c->migrations -
+		(b->migrations < c->migrations ? b->migrations : c->migrations);
 	/* the rest of its time it slept, in a state no sample tells */
 	span = s->last_ts - s->first_ts;
 	if (span > s->run_ns + s->wait_ns)

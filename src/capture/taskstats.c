@@ -32,9 +32,9 @@ struct ctxmon_taskstats_conn {
 	int fd;
 	uint16_t family;
 	uint32_t seq;
-	char *cpulist;		/* registered, to deregister at close */
+	char *cpulist; /* registered, to deregister at close */
 	uint64_t dropped;
-	uint8_t *buf;		/* BUF_SIZE, one datagram */
+	uint8_t *buf; /* BUF_SIZE, one datagram */
 };
 
 /* ---- netlink messages ------------------------------------------------ */
@@ -45,11 +45,10 @@ struct msg {
 	uint8_t attrs[512];
 };
 
-static void put_attr(struct msg *m, uint16_t type, const void *data,
-		     size_t len)
+static void put_attr(struct msg *m, uint16_t type, const void *data, size_t len)
 {
-	struct nlattr *a = (struct nlattr *)((uint8_t *)m +
-					     NLMSG_ALIGN(m->n.nlmsg_len));
+	struct nlattr *a =
+		(struct nlattr *)((uint8_t *)m + NLMSG_ALIGN(m->n.nlmsg_len));
 
 	a->nla_type = type;
 	a->nla_len = (uint16_t)(NLA_HDRLEN + len);
@@ -134,9 +133,9 @@ static ssize_t recv_one(struct ctxmon_taskstats_conn *c, int flags)
 /* ---- decoding ---------------------------------------------------------- */
 
 /* The payload holds field @f of struct taskstats. */
-#define HAS(len, f)                                                 \
-	((len) >= offsetof(struct taskstats, f) +                   \
-			  sizeof(((struct taskstats *)0)->f))
+#define HAS(len, f) \
+	((len) >=   \
+	 offsetof(struct taskstats, f) + sizeof(((struct taskstats *)0)->f))
 
 int ctxmon_taskstats_decode(const void *payload, size_t len,
 			    struct ctxmon_taskstats *out)
@@ -279,8 +278,7 @@ struct ctxmon_taskstats_conn *ctxmon_taskstats_open(void)
 	if (!c->buf)
 		goto out;
 	c->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
-	if (c->fd < 0 ||
-	    bind(c->fd, (struct sockaddr *)&me, sizeof(me)) < 0) {
+	if (c->fd < 0 || bind(c->fd, (struct sockaddr *)&me, sizeof(me)) < 0) {
 		ret = -errno;
 		goto out;
 	}
@@ -354,8 +352,7 @@ static int register_mask(struct ctxmon_taskstats_conn *c, uint16_t attr,
 	return wait_answer(c, m.n.nlmsg_seq, c->family, NULL, NULL);
 }
 
-int ctxmon_taskstats_watch(struct ctxmon_taskstats_conn *c,
-			   const char *cpulist)
+int ctxmon_taskstats_watch(struct ctxmon_taskstats_conn *c, const char *cpulist)
 {
 	int ret;
 
@@ -419,10 +416,10 @@ int ctxmon_taskstats_read(struct ctxmon_taskstats_conn *c, int timeout_ms,
 			/* a task's record, then its process's when it was
 			 * the last thread: both may be in one message */
 			for (int k = 0; k < 2; k++) {
-				const struct nlattr *x = find_attr(
-					a, alen,
-					k ? TASKSTATS_TYPE_AGGR_TGID :
-					    TASKSTATS_TYPE_AGGR_PID);
+				const struct nlattr *x =
+					find_attr(a, alen,
+						  k ? TASKSTATS_TYPE_AGGR_TGID :
+						      TASKSTATS_TYPE_AGGR_PID);
 
 				if (!x || decode_nest(x, k == 1, &ts))
 					continue;

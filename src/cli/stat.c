@@ -27,6 +27,7 @@ struct stat_run {
 	struct capture_opts cap;
 	struct output_opts out;
 	bool want_threads, want_procs, limit_set;
+	bool rates;		/* --rates: per second, top's columns */
 	const char *outpath;
 	FILE *f;
 	struct ctxmon_session *s;
@@ -70,6 +71,8 @@ static void help(void)
 	       "                         syscall, preempted by a woken task, slice end,\n"
 	       "                         yield, exit; irq time (traces syscalls and irqs\n"
 	       "                         too, which costs more; docs/causes.md)\n"
+	       "      --rates            per second, with top's columns (with -I and -p: a\n"
+	       "                         per-thread pidstat -w)\n"
 	       "  -o, --output FILE      write to FILE (default: stderr with a command, as\n"
 	       "                         perf stat does, so the command's output stays clean;\n"
 	       "                         stdout otherwise)\n"
@@ -168,7 +171,10 @@ static int emit(struct stat_run *r, uint64_t ts, bool final)
 	r->out.processes = r->want_procs || (!r->want_threads &&
 					     (r->cap.all || npr > 1));
 	r->out.threads = r->want_threads || (!r->want_procs && !r->cap.all);
-	ret = output__report(r->f, &r->out, &rep);
+	if (r->rates && r->out.fmt == OUT_TABLE)
+		ret = top_view__print_rates(r->f, &r->out, &rep);
+	else
+		ret = output__report(r->f, &r->out, &rep);
 	if (ret == 0 && r->out.fmt == OUT_TABLE)
 		tier__print(r->f, r->s, &rep.kernel);
 	if (ret < 0 && !r->werr)
@@ -212,6 +218,7 @@ static int parse(struct stat_run *r, int argc, char **argv)
 		{ "csv", no_argument, NULL, 'V' },
 		{ "causes", no_argument, NULL, CAP_OPT__END + 0x40 },
 		{ "output", required_argument, NULL, 'o' },
+		{ "rates", no_argument, NULL, CAP_OPT__END + 0x41 },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -272,6 +279,9 @@ static int parse(struct stat_run *r, int argc, char **argv)
 			break;
 		case 'o':
 			r->outpath = optarg;
+			break;
+		case CAP_OPT__END + 0x41:
+			r->rates = true;
 			break;
 		case 'h':
 			help();

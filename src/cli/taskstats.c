@@ -33,16 +33,16 @@ static const char *const CMD = "taskstats";
 
 struct ts_run {
 	bool process, json;
-	const char *watch;		/* --exit-watch CPUS */
+	const char *watch; /* --exit-watch CPUS */
 	double duration_s;
-	char **argv;			/* command to run, or NULL */
+	char **argv; /* command to run, or NULL */
 	pid_t *pids;
 	size_t npids;
-	struct ctxmon_taskstats *recs;	/* exit records kept for a command */
+	struct ctxmon_taskstats *recs; /* exit records kept for a command */
 	size_t nrecs, caprecs;
 	bool head_done;
 	int werr;
-	struct ctxmon_taskstats last;	/* the record printed last */
+	struct ctxmon_taskstats last; /* the record printed last */
 };
 
 static void help(void)
@@ -137,8 +137,8 @@ static void print_head(struct ts_run *r)
 	if (r->json || r->head_done)
 		return;
 	printf("%-5s %8s %8s %8s %-16s %10s %11s %9s %9s %9s %8s\n", "", "PID",
-	       "TGID", "PPID", "COMM", "VOLUNTARY", "INVOLUNTARY", "USER", "SYS",
-	       "CPU-WAIT", "WAITS");
+	       "TGID", "PPID", "COMM", "VOLUNTARY", "INVOLUNTARY", "USER",
+	       "SYS", "CPU-WAIT", "WAITS");
 	r->head_done = true;
 }
 
@@ -177,7 +177,8 @@ static void print_one(struct ts_run *r, const struct ctxmon_taskstats *in)
 		output__json_str(stdout, t->comm);
 		printf(",\"version\":%u,\"size\":%u", t->version, t->size);
 		if (t->have & CTXMON_TS_CSW)
-			printf(",\"voluntary\":%" PRIu64 ",\"involuntary\":%" PRIu64,
+			printf(",\"voluntary\":%" PRIu64
+			       ",\"involuntary\":%" PRIu64,
 			       t->nvcsw, t->nivcsw);
 		if (t->have & CTXMON_TS_BASIC)
 			printf(",\"utime_us\":%" PRIu64 ",\"stime_us\":%" PRIu64
@@ -226,9 +227,10 @@ static int run_get(struct ts_run *r, struct ctxmon_taskstats_conn *c)
 		int ret = ctxmon_taskstats_get(c, r->pids[i], r->process, &t);
 
 		if (ret < 0) {
-			cli__err(CMD, "%s %d: %s%s", r->process ? "process" : "task",
-				 r->pids[i],
-				 ret == -ESRCH ? "no such task" : strerror(-ret),
+			cli__err(CMD, "%s %d: %s%s",
+				 r->process ? "process" : "task", r->pids[i],
+				 ret == -ESRCH ? "no such task" :
+						 strerror(-ret),
 				 perm_hint(ret));
 			status = EXIT_FAIL;
 			continue;
@@ -384,8 +386,8 @@ static void report_cmd(struct ts_run *r, pid_t root, const struct rusage *ru)
 		printf("final counters + each process's last switch-out (it "
 		       "comes after the record): voluntary %" PRIu64
 		       " %s %ld, involuntary %" PRIu64 " %s %ld (%s)\n",
-		       vol + procs, vol + procs == (uint64_t)ru->ru_nvcsw ? "=" :
-									   "!=",
+		       vol + procs,
+		       vol + procs == (uint64_t)ru->ru_nvcsw ? "=" : "!=",
 		       ru->ru_nvcsw, invol,
 		       invol == (uint64_t)ru->ru_nivcsw ? "=" : "!=",
 		       ru->ru_nivcsw, eq ? "equal" : "differs");
@@ -399,8 +401,10 @@ static void report_cmd(struct ts_run *r, pid_t root, const struct rusage *ru)
 
 static int run_watch(struct ts_run *r, struct ctxmon_taskstats_conn *c)
 {
-	uint64_t deadline = r->duration_s ?
-		clock__now_ns() + (uint64_t)(r->duration_s * 1e9) : 0;
+	uint64_t deadline =
+		r->duration_s ?
+			clock__now_ns() + (uint64_t)(r->duration_s * 1e9) :
+			0;
 	char cpus[256];
 	struct rusage ru = { 0 };
 	int ret, go = -1, wstatus = 0, status = EXIT_OK;
@@ -433,11 +437,13 @@ static int run_watch(struct ts_run *r, struct ctxmon_taskstats_conn *c)
 	while (!cli_signal && !r->werr) {
 		ret = ctxmon_taskstats_read(c, 100, on_exit_rec, r);
 		if (ret < 0 && ret != -EINTR) {
-			cli__err(CMD, "reading exit records: %s", strerror(-ret));
+			cli__err(CMD, "reading exit records: %s",
+				 strerror(-ret));
 			status = EXIT_FAIL;
 			break;
 		}
-		if (child > 0 && wait4(child, &wstatus, WNOHANG, &ru) == child) {
+		if (child > 0 &&
+		    wait4(child, &wstatus, WNOHANG, &ru) == child) {
 			/* every record of its tasks was sent before it could
 			 * be reaped: take what is queued, then stop */
 			ctxmon_taskstats_read(c, 0, on_exit_rec, r);
@@ -455,8 +461,9 @@ static int run_watch(struct ts_run *r, struct ctxmon_taskstats_conn *c)
 		status = capture__exit_status(wstatus);
 	}
 	if (ctxmon_taskstats_dropped(c))
-		cli__err(CMD, "the socket overflowed %" PRIu64 " times: exit "
-			      "records were lost",
+		cli__err(CMD,
+			 "the socket overflowed %" PRIu64 " times: exit "
+			 "records were lost",
 			 ctxmon_taskstats_dropped(c));
 	return status;
 }

@@ -29,12 +29,12 @@ struct top_run {
 	struct top_view view;
 	double delay_s;
 	bool batch;
-	unsigned long iterations;	/* 0: until stopped */
-	unsigned long limit;		/* batch rows per frame, 0: all */
+	unsigned long iterations; /* 0: until stopped */
+	unsigned long limit; /* batch rows per frame, 0: all */
 	struct ctxmon_session *s;
 	struct top_source *src;
-	struct top_frame frame;		/* the frame on show */
-	struct sys_sample *sys;		/* [0] frame start, [1] frame end */
+	struct top_frame frame; /* the frame on show */
+	struct sys_sample *sys; /* [0] frame start, [1] frame end */
 	bool have_frame, paused, help, editing;
 	char edit[sizeof(((struct top_view *)0)->filter)];
 	int werr;
@@ -109,8 +109,10 @@ static int parse(struct top_run *r, int argc, char **argv)
 		case 'd':
 			if (cli__parse_double(optarg, &r->delay_s) < 0 ||
 			    r->delay_s < 0.1 || r->delay_s > 86400) {
-				cli__err(CMD, "bad delay '%s': give seconds, "
-					      "0.1 or more", optarg);
+				cli__err(CMD,
+					 "bad delay '%s': give seconds, "
+					 "0.1 or more",
+					 optarg);
 				return -1;
 			}
 			break;
@@ -119,7 +121,8 @@ static int parse(struct top_run *r, int argc, char **argv)
 			break;
 		case 'n':
 			if (cli__parse_uint(optarg, 1ul << 30, &v) < 0 || !v) {
-				cli__err(CMD, "bad iteration count '%s'", optarg);
+				cli__err(CMD, "bad iteration count '%s'",
+					 optarg);
 				return -1;
 			}
 			r->iterations = v;
@@ -139,7 +142,8 @@ static int parse(struct top_run *r, int argc, char **argv)
 			break;
 		case 's':
 			if (top_view__parse_sort(optarg, &r->view.sort) < 0) {
-				cli__err(CMD, "unknown sort key '%s'; one of: %s",
+				cli__err(CMD,
+					 "unknown sort key '%s'; one of: %s",
 					 optarg, top_view__sort_keys());
 				return -1;
 			}
@@ -160,8 +164,9 @@ static int parse(struct top_run *r, int argc, char **argv)
 		}
 	}
 	if (optind < argc) {
-		cli__err(CMD, "unexpected argument '%s' (top watches the machine "
-			      "or -p/-t; for a command use ctxmon stat)",
+		cli__err(CMD,
+			 "unexpected argument '%s' (top watches the machine "
+			 "or -p/-t; for a command use ctxmon stat)",
 			 argv[optind]);
 		return -1;
 	}
@@ -234,8 +239,9 @@ static int next_frame(struct top_run *r)
 	int ret = top_source__frame(r->src, &f);
 
 	if (ret < 0) {
-		cli__err(CMD, "%s", ret == -ENOMEM ? "out of memory" :
-					    ctxmon_session_error(r->s));
+		cli__err(CMD, "%s",
+			 ret == -ENOMEM ? "out of memory" :
+					  ctxmon_session_error(r->s));
 		return ret;
 	}
 	top_frame__clear(&r->frame);
@@ -371,9 +377,11 @@ static void draw(struct top_run *r)
 		for (size_t i = 0; i < ARRAY_SIZE(help_lines); i++)
 			if ((int)strlen(help_lines[i]) > w)
 				w = (int)strlen(help_lines[i]);
-		for (size_t i = 0; i < ARRAY_SIZE(help_lines) &&
-				   top + (int)i < LINES - 1; i++) {
-			snprintf(line, sizeof(line), " %-*s ", w, help_lines[i]);
+		for (size_t i = 0;
+		     i < ARRAY_SIZE(help_lines) && top + (int)i < LINES - 1;
+		     i++) {
+			snprintf(line, sizeof(line), " %-*s ", w,
+				 help_lines[i]);
 			attron(A_REVERSE);
 			mvaddnstr(top + (int)i, 2, line, COLS - 2);
 			attroff(A_REVERSE);
@@ -395,9 +403,9 @@ static void draw(struct top_run *r)
 }
 
 static const enum top_sort digit_sort[9] = {
-	TOP_SORT_PID,  TOP_SORT_COMM, TOP_SORT_SWITCHES,
+	TOP_SORT_PID,  TOP_SORT_COMM,  TOP_SORT_SWITCHES,
 	TOP_SORT_VOL,  TOP_SORT_INVOL, TOP_SORT_RUN,
-	TOP_SORT_WAIT, TOP_SORT_P99,  TOP_SORT_MAXLAT,
+	TOP_SORT_WAIT, TOP_SORT_P99,   TOP_SORT_MAXLAT,
 };
 
 /* One key of the filter prompt. */
@@ -439,11 +447,12 @@ static bool key(struct top_run *r, int ch)
 		r->help = true;
 		break;
 	case 's':
-		r->view.sort = (enum top_sort)((r->view.sort + 1) % TOP_SORT__MAX);
+		r->view.sort =
+			(enum top_sort)((r->view.sort + 1) % TOP_SORT__MAX);
 		break;
 	case 'S':
-		r->view.sort = (enum top_sort)((r->view.sort + TOP_SORT__MAX - 1) %
-					       TOP_SORT__MAX);
+		r->view.sort = (enum top_sort)(
+			(r->view.sort + TOP_SORT__MAX - 1) % TOP_SORT__MAX);
 		break;
 	case 't':
 	case 'H':
@@ -484,8 +493,9 @@ static int run_tui(struct top_run *r)
 	 * returns NULL instead, and the error is ours to say. */
 	scr = newterm(NULL, stdout, stdin);
 	if (!scr) {
-		cli__err(CMD, "cannot use the terminal (TERM=%s): set TERM, or "
-			      "use -b for text output",
+		cli__err(CMD,
+			 "cannot use the terminal (TERM=%s): set TERM, or "
+			 "use -b for text output",
 			 term ? term : "(unset)");
 		return -ENOTTY;
 	}
@@ -545,7 +555,8 @@ static int run_tui(struct top_run *r)
 
 int cmd_top(int argc, char **argv)
 {
-	struct top_run r = { .delay_s = 1.0, .limit = 20,
+	struct top_run r = { .delay_s = 1.0,
+			     .limit = 20,
 			     .view = { .sort = TOP_SORT_SWITCHES } };
 	int status = EXIT_FAIL, ret;
 

@@ -166,6 +166,16 @@ const struct ctxmon_stats **top_view__rows(const struct top_view *v,
 int top_view__header(char *buf, size_t len, int width,
 		     const struct top_frame *f, const struct sys_sample *a,
 		     const struct sys_sample *b, const struct top_view *v);
+struct report;
+struct output_opts;
+/*
+ * stat --rates: @r's tables (those @o asks for, at most o->limit rows)
+ * with top's per-second columns over r->duration_ns, then the capture
+ * line.  0 or -errno when writing failed.
+ */
+int top_view__print_rates(FILE *f, const struct output_opts *o,
+			  const struct report *r);
+
 /* The column titles, and one row, @width columns at most. */
 void top_view__title(char *buf, size_t len, int width, bool procs);
 void top_view__row(char *buf, size_t len, int width,

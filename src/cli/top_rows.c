@@ -262,8 +262,7 @@ void tier__announce(const char *cmd, struct ctxmon_session *s,
 		 ctxmon_session_backend(s));
 }
 
-void tier__print(FILE *f, struct ctxmon_session *s,
-		 const struct kernel_cmp *k)
+void tier__print(FILE *f, struct ctxmon_session *s, const struct kernel_cmp *k)
 {
 	const char *limits = session__limits(s);
 	long long dv, di;
@@ -276,17 +275,19 @@ void tier__print(FILE *f, struct ctxmon_session *s,
 	dv = (long long)(k->ru_nvcsw - k->traced_vol);
 	di = (long long)(k->ru_nivcsw - k->traced_invol);
 	if (session__counting(s)) {
-		fprintf(f, "  the getrusage totals are exact; the rows miss what "
-			   "threads did after their last sample: voluntary "
-			   "%lld, involuntary %lld\n",
+		fprintf(f,
+			"  the getrusage totals are exact; the rows miss what "
+			"threads did after their last sample: voluntary "
+			"%lld, involuntary %lld\n",
 			dv, di);
 	} else if (dv == 0 && di > 0) {
 		/* perf-switch: the events leave a dying thread before it
 		 * is done (see docs/accounting.md) */
-		fprintf(f, "  involuntary is %lld short: this tier does not see "
-			   "an exiting thread after its exit record, where it "
-			   "can still be preempted (%" PRIu64 " threads "
-			   "exited)\n",
+		fprintf(f,
+			"  involuntary is %lld short: this tier does not see "
+			"an exiting thread after its exit record, where it "
+			"can still be preempted (%" PRIu64 " threads "
+			"exited)\n",
 			di, k->exit_switches);
 	}
 }

@@ -23,9 +23,9 @@
 
 struct top_source {
 	struct ctxmon_session *s;
-	struct ctxmon_account *a;	/* streaming sessions only */
-	struct rows_snap snap;		/* counting sessions only */
-	uint64_t last_ts;		/* end of the previous frame */
+	struct ctxmon_account *a; /* streaming sessions only */
+	struct rows_snap snap; /* counting sessions only */
+	uint64_t last_ts; /* end of the previous frame */
 	uint64_t prev_events, prev_lost;
 };
 
@@ -154,8 +154,8 @@ int sys_sample__read(struct sys_sample *s)
 		} else if (sscanf(line,
 				  "cpu%d %llu %llu %llu %llu %llu %llu %llu "
 				  "%llu",
-				  &cpu, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
-				  &v[6], &v[7]) == 9 &&
+				  &cpu, &v[0], &v[1], &v[2], &v[3], &v[4],
+				  &v[5], &v[6], &v[7]) == 9 &&
 			   cpu >= 0 && cpu < TOP_MAX_CPUS) {
 			/* user nice system idle iowait irq softirq steal */
 			s->busy[cpu] = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "cli/top.h"
+#include "output/output.h"
 
 static const char *const sort_names[TOP_SORT__MAX] = {
 	[TOP_SORT_SWITCHES] = "switches", [TOP_SORT_VOL] = "vol",
@@ -52,13 +53,20 @@ const char *top_view__sort_keys(void)
 static uint64_t key_value(const struct ctxmon_stats *r, enum top_sort k)
 {
 	switch (k) {
-	case TOP_SORT_VOL: return r->voluntary;
-	case TOP_SORT_INVOL: return r->involuntary;
-	case TOP_SORT_RUN: return r->run_ns;
-	case TOP_SORT_WAIT: return r->wait_ns;
-	case TOP_SORT_P99: return rows__percentile(&r->lat, 99.0);
-	case TOP_SORT_MAXLAT: return r->lat.max_ns;
-	default: return r->voluntary + r->involuntary;
+	case TOP_SORT_VOL:
+		return r->voluntary;
+	case TOP_SORT_INVOL:
+		return r->involuntary;
+	case TOP_SORT_RUN:
+		return r->run_ns;
+	case TOP_SORT_WAIT:
+		return r->wait_ns;
+	case TOP_SORT_P99:
+		return rows__percentile(&r->lat, 99.0);
+	case TOP_SORT_MAXLAT:
+		return r->lat.max_ns;
+	default:
+		return r->voluntary + r->involuntary;
 	}
 }
 
@@ -76,7 +84,8 @@ static int cmp_rows(const void *pa, const void *pb)
 		if (c)
 			return c;
 	} else if (cur_sort != TOP_SORT_PID) {
-		uint64_t va = key_value(a, cur_sort), vb = key_value(b, cur_sort);
+		uint64_t va = key_value(a, cur_sort),
+			 vb = key_value(b, cur_sort);
 
 		if (va != vb)
 			return va < vb ? 1 : -1;
@@ -102,8 +111,7 @@ static bool matches(const char *filter, const struct ctxmon_stats *r)
 }
 
 const struct ctxmon_stats **top_view__rows(const struct top_view *v,
-					   const struct top_frame *f,
-					   size_t *n)
+					   const struct top_frame *f, size_t *n)
 {
 	const struct ctxmon_stats *rows = v->procs ? f->procs : f->threads;
 	size_t nrows = v->procs ? f->nprocs : f->nthreads, cnt = 0;
@@ -208,7 +216,8 @@ void top_view__row(char *buf, size_t len, int width,
 	fmt_pct(run, sizeof(run), r->run_ns, dur_ns);
 	fmt_pct(wait, sizeof(wait), r->wait_ns, dur_ns);
 	if (r->lat.count) {
-		fmt_short_dur(p99, sizeof(p99), rows__percentile(&r->lat, 99.0));
+		fmt_short_dur(p99, sizeof(p99),
+			      rows__percentile(&r->lat, 99.0));
 		fmt_short_dur(mx, sizeof(mx), r->lat.max_ns);
 	} else {
 		strcpy(p99, "-");
@@ -248,20 +257,22 @@ int top_view__header(char *buf, size_t len, int width,
 	localtime_r(&now, &tm);
 	strftime(clock, sizeof(clock), "%H:%M:%S", &tm);
 	snprintf(line, sizeof(line),
-		 "ctxmon top - %s  %s backend  frame %.2fs  %s by %s%s%s", clock,
-		 f->backend ? f->backend : "?", f->dur_ns / 1e9,
-		 v->procs ? "processes" : "threads", top_view__sort_name(v->sort),
-		 v->filter[0] ? "  filter " : "", v->filter);
+		 "ctxmon top - %s  %s backend  frame %.2fs  %s by %s%s%s",
+		 clock, f->backend ? f->backend : "?", f->dur_ns / 1e9,
+		 v->procs ? "processes" : "threads",
+		 top_view__sort_name(v->sort), v->filter[0] ? "  filter " : "",
+		 v->filter);
 	lines += add_line(buf, len, width, line);
-	snprintf(line, sizeof(line),
-		 "system switches/s %s  ctxmon cpu %.1f%%  events %s  lost %" PRIu64
-		 " (%" PRIu64 " total)",
-		 fmt_rate(r1, sizeof(r1), b->ctxt - a->ctxt,
-			  b->ts > a->ts ? b->ts - a->ts : 0),
-		 dt > 0 ? (double)(b->self_cpu_us - a->self_cpu_us) / 1e4 / dt :
-			  0.0,
-		 fmt_rate(r2, sizeof(r2), f->events, 1000000000ull), f->lost,
-		 f->lost_total);
+	snprintf(
+		line, sizeof(line),
+		"system switches/s %s  ctxmon cpu %.1f%%  events %s  lost %" PRIu64
+		" (%" PRIu64 " total)",
+		fmt_rate(r1, sizeof(r1), b->ctxt - a->ctxt,
+			 b->ts > a->ts ? b->ts - a->ts : 0),
+		dt > 0 ? (double)(b->self_cpu_us - a->self_cpu_us) / 1e4 / dt :
+			 0.0,
+		fmt_rate(r2, sizeof(r2), f->events, 1000000000ull), f->lost,
+		f->lost_total);
 	lines += add_line(buf, len, width, line);
 	/* per CPU when they fit two lines, else a summary */
 	line[0] = '\0';
@@ -273,7 +284,8 @@ int top_view__header(char *buf, size_t len, int width,
 			char cell[32];
 
 			snprintf(cell, sizeof(cell), "cpu%d %3.0f%% busy  ", c,
-				 tot ? 100.0 * (double)busy / (double)tot : 0.0);
+				 tot ? 100.0 * (double)busy / (double)tot :
+				       0.0);
 			if (width > 0 && used + strlen(cell) > (size_t)width) {
 				lines += add_line(buf, len, width, line);
 				line[0] = '\0';
@@ -288,9 +300,9 @@ int top_view__header(char *buf, size_t len, int width,
 		for (int c = 0; c < b->ncpus; c++) {
 			uint64_t tot = b->total[c] - a->total[c];
 			double p = tot ? 100.0 *
-						 (double)(b->busy[c] -
-							  a->busy[c]) /
-						 (double)tot :
+						   (double)(b->busy[c] -
+							    a->busy[c]) /
+						   (double)tot :
 					 0;
 
 			sum += p;
@@ -304,4 +316,59 @@ int top_view__header(char *buf, size_t len, int width,
 	if (line[0])
 		lines += add_line(buf, len, width, line);
 	return lines;
+}
+
+static void rates_table(FILE *f, const struct ctxmon_stats *rows, size_t n,
+			uint64_t dur_ns, bool procs, size_t limit)
+{
+	struct top_frame fr = { .dur_ns = dur_ns };
+	struct top_view v = { .sort = TOP_SORT_SWITCHES, .procs = procs,
+			      .all_rows = true };
+	const struct ctxmon_stats **sorted;
+	char line[256];
+	size_t cnt, shown;
+
+	if (procs) {
+		fr.procs = (struct ctxmon_stats *)rows;
+		fr.nprocs = n;
+	} else {
+		fr.threads = (struct ctxmon_stats *)rows;
+		fr.nthreads = n;
+	}
+	sorted = top_view__rows(&v, &fr, &cnt);
+	if (!sorted)
+		return;
+	top_view__title(line, sizeof(line), 80, procs);
+	fprintf(f, "%s\n", line);
+	shown = limit && limit < cnt ? limit : cnt;
+	for (size_t i = 0; i < shown; i++) {
+		top_view__row(line, sizeof(line), 80, sorted[i], dur_ns, procs);
+		fprintf(f, "%s\n", line);
+	}
+	if (shown < cnt)
+		fprintf(f, "%7s (%zu more)\n", "...", cnt - shown);
+	free(sorted);
+}
+
+int top_view__print_rates(FILE *f, const struct output_opts *o,
+			  const struct report *r)
+{
+	if (r->interval >= 0)
+		fprintf(f, "--- interval %d, %.3f s ---\n", r->interval,
+			r->interval_ts_ns / 1e9);
+	if (o->processes)
+		rates_table(f, r->procs, r->nprocs, r->duration_ns, true,
+			    o->limit);
+	if (o->processes && o->threads)
+		fputc('\n', f);
+	if (o->threads)
+		rates_table(f, r->threads, r->nthreads, r->duration_ns, false,
+			    o->limit);
+	fprintf(f, "capture: %s backend, %.3f s, %" PRIu64 " events, %" PRIu64
+		   " lost\n",
+		r->backend ? r->backend : "?", r->duration_ns / 1e9,
+		r->cap.events, r->cap.lost);
+	if (fflush(f) == EOF || ferror(f))
+		return errno ? -errno : -EIO;
+	return 0;
 }

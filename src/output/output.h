@@ -36,6 +36,7 @@ struct kernel_cmp {
 	uint64_t exit_switches;			/* all last switch-outs */
 	uint64_t leader_exits;			/* of them, process leaders' */
 	uint64_t exit_preempt;			/* ambiguous involuntary */
+	uint64_t after_fold;			/* involuntary rusage misses */
 };
 
 /* Add thread rows of the command's tree to @k's traced sums (not the

@@ -141,11 +141,17 @@ void output__kernel_add(struct kernel_cmp *k, const struct ctxmon_stats *rows,
 		k->traced_invol += t->involuntary;
 		k->exit_switches += t->exit_switch;
 		if (t->tid == t->tgid) {
+			/* (a leader's counters are read at reap, so nothing
+			 * of it comes after the fold) */
 			/* A leader's last switch is read at reap: counted. */
 			k->leader_exits += t->exit_switch;
 			k->traced_vol += t->exit_switch;
 		} else {
 			k->exit_preempt += t->exit_preempt;
+			/* Switches the backend saw after the fold are real,
+			 * but the kernel will not report them. */
+			k->after_fold += t->after_fold;
+			k->traced_invol -= t->after_fold;
 		}
 	}
 }
@@ -175,6 +181,11 @@ static void text_kernel(FILE *f, const struct kernel_cmp *k)
 	fprintf(f, "  %" PRIu64 " exit switch-outs reported apart (%" PRIu64
 		   " of process leaders, which the kernel counts at reap)\n",
 		k->exit_switches, k->leader_exits);
+	if (k->after_fold)
+		fprintf(f, "  %" PRIu64 " preemptions of exiting threads after "
+			   "the kernel folded their counters, left out as the "
+			   "kernel does\n",
+			k->after_fold);
 	if (k->exit_preempt)
 		fprintf(f, "  %" PRIu64 " preemptions of exiting threads: the "
 			   "kernel counts those before exit folds the thread's "
@@ -335,6 +346,7 @@ static void json_row(FILE *f, const struct ctxmon_stats *r, bool procs,
 		",\"switch_in\":%" PRIu64
 		",\"voluntary\":%" PRIu64 ",\"involuntary\":%" PRIu64
 		",\"exit_switch\":%" PRIu64 ",\"exit_preempt\":%" PRIu64
+		",\"after_fold\":%" PRIu64
 		",\"run_ns\":%" PRIu64
 		",\"wait_ns\":%" PRIu64 ",\"sleep_s_ns\":%" PRIu64
 		",\"sleep_d_ns\":%" PRIu64 ",\"sleep_other_ns\":%" PRIu64
@@ -344,6 +356,7 @@ static void json_row(FILE *f, const struct ctxmon_stats *r, bool procs,
 		r->exited ? "true" : "false", r->incomplete ? "true" : "false",
 		r->switch_out, r->switch_in,
 		r->voluntary, r->involuntary, r->exit_switch, r->exit_preempt,
+		r->after_fold,
 		r->run_ns, r->wait_ns, r->sleep_ns[CTXMON_SLEEP_S],
 		r->sleep_ns[CTXMON_SLEEP_D], r->sleep_ns[CTXMON_SLEEP_OTHER],
 		r->last_ts - r->first_ts, r->first_ts, r->migrations,
@@ -427,11 +440,13 @@ static void json_report(FILE *f, struct report *r)
 			",\"traced_involuntary\":%" PRIu64
 			",\"exit_switches\":%" PRIu64
 			",\"leader_exit_switches\":%" PRIu64
-			",\"exit_preempt\":%" PRIu64 ",\"match\":%s"
+			",\"exit_preempt\":%" PRIu64 ",\"after_fold\":%" PRIu64
+			",\"match\":%s"
 			",\"exact\":%s}",
 			k->ru_nvcsw, k->ru_nivcsw, k->traced_vol,
 			k->traced_invol, k->exit_switches, k->leader_exits,
-			k->exit_preempt, output__kernel_match(k) ? "true" : "false",
+			k->exit_preempt, k->after_fold,
+			output__kernel_match(k) ? "true" : "false",
 			k->traced_vol == k->ru_nvcsw &&
 					k->traced_invol == k->ru_nivcsw ?
 				"true" : "false");

@@ -86,8 +86,8 @@ static void test_schedstat_sched_status(void **state)
 
 	(void)state;
 	memset(&t, 0, sizeof(t));
-	assert_int_equal(procfs__parse_schedstat("176909132 12199457 413\n", &t),
-			 0);
+	assert_int_equal(
+		procfs__parse_schedstat("176909132 12199457 413\n", &t), 0);
 	assert_int_equal(t.run_ns, 176909132);
 	assert_int_equal(t.wait_ns, 12199457);
 	assert_int_equal(t.timeslices, 413);
@@ -167,7 +167,8 @@ static void test_backend_command(void **state)
 		memset(&si, 0, sizeof(si));
 		assert_true(ctxmon_session_poll(s, 20, NULL, NULL) >= 0);
 		if (waitid(P_PID, (id_t)ctxmon_session_child(s), &si,
-			   WEXITED | WNOWAIT | WNOHANG) == 0 && si.si_pid)
+			   WEXITED | WNOWAIT | WNOHANG) == 0 &&
+		    si.si_pid)
 			break;
 	}
 	usleep(5000); /* the zombie's last switch-out */

@@ -148,7 +148,8 @@ static void test_percentile(void **state)
 static void test_view(void **state)
 {
 	struct ctxmon_stats th[4];
-	struct top_frame f = { .threads = th, .nthreads = 4,
+	struct top_frame f = { .threads = th,
+			       .nthreads = 4,
 			       .dur_ns = 1000000000ull };
 	struct top_view v = { .sort = TOP_SORT_SWITCHES };
 	const struct ctxmon_stats **rows;

@@ -342,6 +342,14 @@ static __always_inline void irq_nest(bool hard, bool entry)
 		(*n)--;
 }
 
+static __always_inline void irq_reset(void)
+{
+	struct ctxsw_cpu *c = this_cpu();
+
+	if (c)
+		c->hardirq = c->softirq = 0;
+}
+
 static __always_inline __u8 irq_ctx(void)
 {
 	struct ctxsw_cpu *c = this_cpu();
@@ -381,6 +389,9 @@ static __always_inline int on_switch(unsigned long long *ctx, bool preempt,
 
 	if (filtering() && !task_selected(prev) && !task_selected(next))
 		return 0;
+	/* No switch happens inside an irq handler: a nesting count left up
+	 * by an entry whose exit we missed (attached in between) ends here. */
+	irq_reset();
 
 	if (state & (CTXSW_STATE_X | CTXSW_STATE_Z)) {
 		kind = CTXSW_KIND_EXIT;
@@ -405,6 +416,14 @@ static __always_inline int on_switch(unsigned long long *ctx, bool preempt,
 					c->inexact++;
 			}
 		}
+		/* exit_notify() sets exit_state as it folds a thread's
+		 * counters into its process (a leader's are read at reap):
+		 * rusage will not see a switch after that */
+		flags |= CTXSW_F_FOLD_KNOWN;
+		if (kind == CTXSW_KIND_INVOLUNTARY &&
+		    BPF_CORE_READ(prev, exit_state) &&
+		    prev_tid != BPF_CORE_READ(prev, tgid))
+			flags |= CTXSW_F_AFTER_FOLD;
 		/* the counters after this switch are the base for the next
 		 * one, even if the switch-in between goes unseen */
 		if (old) {
@@ -910,6 +929,7 @@ struct sw_out { /* prev's side of a switch */
 	__u64 nv, niv; /* its counters, the kernel's increment in */
 	__u32 state; /* enum ctxmon_task_state bits */
 	bool preempt;
+	bool after_fold; /* a non-leader whose counters exit has folded */
 };
 
 /* Returns the switch kind used, +8 when it had to be guessed. */
@@ -941,12 +961,15 @@ static __always_inline __u32 row_switch_out(struct ctxsw_row *r,
 	else
 		row_advance(r, ts);
 	r->switch_out++;
-	if (kind == CTXSW_KIND_VOLUNTARY)
+	if (kind == CTXSW_KIND_VOLUNTARY) {
 		r->voluntary++;
-	else if (kind == CTXSW_KIND_INVOLUNTARY)
+	} else if (kind == CTXSW_KIND_INVOLUNTARY) {
 		r->involuntary++;
-	else
+		if (o->after_fold)
+			r->after_fold++;
+	} else {
 		r->exit_switch++;
+	}
 	if (kind == CTXSW_KIND_EXIT) {
 		row_end(r, ts);
 		return kind | guessed;
@@ -1107,6 +1130,8 @@ int BPF_PROG(agg_sched_switch, bool preempt, struct task_struct *prev,
 	read_task(prev, &pi);
 	read_task(next, &ni);
 	agg_cpu_switch(o.ts, ni.tid);
+	irq_reset();
+	o.after_fold = BPF_CORE_READ(prev, exit_state) && pi.tid != pi.tgid;
 
 	if (pi.tid > 0 && (!filtering() || task_selected(prev))) {
 		o.nv = BPF_CORE_READ(prev, nvcsw);

@@ -40,6 +40,8 @@
 #define CTXSW_F_KIND_EXACT (1u << 0)
 #define CTXSW_F_IN_IRQ (1u << 1)
 #define CTXSW_F_IN_SOFTIRQ (1u << 2)
+#define CTXSW_F_FOLD_KNOWN (1u << 3)
+#define CTXSW_F_AFTER_FOLD (1u << 4)
 
 /* sw.kind (= enum ctxmon_switch_kind). */
 #define CTXSW_KIND_INVOLUNTARY 0
@@ -179,6 +181,7 @@ struct ctxsw_row {
 	__s32 cpu;		/* RUNNING: where */
 	__u32 csw_valid;	/* nvcsw/nivcsw below were read */
 	__u64 nvcsw, nivcsw;	/* counters at the last switch in or out */
+	__u64 after_fold;	/* involuntary, after exit folded counters */
 };
 
 /*
