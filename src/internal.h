@@ -197,6 +197,11 @@ struct backend_ops {
 			 size_t *n);
 	/* What the backend cannot show, one line for the output, or NULL. */
 	const char *limits;
+	/* Optional, counting backends: per-CPU busy/idle since capture
+	 * start, charged up to @now; *cpus malloc'd, caller frees.  0 or
+	 * -errno. */
+	int (*read_cpus)(void *priv, uint64_t now, struct ctxmon_cpu_stats **cpus,
+			 size_t *n);
 };
 
 extern const struct backend_ops backend_perf;
@@ -215,6 +220,10 @@ bool session__counting(const struct ctxmon_session *s);
  * for a streaming one. */
 int session__read_rows(struct ctxmon_session *s, uint64_t now,
 		       struct ctxmon_stats **rows, size_t *n);
+/* Per-CPU numbers of a counting backend, see backend_ops.read_cpus;
+ * -EOPNOTSUPP when it has none. */
+int session__read_cpus(struct ctxmon_session *s, uint64_t now,
+		       struct ctxmon_cpu_stats **cpus, size_t *n);
 /* The backend's backend_ops.limits, or NULL. */
 const char *session__limits(const struct ctxmon_session *s);
 

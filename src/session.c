@@ -491,6 +491,14 @@ int session__read_rows(struct ctxmon_session *s, uint64_t now,
 	return ret;
 }
 
+int session__read_cpus(struct ctxmon_session *s, uint64_t now,
+		       struct ctxmon_cpu_stats **cpus, size_t *n)
+{
+	if (!s->be || !s->be->ops->read_cpus)
+		return -EOPNOTSUPP;
+	return s->be->ops->read_cpus(s->priv, now, cpus, n);
+}
+
 const char *session__limits(const struct ctxmon_session *s)
 {
 	return s->be ? s->be->ops->limits : NULL;

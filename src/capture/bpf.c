@@ -1310,5 +1310,7 @@ const struct backend_ops backend_bpf_agg = {
 	.close = bpf_close,
 	.attach = bpf_attach,
 	.read_rows = bpf_backend__read_rows,
-	.limits = "counted in the kernel: per-thread totals, no event stream",
+	.read_cpus = bpf_backend__read_cpus,
+	/* not a degraded tier: it shows all stat shows but the causes */
+	.limits = NULL,
 };

@@ -226,13 +226,31 @@ void capture__session_opts(const struct capture_opts *c,
 struct ctxmon_session *capture__start(const char *cmd,
 				      const struct capture_opts *c, int *status)
 {
+	return capture__start_prefer(cmd, c, NULL, status);
+}
+
+struct ctxmon_session *capture__start_prefer(const char *cmd,
+					     const struct capture_opts *c,
+					     const char *prefer, int *status)
+{
 	struct ctxmon_session_opts o;
-	struct ctxmon_session *s;
+	struct ctxmon_session *s = NULL;
 	int ret;
 
 	capture__session_opts(c, &o);
 	*status = EXIT_FAIL;
-	s = ctxmon_session_open(&o);
+	if (prefer && !c->backend) {
+		/* The preferred backend is tried quietly: where it does not
+		 * load, the usual choice follows, and -v says why. */
+		o.backend = prefer;
+		s = ctxmon_session_open(&o);
+		if (!s && c->verbose)
+			fprintf(stderr, "backend: %s not used: %s\n", prefer,
+				ctxmon_last_error());
+		o.backend = c->backend;
+	}
+	if (!s)
+		s = ctxmon_session_open(&o);
 	if (!s) {
 		cli__err(cmd, "%s", ctxmon_last_error());
 		return NULL;

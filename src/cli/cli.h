@@ -73,7 +73,11 @@ enum {
 	"                         the children they fork during capture)\n"   \
 	"  -t, --tid TID[,TID..]  these threads only\n"                       \
 	"      --duration SEC     stop after SEC seconds\n"                   \
-	"      --backend NAME     capture backend: auto (default), perf\n"    \
+	"      --backend NAME     capture backend: auto (default: bpf, else\n" \
+	"                         perf, else the unprivileged tiers), bpf,\n"  \
+	"                         bpf-agg (counted in the kernel; stat's\n"    \
+	"                         default), perf, ftrace, ftrace-text,\n"      \
+	"                         perf-switch, proc\n"                         \
 	"  -m, --buffer-size KB   per-CPU buffer size in KiB\n"               \
 	"      --tracefs DIR      tracefs mount point (default: found in\n"   \
 	"                         /proc/mounts)\n"                             \
@@ -100,6 +104,10 @@ void capture__session_opts(const struct capture_opts *c,
 struct ctxmon_session *capture__start(const char *cmd,
 				      const struct capture_opts *c,
 				      int *status);
+/* Same, trying backend @prefer first when none was asked for. */
+struct ctxmon_session *capture__start_prefer(const char *cmd,
+					     const struct capture_opts *c,
+					     const char *prefer, int *status);
 /* Seed the account with /proc's tasks for the target; 0 or -1 (printed). */
 int capture__seed(const char *cmd, const struct capture_opts *c,
 		  struct ctxmon_account *a);

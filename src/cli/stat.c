@@ -37,6 +37,8 @@ struct stat_run {
 	int werr;		/* first write error, -errno */
 	bool causes;		/* --causes */
 	struct kernel_cmp ksum;	/* traced sums over the whole run */
+	struct ctxmon_cpu_stats *prev_cpus; /* -I, counting backend */
+	size_t nprev_cpus;
 	struct rows_snap snap;	/* -I with a counting tier: last rows */
 	/* -I: capture counters at the previous interval's end, so each
 	 * record shows its own interval's events and losses. */
@@ -117,6 +119,43 @@ static int interval_deltas(struct stat_run *r, struct ctxmon_session_stats *c)
 	return 0;
 }
 
+/*
+ * Per-CPU numbers: from the account, or from a backend that counts in the
+ * kernel (its totals since start, turned into this interval's with -I).
+ */
+static struct ctxmon_cpu_stats *stat_cpus(struct stat_run *r, uint64_t ts,
+					  size_t *n)
+{
+	struct ctxmon_cpu_stats *c = NULL, *p;
+
+	if (!session__counting(r->s) || session__read_cpus(r->s, ts, &c, n) < 0)
+		return ctxmon_account_cpus(r->a, n);
+	if (!r->interval_ns)
+		return c;
+	p = calloc(*n ? *n : 1, sizeof(*p));
+	if (!p) {
+		free(c);
+		return NULL;
+	}
+	for (size_t i = 0; i < *n; i++) {
+		p[i] = c[i];
+		for (size_t j = 0; j < r->nprev_cpus; j++) {
+			const struct ctxmon_cpu_stats *o = &r->prev_cpus[j];
+
+			if (o->cpu != c[i].cpu)
+				continue;
+			p[i].busy_ns -= o->busy_ns;
+			p[i].idle_ns -= o->idle_ns;
+			p[i].switches -= o->switches;
+			p[i].first_ts = o->last_ts;
+		}
+	}
+	free(r->prev_cpus);
+	r->prev_cpus = c;
+	r->nprev_cpus = *n;
+	return p;
+}
+
 /* Print the numbers accumulated up to @ts. */
 static int emit(struct stat_run *r, uint64_t ts, bool final)
 {
@@ -132,11 +171,12 @@ static int emit(struct stat_run *r, uint64_t ts, bool final)
 	if (ret < 0)
 		goto out;
 	ret = -ENOMEM;
-	cpus = ctxmon_account_cpus(r->a, &ncpu);
+	cpus = stat_cpus(r, ts, &ncpu);
 	if (!cpus)
 		goto out;
 	ctxmon_session_get_stats(r->s, &rep.cap);
 	rep.backend = ctxmon_session_backend(r->s);
+	rep.counted = session__counting(r->s);
 	rep.duration_ns = ts > r->start_ts ? ts - r->start_ts : 0;
 	if (r->interval_ns && interval_deltas(r, &rep.cap) == 0)
 		rep.duration_ns = ts - r->prev_ts;
@@ -175,7 +215,9 @@ static int emit(struct stat_run *r, uint64_t ts, bool final)
 		ret = top_view__print_rates(r->f, &r->out, &rep);
 	else
 		ret = output__report(r->f, &r->out, &rep);
-	if (ret == 0 && r->out.fmt == OUT_TABLE)
+	/* the tier's note once, and again with the kernel's totals */
+	if (ret == 0 && r->out.fmt == OUT_TABLE &&
+	    (!r->index || rep.kernel.valid))
 		tier__print(r->f, r->s, &rep.kernel);
 	if (ret < 0 && !r->werr)
 		r->werr = ret;
@@ -388,7 +430,10 @@ int cmd_stat(int argc, char **argv)
 		}
 	}
 	cli__signals();
-	r.s = capture__start(CMD, &r.cap, &status);
+	/* Counting in the kernel sends nothing per event: the cheapest way
+	 * to get every number stat shows but the causes. */
+	r.s = capture__start_prefer(CMD, &r.cap, r.causes ? NULL : "bpf-agg",
+				    &status);
 	if (!r.s)
 		goto out;
 	tier__announce(CMD, r.s, r.cap.backend);
@@ -450,6 +495,7 @@ out:
 		cli__err(CMD, "writing %s: %s", r.outpath, strerror(errno));
 		status = EXIT_FAIL;
 	}
+	free(r.prev_cpus);
 	free(r.lost_cpu);
 	free(r.prev_lost_cpu);
 	rows__snap_free(&r.snap);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <curses.h>
+#include <term.h>
 
 #include "cli/cli.h"
 #include "cli/top.h"
@@ -571,6 +572,21 @@ int cmd_top(int argc, char **argv)
 			      "for text frames (e.g. ctxmon top -b -n 3)");
 		capture__free(&r.cap);
 		return EXIT_USAGE;
+	}
+	if (!r.batch) {
+		int err = 0;
+
+		/* before the capture is set up: a terminal ncurses cannot
+		 * drive is said at once */
+		if (setupterm(NULL, STDOUT_FILENO, &err) != OK) {
+			const char *term = getenv("TERM");
+
+			cli__err(CMD, "cannot use the terminal (TERM=%s): set "
+				      "TERM, or use -b for text output",
+				 term ? term : "(unset)");
+			capture__free(&r.cap);
+			return EXIT_USAGE;
+		}
 	}
 	r.sys = calloc(2, sizeof(*r.sys));
 	if (!r.sys) {

@@ -75,6 +75,8 @@ struct report {
 	bool has_exit;
 	int exit_status;
 	const char *source;		/* recording file (report), or NULL */
+	bool counted;			/* numbers counted in the kernel: no
+					 * events went through the stream */
 	const struct causes_report *causes;	/* NULL: not asked for */
 };
 

@@ -288,11 +288,20 @@ static void text_report(FILE *f, const struct output_opts *o, struct report *r)
 				p->switches);
 		}
 	}
-	fprintf(f,
-		"capture: %s backend, %d CPUs, %.3f s, %" PRIu64
-		" events, %" PRIu64 " lost, %" PRIu64 " order violations\n",
-		r->backend ? r->backend : "?", c->ncpus, r->duration_ns / 1e9,
-		c->events, c->lost, c->order_violations);
+	if (r->counted)
+		fprintf(f,
+			"capture: %s backend, %d CPUs, %.3f s, counted in the "
+			"kernel, %" PRIu64 " lost\n",
+			r->backend ? r->backend : "?", c->ncpus,
+			r->duration_ns / 1e9, c->lost);
+	else
+		fprintf(f,
+			"capture: %s backend, %d CPUs, %.3f s, %" PRIu64
+			" events, %" PRIu64 " lost, %" PRIu64
+			" order violations\n",
+			r->backend ? r->backend : "?", c->ncpus,
+			r->duration_ns / 1e9, c->events, c->lost,
+			c->order_violations);
 	if (r->source)
 		fprintf(f, "source: %s\n", r->source);
 	if (c->lost && c->lost_per_cpu) {
