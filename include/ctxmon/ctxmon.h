@@ -194,6 +194,10 @@ struct ctxmon_stats {
 	uint64_t switch_in, switch_out;
 	uint64_t voluntary, involuntary;
 	uint64_t exit_switch;		/* last switch-out of a dying thread */
+	uint64_t exit_counted;		/* of them, in state Z: a process
+					 * leader not reaped yet, whose
+					 * counters (this switch included)
+					 * are read at reap into rusage */
 	uint64_t exit_preempt;		/* involuntary switch-outs after the
 					 * thread's sched_process_exit whose
 					 * place against the kernel's fold of

@@ -577,6 +577,10 @@ static unsigned switch_out(struct ctxmon_account *a, struct task *t,
 		break;
 	default:
 		t->st.exit_switch++;
+		/* Z: not reaped yet, so the parent reads its counters later;
+		 * X: a thread, or a leader reaped before it switched out. */
+		if (st & CTXMON_STATE_Z)
+			t->st.exit_counted++;
 		break;
 	}
 	/* A zombie or dead task never runs again, whatever the kind says. */
@@ -1174,6 +1178,7 @@ static void proc_add(struct ctxmon_stats *p, bool *span, const struct task *t)
 	p->involuntary += s->involuntary;
 	p->exit_switch += s->exit_switch;
 	p->exit_preempt += s->exit_preempt;
+	p->exit_counted += s->exit_counted;
 	p->after_fold += s->after_fold;
 	p->run_ns += s->run_ns;
 	p->wait_ns += s->wait_ns;

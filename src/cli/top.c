@@ -581,12 +581,15 @@ int cmd_top(int argc, char **argv)
 		if (setupterm(NULL, STDOUT_FILENO, &err) != OK) {
 			const char *term = getenv("TERM");
 
-			cli__err(CMD, "cannot use the terminal (TERM=%s): set "
-				      "TERM, or use -b for text output",
+			cli__err(CMD,
+				 "cannot use the terminal (TERM=%s): set "
+				 "TERM, or use -b for text output",
 				 term ? term : "(unset)");
 			capture__free(&r.cap);
 			return EXIT_USAGE;
 		}
+		/* newterm() sets up its own */
+		del_curterm(cur_term);
 	}
 	r.sys = calloc(2, sizeof(*r.sys));
 	if (!r.sys) {

@@ -39,6 +39,8 @@ static void row_sub(struct ctxmon_stats *c, const struct ctxmon_stats *p)
 	c->involuntary = sub(c->involuntary, p->involuntary);
 	c->exit_switch = sub(c->exit_switch, p->exit_switch);
 	c->exit_preempt = sub(c->exit_preempt, p->exit_preempt);
+	c->exit_counted = sub(c->exit_counted, p->exit_counted);
+	c->after_fold = sub(c->after_fold, p->after_fold);
 	c->run_ns = sub(c->run_ns, p->run_ns);
 	c->wait_ns = sub(c->wait_ns, p->wait_ns);
 	for (int i = 0; i < CTXMON_SLEEP__MAX; i++)
@@ -172,6 +174,8 @@ struct ctxmon_stats *rows__processes(const struct ctxmon_stats *th, size_t n,
 		p->involuntary += t->involuntary;
 		p->exit_switch += t->exit_switch;
 		p->exit_preempt += t->exit_preempt;
+		p->exit_counted += t->exit_counted;
+		p->after_fold += t->after_fold;
 		p->run_ns += t->run_ns;
 		p->wait_ns += t->wait_ns;
 		for (int k = 0; k < CTXMON_SLEEP__MAX; k++)

@@ -322,7 +322,8 @@ static void rates_table(FILE *f, const struct ctxmon_stats *rows, size_t n,
 			uint64_t dur_ns, bool procs, size_t limit)
 {
 	struct top_frame fr = { .dur_ns = dur_ns };
-	struct top_view v = { .sort = TOP_SORT_SWITCHES, .procs = procs,
+	struct top_view v = { .sort = TOP_SORT_SWITCHES,
+			      .procs = procs,
 			      .all_rows = true };
 	const struct ctxmon_stats **sorted;
 	char line[256];
@@ -364,8 +365,9 @@ int top_view__print_rates(FILE *f, const struct output_opts *o,
 	if (o->threads)
 		rates_table(f, r->threads, r->nthreads, r->duration_ns, false,
 			    o->limit);
-	fprintf(f, "capture: %s backend, %.3f s, %" PRIu64 " events, %" PRIu64
-		   " lost\n",
+	fprintf(f,
+		"capture: %s backend, %.3f s, %" PRIu64 " events, %" PRIu64
+		" lost\n",
 		r->backend ? r->backend : "?", r->duration_ns / 1e9,
 		r->cap.events, r->cap.lost);
 	if (fflush(f) == EOF || ferror(f))

@@ -140,13 +140,11 @@ void output__kernel_add(struct kernel_cmp *k, const struct ctxmon_stats *rows,
 		k->traced_vol += t->voluntary;
 		k->traced_invol += t->involuntary;
 		k->exit_switches += t->exit_switch;
-		if (t->tid == t->tgid) {
-			/* (a leader's counters are read at reap, so nothing
-			 * of it comes after the fold) */
-			/* A leader's last switch is read at reap: counted. */
-			k->leader_exits += t->exit_switch;
-			k->traced_vol += t->exit_switch;
-		} else {
+		/* A zombie leader's last switch (state Z) is read at reap:
+		 * counted; one already reaped shows X and is not. */
+		k->leader_exits += t->exit_counted;
+		k->traced_vol += t->exit_counted;
+		if (t->tid != t->tgid) {
 			k->exit_preempt += t->exit_preempt;
 			/* Switches the backend saw after the fold are real,
 			 * but the kernel will not report them. */
@@ -354,8 +352,8 @@ static void json_row(FILE *f, const struct ctxmon_stats *r, bool procs,
 		",\"exited\":%s,\"incomplete\":%s,\"switches\":%" PRIu64
 		",\"switch_in\":%" PRIu64
 		",\"voluntary\":%" PRIu64 ",\"involuntary\":%" PRIu64
-		",\"exit_switch\":%" PRIu64 ",\"exit_preempt\":%" PRIu64
-		",\"after_fold\":%" PRIu64
+		",\"exit_switch\":%" PRIu64 ",\"exit_counted\":%" PRIu64
+		",\"exit_preempt\":%" PRIu64 ",\"after_fold\":%" PRIu64
 		",\"run_ns\":%" PRIu64
 		",\"wait_ns\":%" PRIu64 ",\"sleep_s_ns\":%" PRIu64
 		",\"sleep_d_ns\":%" PRIu64 ",\"sleep_other_ns\":%" PRIu64
@@ -364,8 +362,8 @@ static void json_row(FILE *f, const struct ctxmon_stats *r, bool procs,
 		",\"wakeup_latency\":",
 		r->exited ? "true" : "false", r->incomplete ? "true" : "false",
 		r->switch_out, r->switch_in,
-		r->voluntary, r->involuntary, r->exit_switch, r->exit_preempt,
-		r->after_fold,
+		r->voluntary, r->involuntary, r->exit_switch, r->exit_counted,
+		r->exit_preempt, r->after_fold,
 		r->run_ns, r->wait_ns, r->sleep_ns[CTXMON_SLEEP_S],
 		r->sleep_ns[CTXMON_SLEEP_D], r->sleep_ns[CTXMON_SLEEP_OTHER],
 		r->last_ts - r->first_ts, r->first_ts, r->migrations,

@@ -121,8 +121,12 @@ PY
 # descending from it (by "ppid"), printed as shell assignments:
 #   found=1 nproc=N nthreads=N voluntary=N involuntary=N exit_switch=N
 #   leader_exits=N exit_preempt=N exited=N
-# leader_exits counts the exit switch-outs of the processes' leader threads
-# (thread rows with tid == tgid).  found=0 when there is no row for ROOT.
+# leader_switches counts the exit switch-outs of the processes' leader
+# threads (thread rows with tid == tgid): one per process; leader_exits
+# those the kernel counts (exit_counted: state Z, the leader not reaped
+# before it switched out).  involuntary leaves out after_fold, the
+# preemptions a BPF backend saw after exit folded a thread's counters.
+# found=0 when there is no row for ROOT.
 tree_sums() {
 	python3 - "$1" "$2" <<'PY'
 import json, sys
@@ -142,8 +146,11 @@ for f in ("nthreads", "voluntary", "involuntary", "exit_switch"):
     s[f] = sum(rows[p][f] for p in keep)
 s["exit_preempt"] = sum(rows[p].get("exit_preempt", 0) for p in keep)
 s["exited"] = sum(1 for p in keep if rows[p]["exited"])
-s["leader_exits"] = sum(t["exit_switch"] for t in j["threads"]
-                        if t["tid"] == t.get("tgid") and t["tid"] in keep)
+s["leader_switches"] = sum(t["exit_switch"] for t in j["threads"]
+                           if t["tid"] == t.get("tgid") and t["tid"] in keep)
+s["leader_exits"] = sum(t.get("exit_counted", 0) for t in j["threads"]
+                        if t.get("tgid") in keep)
+s["involuntary"] -= sum(rows[p].get("after_fold", 0) for p in keep)
 print(" ".join("%s=%d" % kv for kv in s.items()))
 PY
 }
@@ -240,7 +247,7 @@ kcount_get() {
 stat_kcount() {
 	local name=$1 want_threads=$2 out err rc pid nv niv st
 	local found nproc nthreads voluntary involuntary exit_switch
-	local leader_exits exit_preempt exited lost ov anom match vol
+	local leader_exits leader_switches exit_preempt exited lost ov anom match vol
 	shift 2
 	out=$T/$name.json
 	err=$T/$name.err
@@ -305,8 +312,8 @@ stat_kcount() {
 	fi
 	[ "$exit_switch" = "$nthreads" ] ||
 		fail "$name: exit_switch $exit_switch, expected one per thread ($nthreads)"
-	[ "$leader_exits" = "$nproc" ] ||
-		fail "$name: $leader_exits leader exit switch-outs, expected one per process ($nproc)"
+	[ "$leader_switches" = "$nproc" ] ||
+		fail "$name: $leader_switches leader exit switch-outs, expected one per process ($nproc)"
 	[ "$exited" = "$nproc" ] ||
 		fail "$name: $exited of $nproc processes seen exiting"
 	if [ "$want_threads" != - ]; then

@@ -26,9 +26,10 @@ for tid in $tids; do
 	named=$(causes_thread "$f" "$tid" \
 		"sum(p['count'] for p in j['pairs'] if p['kind'] == 'preempt' and p['to_tid'] == $tid)")
 	by_us=$(causes_thread "$f" "$tid" \
-		"sum(p['count'] for p in j['pairs'] if p['kind'] == 'preempt' and p['to_tid'] == $tid and p['from_tid'] in ($ours,))")
+		"sum(p['count'] for p in j['pairs'] if p['kind'] == 'preempt' and p['to_tid'] == $tid and p['from_tid'] in ($ours,) and p['from_tid'] != t['tgid'])")
 	# A preempter was woken, so it had slept: the other spinner sleeps
-	# only in sched_setaffinity(), when it pins itself.
+	# only in sched_setaffinity(), when it pins itself.  (The main
+	# thread, which sleeps in pthread_join, is not one of the pair.)
 	slept=$(causes_thread "$f" "$tid" \
 		"sum(r['voluntary'] for r in j['threads'] if r['tid'] in ($ours,) and r['tid'] not in ($tid, r['tgid']))")
 	echo "  spinner $tid: involuntary $inv: slice $slice, preempted by a" \

@@ -1,5 +1,6 @@
 #!/bin/bash
-# System-wide capture on a loaded machine: `ctxmon stat -a -I 1000 --duration
+# System-wide capture on a loaded machine, through the perf ring buffers
+# (the event stream that can lose): `ctxmon stat -a -I 1000 --duration
 # 10` with a pipe ping-pong running in the background.  Every interval record
 # must carry the lost-event count and it must be 0 (and no ordering
 # violation); the table form must show the lost count too.
@@ -15,7 +16,7 @@ load=$BG_PID
 
 out=$T/lost.json
 RC=0
-timeout 60 "$CTXMON" stat -a -I 1000 --duration 10 --json -o "$out" \
+timeout 60 "$CTXMON" stat --backend perf -a -I 1000 --duration 10 --json -o "$out" \
 	2>"$T/lost.err" || RC=$?
 echo "ctxmon stat -a -I 1000 --duration 10 --json (load: pingpong pid $load) -> exit $RC"
 sed 's/^/  | /' "$T/lost.err" | head -n 10
@@ -60,7 +61,7 @@ fi
 
 # The table form says how much was lost, too.
 RC=0
-timeout 60 "$CTXMON" stat -a -I 1000 --duration 3 >"$T/table.out" \
+timeout 60 "$CTXMON" stat --backend perf -a -I 1000 --duration 3 >"$T/table.out" \
 	2>"$T/table.err" || RC=$?
 echo "ctxmon stat -a -I 1000 --duration 3 -> exit $RC, $(wc -l <"$T/table.out") lines"
 grep -i lost "$T/table.out" | head -n 5 | sed 's/^/  > /'

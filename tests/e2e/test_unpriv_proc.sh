@@ -9,7 +9,8 @@
 #     the rows add up to most of it.
 #  2. `stat -p PID -I 200` on a running pingpong of another user (root):
 #     per-thread counts per interval, whose sum over the intervals lies
-#     within what /proc/PID/task/*/status says happened over the run.
+#     within what /proc/PID/task/*/status says happened over the run; and
+#     with --rates, per second.
 . "$(dirname "$0")/lib.sh"
 skip_unless_root
 id nobody >/dev/null 2>&1 || skip "no user nobody"
@@ -123,5 +124,13 @@ if sv < 0.4 * dv:
     bad("interval sums cover under 40%% of the run (%d of %d)" % (sv, dv))
 sys.exit(0 if ok else 1)
 PY
+
+# the same as rates (a per-thread pidstat -w): two rows per interval
+run_nobody "cd $T/out && $B/noperf $B/ctxmon stat -p $PP -I 200 --duration 0.6 \
+	--rates" >"$T/rates.out" 2>&1 || fail "stat -p --rates failed"
+sed 's/^/  | /' "$T/rates.out"
+n=$(grep -c "^ *[0-9]* *$PP pingpong" "$T/rates.out")
+[ "$n" -ge 4 ] || fail "--rates: $n ping-pong rows, expected 2 per interval"
+grep -q "SW/s *VOL/s *INV/s" "$T/rates.out" || fail "--rates: no rate columns"
 
 finish

@@ -112,6 +112,14 @@ static bool ambiguous(const char *start)
 			continue;
 		while (*++d == ' ')
 			;
+		/* trace output with irq info has a flags column ("d..2")
+		 * between the CPU and the time */
+		if (*d && !(*d >= '0' && *d <= '9')) {
+			while (*d && *d != ' ' && *d != '\n')
+				d++;
+			while (*d == ' ')
+				d++;
+		}
 		if (*d >= '0' && *d <= '9' && ++heads > 1)
 			return true;
 	}

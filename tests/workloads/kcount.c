@@ -21,6 +21,7 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 int main(int argc, char **argv)
@@ -45,7 +46,20 @@ int main(int argc, char **argv)
 		_exit(errno == ENOENT ? 127 : 126);
 	}
 
-	/* The child is ours alone: nothing else is reaped in between. */
+	/* Wait for the exit without reaping, then give the zombie a moment
+	 * to make its last switch-out: a leader's counters are read at
+	 * reap, and reaping first would race that switch (as ctxmon's own
+	 * session does).  The child is ours alone: nothing else is reaped
+	 * in between. */
+	{
+		siginfo_t si;
+		struct timespec ms = { 0, 1000000 };
+
+		while (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT) < 0 &&
+		       errno == EINTR)
+			;
+		nanosleep(&ms, NULL);
+	}
 	do
 		r = wait4(pid, &wstatus, 0, &ru);
 	while (r < 0 && errno == EINTR);

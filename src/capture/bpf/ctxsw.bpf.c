@@ -969,6 +969,8 @@ static __always_inline __u32 row_switch_out(struct ctxsw_row *r,
 			r->after_fold++;
 	} else {
 		r->exit_switch++;
+		if (o->state & CTXSW_STATE_Z)
+			r->exit_counted++;
 	}
 	if (kind == CTXSW_KIND_EXIT) {
 		row_end(r, ts);

@@ -182,6 +182,7 @@ struct ctxsw_row {
 	__u32 csw_valid;	/* nvcsw/nivcsw below were read */
 	__u64 nvcsw, nivcsw;	/* counters at the last switch in or out */
 	__u64 after_fold;	/* involuntary, after exit folded counters */
+	__u64 exit_counted;	/* exit switch-out in state Z */
 };
 
 /*
