@@ -35,6 +35,8 @@ struct run_summary {
 	bool has_rusage;
 	uint64_t ru_nvcsw, ru_nivcsw;
 	const char *source;	/* the recording, for report */
+	const char *arch;	/* its machine, for syscall names; NULL:
+				 * this build's */
 };
 
 /*

@@ -15,7 +15,9 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/latency.h"
 #include "cli/recording.h"
+#include <ctxmon/causes.h>
 #include "internal.h"
 
 static const char *const CMD = "report";
@@ -49,6 +51,7 @@ int recording__emit(FILE *f, struct output_opts *o, bool want_threads,
 		    void *keep_ctx)
 {
 	struct report rep = { .interval = -1 };
+	struct causes_report cr = { 0 };
 	struct ctxmon_cpu_stats *cpus = NULL;
 	struct ctxmon_stats *th = NULL, *pr = NULL;
 	size_t nth = 0, npr = 0, ncpu = 0;
@@ -68,6 +71,10 @@ int recording__emit(FILE *f, struct output_opts *o, bool want_threads,
 				  s->cap.stop_ts - s->cap.start_ts :
 				  0;
 	rep.anomalies = ctxmon_account_anomalies(a);
+	/* Causes are shown when the account was asked for them (-EINVAL
+	 * otherwise); rows filtered below keep theirs by tid. */
+	if (causes_report__collect(a, false, s->arch, &cr) == 0)
+		rep.causes = &cr;
 	if (s->has_exit) {
 		rep.has_exit = true;
 		rep.exit_status = exit_status(s->wstatus);
@@ -93,6 +100,7 @@ int recording__emit(FILE *f, struct output_opts *o, bool want_threads,
 	o->threads = want_threads || (!want_procs && !all);
 	ret = output__report(f, o, &rep);
 out:
+	causes_report__free(&cr);
 	free(th);
 	free(pr);
 	free(cpus);
@@ -115,6 +123,7 @@ struct rep_run {
 	bool *cpu_set; /* --cpu */
 	size_t ncpu_set;
 	bool has_time;
+	bool causes; /* --causes */
 	double t0, t1; /* --time, seconds from the start */
 	uint64_t from_ts, to_ts; /* the window on the session clock */
 	struct ctxmon_reader *r;
@@ -153,6 +162,8 @@ static void help(void)
 	       "  -s, --sort KEY         sort rows by KEY: %s\n"
 	       "  -n, --limit N          at most N rows per table (0: all)\n"
 	       "      --cpus             per-CPU busy/idle lines\n"
+	       "      --causes           why threads were switched out (record with\n"
+	       "                         -e all for syscalls and irqs; docs/causes.md)\n"
 	       "      --json             JSON\n"
 	       "      --csv              CSV\n"
 	       "  -o, --output FILE      write to FILE instead of stdout\n"
@@ -239,6 +250,7 @@ static int parse(struct rep_run *r, int argc, char **argv)
 		{ "sort", required_argument, NULL, 's' },
 		{ "limit", required_argument, NULL, 'n' },
 		{ "cpus", no_argument, NULL, 'U' },
+		{ "causes", no_argument, NULL, 'K' },
 		{ "json", no_argument, NULL, 'J' },
 		{ "csv", no_argument, NULL, 'V' },
 		{ "output", required_argument, NULL, 'o' },
@@ -327,6 +339,9 @@ static int parse(struct rep_run *r, int argc, char **argv)
 			break;
 		case 'U':
 			r->out.show_cpus = true;
+			break;
+		case 'K':
+			r->causes = true;
 			break;
 		case 'J':
 			r->out.fmt = OUT_JSON;
@@ -526,6 +541,15 @@ int cmd_report(int argc, char **argv)
 	r.a = ctxmon_account_new(&ao);
 	if (!r.a)
 		goto oom;
+	if (r.causes) {
+		struct ctxmon_causes_opts co = {
+			.sz = sizeof(co),
+			.arch = ctxmon_reader_meta_str(r.r, CTXMON_META_ARCH),
+		};
+
+		if (ctxmon_account_enable_causes(r.a, &co) < 0)
+			goto oom;
+	}
 	start = meta_u64(r.r, CTXMON_META_TIME_START, 0);
 	r.from_ts = start + (uint64_t)(r.t0 * 1e9);
 	r.to_ts = r.t1 < 0 ? UINT64_MAX : start + (uint64_t)(r.t1 * 1e9);
@@ -564,6 +588,7 @@ int cmd_report(int argc, char **argv)
 	s.backend = backend ? backend : "?";
 	s.target = ao.target;
 	s.source = r.path;
+	s.arch = ctxmon_reader_meta_str(r.r, CTXMON_META_ARCH);
 	s.cap.events = r.events;
 	s.cap.ncpus = (int)meta_u64(r.r, CTXMON_META_NCPUS, r.nlost_cpu);
 	s.cap.start_ts = start;

@@ -43,7 +43,8 @@ task_sum() {
 }
 
 # check_frames NAME FILE SECONDS: 3 frames, pingpong's threads on top,
-# their summed rate within a factor of 2 of the kernel's over the run.
+# their summed rate, averaged over the frames, within a factor of 2 of the
+# kernel's over the run.
 check_frames() {
 	python3 - "$2" "$PP" "$3" "$T/heavy" <<'PY'
 import re, sys
@@ -59,6 +60,7 @@ def bad(msg):
 def rate(s):
     m = {"k": 1e3, "M": 1e6}
     return float(s[:-1]) * m[s[-1]] if s[-1] in m else float(s)
+rates = []
 if len(frames) != 3:
     bad("%d frames, expected 3" % len(frames))
 for n, f in enumerate(frames):
@@ -83,10 +85,17 @@ for n, f in enumerate(frames):
     if len(mine) != 2:
         bad("frame %d: %d rows of ping-pong %d, expected 2" % (n, len(mine), pid))
         continue
-    got = sum(rate(r[3]) for r in mine)
-    if n > 0 and not (kernel_rate / 2 <= got <= kernel_rate * 2):
-        bad("frame %d: ping-pong at %.0f/s, the kernel's counters say %.0f/s"
-            % (n, got, kernel_rate))
+    rates.append(sum(rate(r[3]) for r in mine))
+# The kernel's rate is an average over the whole run, and the load of a
+# shared machine swings from one half second to the next: compare it with
+# the frames' mean, not with each frame.
+if rates:
+    got = sum(rates) / len(rates)
+    print("  frames' mean rate %.0f/s (each: %s), kernel %.0f/s"
+          % (got, ", ".join("%.0f" % r for r in rates), kernel_rate))
+    if not (kernel_rate / 2 <= got <= kernel_rate * 2):
+        bad("ping-pong at %.0f/s over the frames, the kernel's counters say %.0f/s"
+            % (got, kernel_rate))
 sys.exit(0 if ok else 1)
 PY
 }

@@ -1,0 +1,49 @@
+#!/bin/bash
+# `ctxmon stat -I` with a command: one JSON record per interval, each with
+# that interval's own counts; summed over the intervals they must equal the
+# kernel's counts for the whole run (kcount's wait4 rusage), and the last
+# record must carry the comparison, matching.  Intervals must tile the run:
+# each record's duration is its own, and they add up to the capture.
+. "$(dirname "$0")/lib.sh"
+skip_unless_capture
+
+out=$T/interval.json
+err=$T/interval.err
+rc=0
+"$CTXMON" stat -I 50 --json -o "$out" -- "$WL/kcount" "$WL/pingpong" 30000 \
+	2>"$err" || rc=$?
+sed 's/^/  | /' "$err"
+san_check interval "$err"
+[ "$rc" = 0 ] || fail "stat exited $rc"
+nv=$(kcount_get "$err" nvcsw)
+niv=$(kcount_get "$err" nivcsw)
+pid=$(kcount_get "$err" pid)
+[ -n "$nv" ] || { fail "no kcount line"; finish; }
+
+python3 - "$out" "$pid" "$nv" "$niv" <<'PY' || fail "interval sums do not match the kernel"
+import json, sys
+path, pid, nv, niv = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+recs = [json.loads(l) for l in open(path) if l.strip()]
+print("  %d interval records" % len(recs))
+ok = len(recs) >= 2
+vol = inv = 0
+for r in recs:
+    for t in r["threads"]:
+        if t["tgid"] == pid:
+            vol += t["voluntary"] + t.get("exit_counted", 0)
+            inv += t["involuntary"] - t.get("after_fold", 0)
+    if [r2["interval"] for r2 in recs] != list(range(len(recs))):
+        ok = False
+last = recs[-1]
+k = last.get("kernel")
+print("  summed over intervals (workload): voluntary %d, involuntary %d;"
+      " kernel: nvcsw %d, nivcsw %d" % (vol, inv, nv, niv))
+if vol != nv or inv != niv:
+    print("  FAIL: interval sums differ from the kernel"); ok = False
+if not k or not k["match"]:
+    print("  FAIL: last record has no matching kernel comparison: %s" % k); ok = False
+if any("kernel" in r for r in recs[:-1]):
+    print("  FAIL: kernel comparison before the last record"); ok = False
+sys.exit(0 if ok else 1)
+PY
+finish
