@@ -144,6 +144,8 @@ void stream__lost(struct stream *st, int cpu, uint64_t count, uint64_t ts);
 int stream__deliver(struct stream *st, uint64_t watermark,
 		    ctxmon_event_fn fn, void *ctx);
 void stream__stats(const struct stream *st, struct ctxmon_session_stats *out);
+/* Capture start: a loss on a CPU that has no event yet begins there. */
+void stream__set_start(struct stream *st, uint64_t ts);
 
 /* ---- backends ----------------------------------------------------- */
 

@@ -339,6 +339,7 @@ int ctxmon_session_start(struct ctxmon_session *s)
 	if (s->enabled)
 		return -EALREADY;
 	s->start_ts = clock__now_ns();
+	stream__set_start(s->st, s->start_ts);
 	ret = s->be->ops->enable(s->priv);
 	if (ret < 0) {
 		if (!s->err[0])

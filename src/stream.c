@@ -29,6 +29,7 @@ struct stream {
 	int *heap;			/* CPUs ordered by head ts */
 	uint64_t last;			/* ts of the last delivered event */
 	uint64_t watermark;		/* highest watermark delivered to */
+	uint64_t start;			/* capture start */
 	uint64_t delivered, lost, lost_records, violations;
 	uint64_t *lost_per_cpu;
 };
@@ -130,7 +131,7 @@ void stream__lost(struct stream *st, int cpu, uint64_t count, uint64_t ts)
 
 	if (cpu < 0 || cpu >= st->ncpus)
 		return;
-	start = st->q[cpu].last_ts;
+	start = st->q[cpu].last_ts ? st->q[cpu].last_ts : st->start;
 	st->lost += count;
 	st->lost_records++;
 	st->lost_per_cpu[cpu] += count;
@@ -207,6 +208,11 @@ int stream__deliver(struct stream *st, uint64_t watermark, ctxmon_event_fn fn,
 	if (!ret && watermark > st->watermark)
 		st->watermark = watermark;
 	return ret ? ret : count;
+}
+
+void stream__set_start(struct stream *st, uint64_t ts)
+{
+	st->start = ts;
 }
 
 void stream__stats(const struct stream *st, struct ctxmon_session_stats *out)

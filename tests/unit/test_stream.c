@@ -248,6 +248,21 @@ static void test_callback_stops(void **state)
 	sink_free(&s);
 }
 
+/* A CPU's first loss, before any event of it, starts at capture start. */
+static void test_lost_before_any_event(void **state)
+{
+	struct stream *st = stream__new(2);
+	struct ctxmon_event lost = { 0 };
+
+	(void)state;
+	stream__set_start(st, 1000);
+	stream__lost(st, 0, 5, 1500);
+	assert_int_equal(stream__deliver(st, UINT64_MAX, find_lost, &lost), 1);
+	assert_int_equal(lost.lost.start_ts, 1000);
+	assert_int_equal(lost.lost.end_ts, 1500);
+	stream__free(st);
+}
+
 static void test_bad_cpu(void **state)
 {
 	struct stream *st = stream__new(2);
@@ -271,6 +286,7 @@ int main(void)
 		cmocka_unit_test(test_lost_record),
 		cmocka_unit_test(test_violation_counted),
 		cmocka_unit_test(test_callback_stops),
+		cmocka_unit_test(test_lost_before_any_event),
 		cmocka_unit_test(test_bad_cpu),
 	};
 
