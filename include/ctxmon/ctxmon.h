@@ -273,6 +273,14 @@ struct ctxmon_stats *ctxmon_account_rows(const struct ctxmon_account *a,
 struct ctxmon_cpu_stats *ctxmon_account_cpus(const struct ctxmon_account *a,
 					     size_t *n);
 
+/*
+ * Add the counters and times of row @from (a thread) into @to (its
+ * process, or any sum): every count and time, the latency histogram, the
+ * maximum with its context, and the incomplete flag.  Identity (tid, comm,
+ * nthreads, exited, target) and the span are left to the caller.
+ */
+void ctxmon_stats_add(struct ctxmon_stats *to, const struct ctxmon_stats *from);
+
 /* Anomalies: events that did not fit the tracked state (e.g. a switch-in
  * of a task the account believed running elsewhere). */
 uint64_t ctxmon_account_anomalies(const struct ctxmon_account *a);

@@ -1154,6 +1154,26 @@ static void lat_merge(struct ctxmon_latency *p, const struct ctxmon_latency *l)
 		p->hist[i] += l->hist[i];
 }
 
+void ctxmon_stats_add(struct ctxmon_stats *p, const struct ctxmon_stats *s)
+{
+	p->incomplete = p->incomplete || s->incomplete;
+	p->switch_in += s->switch_in;
+	p->switch_out += s->switch_out;
+	p->voluntary += s->voluntary;
+	p->involuntary += s->involuntary;
+	p->exit_switch += s->exit_switch;
+	p->exit_preempt += s->exit_preempt;
+	p->exit_counted += s->exit_counted;
+	p->after_fold += s->after_fold;
+	p->run_ns += s->run_ns;
+	p->wait_ns += s->wait_ns;
+	for (unsigned i = 0; i < CTXMON_SLEEP__MAX; i++)
+		p->sleep_ns[i] += s->sleep_ns[i];
+	p->migrations += s->migrations;
+	p->wakeups += s->wakeups;
+	lat_merge(&p->lat, &s->lat);
+}
+
 /* Add thread @t into process row @p; @span says whether @p has a span. */
 static void proc_add(struct ctxmon_stats *p, bool *span, const struct task *t)
 {
@@ -1171,22 +1191,7 @@ static void proc_add(struct ctxmon_stats *p, bool *span, const struct task *t)
 	p->nthreads++;
 	p->exited = p->exited && s->exited;
 	p->target = p->target || s->target;
-	p->incomplete = p->incomplete || s->incomplete;
-	p->switch_in += s->switch_in;
-	p->switch_out += s->switch_out;
-	p->voluntary += s->voluntary;
-	p->involuntary += s->involuntary;
-	p->exit_switch += s->exit_switch;
-	p->exit_preempt += s->exit_preempt;
-	p->exit_counted += s->exit_counted;
-	p->after_fold += s->after_fold;
-	p->run_ns += s->run_ns;
-	p->wait_ns += s->wait_ns;
-	for (unsigned i = 0; i < CTXMON_SLEEP__MAX; i++)
-		p->sleep_ns[i] += s->sleep_ns[i];
-	p->migrations += s->migrations;
-	p->wakeups += s->wakeups;
-	lat_merge(&p->lat, &s->lat);
+	ctxmon_stats_add(p, s);
 }
 
 struct proc_acc {

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "internal.h"
 
 volatile sig_atomic_t cli_signal;
 volatile sig_atomic_t cli_nsignals;
@@ -309,6 +311,62 @@ int capture__seed(const char *cmd, const struct capture_opts *c,
 		return -1;
 	}
 	return 0;
+}
+
+/* True while at least one -p/-t target still exists. */
+static bool targets_alive(const struct capture_opts *c)
+{
+	for (size_t i = 0; i < c->npids; i++)
+		if (kill(c->pids[i], 0) == 0 || errno == EPERM)
+			return true;
+	return false;
+}
+
+int capture__loop(const char *cmd, struct capture_loop *l)
+{
+	const struct capture_opts *c = l->cap;
+	pid_t child = ctxmon_session_child(l->s);
+	uint64_t deadline = c->duration_s ?
+		l->start_ts + (uint64_t)(c->duration_s * 1e9) : 0;
+	bool forwarded = false;
+	int ret, t;
+
+	for (;;) {
+		ret = ctxmon_session_poll(l->s, 100, l->fn, l->ctx);
+		/* the command's own failure (a write error...) first: a
+		 * callback's return is its, not the session's */
+		if (l->tick && (t = l->tick(l->ctx)) != 0)
+			return t;
+		if (ret < 0 && ret != -EINTR) {
+			cli__err(cmd, "%s", ctxmon_session_error(l->s));
+			return ret;
+		}
+		if (cli_signal) {
+			if (child > 0 && !l->child_done && !forwarded) {
+				kill(child, cli_signal);
+				forwarded = true;
+				cli_signal = 0;
+			} else {
+				return 0;
+			}
+		}
+		if (child > 0 && !l->child_done &&
+		    ctxmon_session_reap_child(l->s, false, &l->wstatus,
+					      &l->ru) == 1) {
+			l->child_done = true;
+			/* Let the last switch-outs of its threads land. */
+			usleep(10000);
+			return 0;
+		}
+		if (deadline && clock__now_ns() >= deadline)
+			return 0;
+		if (c->npids && !targets_alive(c)) {
+			if (c->verbose)
+				fprintf(stderr, "ctxmon %s: every target has "
+						"exited\n", cmd);
+			return 0;
+		}
+	}
 }
 
 int capture__exit_status(int wstatus)

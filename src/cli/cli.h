@@ -111,6 +111,28 @@ struct ctxmon_session *capture__start_prefer(const char *cmd,
 /* Seed the account with /proc's tasks for the target; 0 or -1 (printed). */
 int capture__seed(const char *cmd, const struct capture_opts *c,
 		  struct ctxmon_account *a);
+/*
+ * The capture loop every capturing command runs: poll the session, hand
+ * events to @fn, and stop when the launched command ends (it is reaped
+ * into wstatus and ru), the duration passes, every -p/-t target has exited,
+ * or a signal asks (the first one is passed on to a running command, a
+ * second stops at once).  @tick, if given, runs after every poll; a
+ * non-zero return stops the loop with that value.  0 or a negative errno
+ * (printed when it is the session's).
+ */
+struct capture_loop {
+	struct ctxmon_session *s;
+	const struct capture_opts *cap;
+	uint64_t start_ts;
+	ctxmon_event_fn fn;
+	int (*tick)(void *ctx);
+	void *ctx;
+	bool child_done;	/* out: the command was reaped */
+	int wstatus;		/* out */
+	struct rusage ru;	/* out */
+};
+int capture__loop(const char *cmd, struct capture_loop *l);
+
 /* A launched command's wait status as an exit status (128+sig if killed). */
 int capture__exit_status(int wstatus);
 

@@ -39,6 +39,7 @@ struct rec_run {
 	struct ctxmon_account *a; /* --stat only */
 	int werr;
 	bool child_done;
+	uint64_t next_flush;	/* when to cut the next chunk */
 	int wstatus;
 	struct rusage ru;
 };
@@ -451,62 +452,44 @@ static int declare_tasks(struct rec_run *r)
 
 /* ---- capture loop -------------------------------------------------- */
 
-static bool targets_alive(const struct capture_opts *c)
+/* After every poll: stop on a write error; flush a chunk every second so
+ * a crash loses at most that much. */
+static int rec_tick(void *ctx)
 {
-	for (size_t i = 0; i < c->npids; i++)
-		if (kill(c->pids[i], 0) == 0 || errno == EPERM)
-			return true;
-	return false;
+	struct rec_run *r = ctx;
+	int ret;
+
+	if (r->werr)
+		return r->werr;
+	if (clock__now_ns() < r->next_flush)
+		return 0;
+	ret = ctxmon_record_flush(r->w);
+	if (ret < 0) {
+		write_failed(r, ret);
+		return ret;
+	}
+	r->next_flush = clock__now_ns() + FLUSH_NS;
+	return 0;
 }
 
 static int capture_loop(struct rec_run *r, uint64_t start_ts)
 {
-	pid_t child = ctxmon_session_child(r->s);
-	uint64_t deadline =
-		r->cap.duration_s ?
-			start_ts + (uint64_t)(r->cap.duration_s * 1e9) :
-			0;
-	uint64_t next_flush = clock__now_ns() + FLUSH_NS;
-	bool forwarded = false;
+	struct capture_loop l = {
+		.s = r->s,
+		.cap = &r->cap,
+		.start_ts = start_ts,
+		.fn = on_event,
+		.tick = rec_tick,
+		.ctx = r,
+	};
 	int ret;
 
-	for (;;) {
-		ret = ctxmon_session_poll(r->s, 100, on_event, r);
-		if (r->werr)
-			return r->werr;
-		if (ret < 0 && ret != -EINTR) {
-			cli__err(CMD, "%s", ctxmon_session_error(r->s));
-			return ret;
-		}
-		if (cli_signal) {
-			if (child > 0 && !r->child_done && !forwarded) {
-				kill(child, cli_signal);
-				forwarded = true;
-				cli_signal = 0;
-			} else {
-				return 0;
-			}
-		}
-		if (child > 0 && !r->child_done &&
-		    ctxmon_session_reap_child(r->s, false, &r->wstatus,
-					      &r->ru) == 1) {
-			r->child_done = true;
-			usleep(10000);
-			return 0;
-		}
-		if (deadline && clock__now_ns() >= deadline)
-			return 0;
-		if (r->cap.npids && !targets_alive(&r->cap))
-			return 0;
-		if (clock__now_ns() >= next_flush) {
-			ret = ctxmon_record_flush(r->w);
-			if (ret < 0) {
-				write_failed(r, ret);
-				return ret;
-			}
-			next_flush = clock__now_ns() + FLUSH_NS;
-		}
-	}
+	r->next_flush = clock__now_ns() + FLUSH_NS;
+	ret = capture__loop(CMD, &l);
+	r->child_done = l.child_done;
+	r->wstatus = l.wstatus;
+	r->ru = l.ru;
+	return ret;
 }
 
 static void summary(const struct rec_run *r,

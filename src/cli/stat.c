@@ -342,13 +342,21 @@ static int parse(struct stat_run *r, int argc, char **argv)
 	return 0;
 }
 
-/* True while at least one -p/-t target still exists. */
-static bool targets_alive(const struct capture_opts *c)
+/* After every poll: stop on a write error; print the intervals every
+ * event up to which has been delivered. */
+static int stat_tick(void *ctx)
 {
-	for (size_t i = 0; i < c->npids; i++)
-		if (kill(c->pids[i], 0) == 0 || errno == EPERM)
-			return true;
-	return false;
+	struct stat_run *r = ctx;
+	struct ctxmon_session_stats st;
+
+	if (r->werr)
+		return r->werr;
+	ctxmon_session_get_stats(r->s, &st);
+	while (r->interval_ns && st.delivered_to >= r->next_tick && !r->werr) {
+		emit(r, r->next_tick, false);
+		r->next_tick += r->interval_ns;
+	}
+	return 0;
 }
 
 /* Runs the capture until the command ends, the duration passes, every
@@ -356,56 +364,20 @@ static bool targets_alive(const struct capture_opts *c)
  * negative errno. */
 static int capture_loop(struct stat_run *r)
 {
-	pid_t child = ctxmon_session_child(r->s);
-	uint64_t deadline = r->cap.duration_s ?
-		r->start_ts + (uint64_t)(r->cap.duration_s * 1e9) : 0;
-	bool forwarded = false;
-	int ret;
+	struct capture_loop l = {
+		.s = r->s,
+		.cap = &r->cap,
+		.start_ts = r->start_ts,
+		.fn = on_event,
+		.tick = stat_tick,
+		.ctx = r,
+	};
+	int ret = capture__loop(CMD, &l);
 
-	for (;;) {
-		struct ctxmon_session_stats st;
-
-		ret = ctxmon_session_poll(r->s, 100, on_event, r);
-		if (ret < 0 && ret != -EINTR) {
-			cli__err(CMD, "%s", ctxmon_session_error(r->s));
-			return ret;
-		}
-		if (r->werr)
-			return r->werr;
-		if (cli_signal) {
-			/* With a command, pass the first signal on and wait
-			 * for it to end; a second one stops at once. */
-			if (child > 0 && !r->child_done && !forwarded) {
-				kill(child, cli_signal);
-				forwarded = true;
-				cli_signal = 0;
-			} else {
-				return 0;
-			}
-		}
-		if (child > 0 && !r->child_done &&
-		    ctxmon_session_reap_child(r->s, false, &r->wstatus,
-					      &r->ru) == 1) {
-			r->child_done = true;
-			/* Let the last switch-outs of its threads land. */
-			usleep(10000);
-			return 0;
-		}
-		if (deadline && clock__now_ns() >= deadline)
-			return 0;
-		if (r->cap.npids && !targets_alive(&r->cap)) {
-			if (r->cap.verbose)
-				fprintf(stderr, "ctxmon stat: every target has "
-						"exited\n");
-			return 0;
-		}
-		ctxmon_session_get_stats(r->s, &st);
-		while (r->interval_ns && st.delivered_to >= r->next_tick &&
-		       !r->werr) {
-			emit(r, r->next_tick, false);
-			r->next_tick += r->interval_ns;
-		}
-	}
+	r->child_done = l.child_done;
+	r->wstatus = l.wstatus;
+	r->ru = l.ru;
+	return ret;
 }
 
 int cmd_stat(int argc, char **argv)

@@ -93,21 +93,6 @@ void rows__snap_free(struct rows_snap *s)
 	s->n = 0;
 }
 
-static void lat_add(struct ctxmon_latency *p, const struct ctxmon_latency *l)
-{
-	if (l->count && (!p->count || l->max_ns > p->max_ns)) {
-		p->max_ns = l->max_ns;
-		p->max_ts = l->max_ts;
-		p->max_waker_tid = l->max_waker_tid;
-		p->max_cpu = l->max_cpu;
-		p->max_prev_tid = l->max_prev_tid;
-	}
-	p->count += l->count;
-	p->sum_ns += l->sum_ns;
-	for (int i = 0; i < CTXMON_HIST_BUCKETS; i++)
-		p->hist[i] += l->hist[i];
-}
-
 static int cmp_key(const void *pa, const void *pb)
 {
 	const struct ctxmon_stats *a = *(const struct ctxmon_stats *const *)pa;
@@ -168,21 +153,7 @@ struct ctxmon_stats *rows__processes(const struct ctxmon_stats *th, size_t n,
 			p->first_ts = t->first_ts;
 		if (t->last_ts > p->last_ts)
 			p->last_ts = t->last_ts;
-		p->switch_in += t->switch_in;
-		p->switch_out += t->switch_out;
-		p->voluntary += t->voluntary;
-		p->involuntary += t->involuntary;
-		p->exit_switch += t->exit_switch;
-		p->exit_preempt += t->exit_preempt;
-		p->exit_counted += t->exit_counted;
-		p->after_fold += t->after_fold;
-		p->run_ns += t->run_ns;
-		p->wait_ns += t->wait_ns;
-		for (int k = 0; k < CTXMON_SLEEP__MAX; k++)
-			p->sleep_ns[k] += t->sleep_ns[k];
-		p->migrations += t->migrations;
-		p->wakeups += t->wakeups;
-		lat_add(&p->lat, &t->lat);
+		ctxmon_stats_add(p, t);
 	}
 	free(ord);
 	*np = cnt;
