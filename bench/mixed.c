@@ -3,8 +3,8 @@
  * kinds a real machine mixes, so the tracers' costs on forks, execs, exits,
  * futexes and timers show up, not only on pipe switches.
  *
- * Usage: mixed [SCALE]   (default 1; the run takes about 1 s at SCALE 1 on
- *                         an idle 2-CPU VM)
+ * Usage: mixed [SCALE]   (default 1, may be a fraction; the run takes
+ *                         about 1.2 s at SCALE 1 on an idle 2-CPU VM)
  *
  * Four parts run at once, each pinned so cross-CPU placement does not
  * change from run to run (it is bimodal on small VMs otherwise):
@@ -26,7 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static long scale = 1;
+static double scale = 1;
 static int to_b[2], to_a[2];
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static volatile unsigned long shared;
@@ -63,7 +63,7 @@ static void *pong(void *arg)
 {
 	(void)arg;
 	pin(1);
-	for (long i = 0; i < 20000 * scale; i++)
+	for (long i = 0; i < (long)(20000 * scale); i++)
 		xfer(to_b[0], to_a[1]);
 	return NULL;
 }
@@ -72,7 +72,7 @@ static void *ping(void *arg)
 {
 	(void)arg;
 	pin(0);
-	for (long i = 0; i < 20000 * scale; i++) {
+	for (long i = 0; i < (long)(20000 * scale); i++) {
 		xfer(-1, to_b[1]);
 		xfer(to_a[0], -1);
 	}
@@ -83,7 +83,7 @@ static void *spawner(void *arg)
 {
 	(void)arg;
 	pin(1);
-	for (long i = 0; i < 150 * scale; i++) {
+	for (long i = 0; i < (long)(150 * scale); i++) {
 		int st;
 		pid_t p = fork();
 
@@ -104,7 +104,7 @@ static void *spawner(void *arg)
 static void *locker(void *arg)
 {
 	pin((int)(long)arg & 1);
-	for (long i = 0; i < 30000 * scale; i++) {
+	for (long i = 0; i < (long)(30000 * scale); i++) {
 		pthread_mutex_lock(&lock);
 		for (int k = 0; k < 200; k++)
 			shared++;
@@ -119,7 +119,7 @@ static void *sleeper(void *arg)
 
 	(void)arg;
 	pin(0);
-	for (long i = 0; i < 2000 * scale; i++)
+	for (long i = 0; i < (long)(2000 * scale); i++)
 		nanosleep(&ts, NULL);
 	return NULL;
 }
@@ -133,8 +133,10 @@ int main(int argc, char **argv)
 	int err;
 
 	if (argc > 1) {
-		scale = strtol(argv[1], NULL, 10);
-		if (scale < 1) {
+		char *end;
+
+		scale = strtod(argv[1], &end);
+		if (end == argv[1] || *end || !(scale > 0) || scale > 1e6) {
 			fprintf(stderr, "usage: mixed [SCALE]\n");
 			return 2;
 		}

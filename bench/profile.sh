@@ -9,8 +9,14 @@
 #           the rings, decoding, ordering, accounting, writing);
 #   kernel: perf record -a -C 0 (what the tracing adds on the traced CPU:
 #           tracepoint, ring buffer writes, wakeups of the reader).
-# Prints the top symbols of each (self time, perf report --no-children) and
-# ctxmon's own CPU time per second of capture.  Output files stay in
+# Prints the top symbols of each (self time, perf report --no-children),
+# ctxmon's own CPU time per second of capture and, for the BPF programs
+# ctxmon loaded, their run count and time per run (kernel.bpf_stats_enabled
+# is switched on for the run and restored after).  On a VM without a PMU,
+# perf samples on cpu-clock, which cannot fire while interrupts are off:
+# the time of the tracepoint handlers (run inside __schedule) shows up as
+# finish_task_switch / _raw_spin_unlock_irqrestore, where interrupts come
+# back on.  The BPF run times are exact.  Output files stay in
 # BUILDDIR/bench/profile (perf.user.data, perf.kernel.data, *.txt).
 #
 #   BENCH_PROFILE_LOOPS=N   pipe round trips (default 600000, ~2 s)
@@ -34,11 +40,13 @@ fi
 # Stop what this script started, by pid, however it ends.
 CT=""
 PU=""
+BPF_STATS=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo "")
 cleanup() {
 	for p in $PU $CT; do
 		kill -INT "$p" 2>/dev/null || true
 	done
 	wait 2>/dev/null || true
+	[ -z "$BPF_STATS" ] || sysctl -qw kernel.bpf_stats_enabled="$BPF_STATS" || true
 }
 trap cleanup EXIT INT TERM
 
@@ -48,6 +56,7 @@ CT=$!
 sleep 1.5
 kill -0 "$CT" 2>/dev/null || { echo "profile: ctxmon exited:"; cat "$D/ctxmon.err"; exit 1; }
 t0=$(awk '{print $14 + $15}' "/proc/$CT/stat")
+[ -z "$BPF_STATS" ] || sysctl -qw kernel.bpf_stats_enabled=1
 perf record -q -g -o "$D/perf.user.data" -p "$CT" 2>"$D/perf.user.err" &
 PU=$!
 perf record -q -g -a -C 0 -o "$D/perf.kernel.data" -- \
@@ -57,6 +66,8 @@ kill -INT "$PU"
 wait "$PU" || true
 PU=""
 t1=$(awk '{print $14 + $15}' "/proc/$CT/stat")
+bpftool prog show -j >"$D/bpf.json" 2>/dev/null || true
+[ -z "$BPF_STATS" ] || sysctl -qw kernel.bpf_stats_enabled="$BPF_STATS"
 kill -INT "$CT"
 wait "$CT" || true
 CT=""
@@ -68,6 +79,25 @@ awk -v a="$t0" -v b="$t1" -v s="$secs" -v t="$tck" 'BEGIN {
 grep -i lost "$D/ctxmon.err" || true
 [ -s "$D/stat.json" ] && python3 -c 'import json,sys; print("ctxmon capture:", json.load(open(sys.argv[1]))["capture"])' "$D/stat.json"
 
+python3 - "$D/bpf.json" "$CT" <<'PY' || true
+import json, sys
+try:
+    progs = json.load(open(sys.argv[1]))
+except ValueError:
+    sys.exit(0)
+# bpftool names the owners only when built with that feature; else every
+# program that ran is shown.
+mine = [p for p in progs if p.get("run_cnt") and (
+    "pids" not in p or any(x.get("pid") == int(sys.argv[2])
+                           for x in p["pids"]))]
+if mine:
+    print("BPF programs that ran (bpf_stats; its timing adds ~20-40 ns "
+          "per run):")
+for p in mine:
+    n, t = p.get("run_cnt", 0), p.get("run_time_ns", 0)
+    print("  %-24s %-16s %10d runs %8.1f ms  %6.0f ns/run" % (
+        p.get("name"), p.get("type"), n, t / 1e6, t / n if n else 0))
+PY
 echo
 echo "== ctxmon, user + kernel, self time (top 25) =="
 perf report -i "$D/perf.user.data" --no-children --percent-limit 0.5 \

@@ -5,6 +5,7 @@
  * Usage: recinfo FILE
  *
  * Prints one JSON object on stdout: file bytes, events, events per type,
+ * the backend that recorded it,
  * lost (the sum of the stream's lost events) and lost_per_cpu, the
  * recording's own lost.start/lost.stop counters when it has them, whether
  * the file is complete, and read_s, the time the library took to decode
@@ -112,6 +113,11 @@ int main(int argc, char **argv)
 		first = 0;
 	}
 	printf("}");
+	{
+		const char *be = ctxmon_reader_meta_str(r, CTXMON_META_BACKEND);
+
+		printf(", \"backend\": \"%s\"", be ? be : "");
+	}
 	print_u64s(r, CTXMON_META_LOST_START);
 	print_u64s(r, CTXMON_META_LOST_STOP);
 	printf("}\n");
