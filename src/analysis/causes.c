@@ -34,7 +34,7 @@
 #include "internal.h"
 #include "analysis/causes.h"
 
-#define DEFAULT_WINDOW_NS 1000000ull
+#define DEFAULT_WINDOW_NS UINT64_MAX
 #define SLAB 256 /* task states per allocation */
 #define CPU_MAX 65536 /* larger ids are taken as garbage */
 #define SYS_NONE (-1L) /* not in a syscall */
