@@ -97,7 +97,10 @@ static int on_event(const struct ctxmon_event *ev, void *arg)
 			printf("lost cpu=%d count=%" PRIu64 " start=%" PRIu64
 			       " end=%" PRIu64 "\n", cpu, ev->lost.count,
 			       ev->lost.start_ts, ev->lost.end_ts);
-		if (ev->lost.start_ts != c->cpu_last[cpu] ||
+		/* The window starts at the CPU's previous event or, before
+		 * its first one, at capture start. */
+		if ((c->cpu_last[cpu] ? ev->lost.start_ts != c->cpu_last[cpu] :
+					ev->lost.start_ts > ev->lost.end_ts) ||
 		    ev->lost.end_ts < ev->lost.start_ts || ev->ts != ev->lost.end_ts) {
 			printf("bad: cpu %d: window %" PRIu64 "..%" PRIu64
 			       " at %" PRIu64 ", previous event on the cpu %" PRIu64 "\n",
