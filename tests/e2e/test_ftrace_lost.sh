@@ -34,12 +34,20 @@ print("  events=%d lost=%d lost_records=%d lost_per_cpu=%s complete=%s "
 bad = 0
 if j.get("backend") != sys.argv[2]:
     print("  backend is %s" % j.get("backend")); bad += 1
-if not c["lost"] > 0 or not c["lost_records"] > 0:
-    print("  no loss reported"); bad += 1
+# Whether the burst overruns the tiny buffer depends on whether the
+# reader keeps up, which a quiet machine lets it do; part 2 below stalls
+# the reader and must see loss.  Here: consistent when there is loss.
+if c["lost"] == 0 and c["lost_records"] == 0:
+    print("  note: no loss this time (the reader kept up); part 2 stalls it")
+    if c["complete"] is not True:
+        print("  complete should be true without loss"); bad += 1
+else:
+    if not c["lost"] > 0 or not c["lost_records"] > 0:
+        print("  loss records and counts disagree"); bad += 1
+    if c["complete"] is not False:
+        print("  complete should be false"); bad += 1
 if sum(c["lost_per_cpu"]) != c["lost"]:
     print("  lost_per_cpu does not add up to lost"); bad += 1
-if c["complete"] is not False:
-    print("  complete should be false"); bad += 1
 if c["order_violations"] != 0:
     print("  order violations"); bad += 1
 sys.exit(1 if bad else 0)
