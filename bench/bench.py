@@ -55,7 +55,7 @@ if QUICK:
     ANALYSIS_LOOPS = 50000
 else:
     PIPE_LOOPS, HB_ARGS, MIXED_SCALE = 300000, ["-g", "10", "-l", "120"], "1"
-    SETTLE, SAT_SECONDS, RSS_SHORT, RSS_LONG = 1.5, 5.0, 15, 60
+    SETTLE, SAT_SECONDS, RSS_SHORT, RSS_LONG = 1.0, 5.0, 15, 60
     ANALYSIS_LOOPS = 200000
 
 RESULTS = {"skipped": [], "targets": []}
