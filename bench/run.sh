@@ -9,7 +9,8 @@
 #
 #   BENCH_QUICK=1        a ~2-minute smoke run (short workloads, 3 runs)
 #   BENCH_RUNS=N         workload runs per measurement (default 5, quick 3)
-#   BENCH_ONLY=LIST      sections: overhead,loss,analysis,rss (default all);
+#   BENCH_ONLY=LIST      sections: overhead,loss,bpfcost,analysis,rss
+#                        (default all);
 #                        "saturation" runs only the saturated part of loss
 #   BENCH_TRACERS=REGEX  only the tracers whose key matches (and untraced)
 #   BENCH_OUT=DIR        where results go (default BUILDDIR/bench)

@@ -31,6 +31,13 @@
 
 static const char *const CMD = "taskstats";
 
+/* A process leader's counters after its last switch-out, read from its
+ * zombie before its parent reaped it. */
+struct final {
+	bool have;
+	uint64_t vol, invol;
+};
+
 struct ts_run {
 	bool process, json;
 	const char *watch; /* --exit-watch CPUS */
@@ -43,6 +50,7 @@ struct ts_run {
 	bool head_done;
 	int werr;
 	struct ctxmon_taskstats last; /* the record printed last */
+	struct final *fin; /* per kept record: read from the zombie */
 };
 
 static void help(void)
@@ -57,7 +65,9 @@ static void help(void)
 	       "                         (the kernel keeps no switch counts of dead ones)\n"
 	       "  -w, --exit-watch CPUS  print each task's final counters as it exits on\n"
 	       "                         CPUS (\"0-3,8\" or \"all\"); with a command, only its\n"
-	       "                         tasks, compared at the end with its getrusage\n"
+	       "                         tasks, compared at the end with its getrusage;\n"
+	       "                         a \"final\" row: a leader's counters read from\n"
+	       "                         its zombie, after its last switch-out\n"
 	       "      --duration SEC     stop watching after SEC seconds\n"
 	       "      --json             one JSON object per task and line\n"
 	       "  -h, --help             this help\n\n"
@@ -142,7 +152,10 @@ static void print_head(struct ts_run *r)
 	r->head_done = true;
 }
 
-static void print_one(struct ts_run *r, const struct ctxmon_taskstats *in)
+/* One record; @f: the task's final counters, caught from its zombie, or
+ * NULL. */
+static void print_one(struct ts_run *r, const struct ctxmon_taskstats *in,
+		      const struct final *f)
 {
 	struct ctxmon_taskstats tc = *in;
 	const struct ctxmon_taskstats *t = &tc;
@@ -151,17 +164,17 @@ static void print_one(struct ts_run *r, const struct ctxmon_taskstats *in)
 	/* a process total comes without a name: its leader's, if known */
 	if (tc.process && !tc.comm[0]) {
 		char path[64];
-		FILE *f;
+		FILE *fp;
 
 		if (r->last.pid == tc.pid && !r->last.process) {
 			memcpy(tc.comm, r->last.comm, sizeof(tc.comm));
 		} else if (!tc.exit) {
 			snprintf(path, sizeof(path), "/proc/%d/comm", tc.pid);
-			f = fopen(path, "re");
-			if (f) {
-				if (fgets(tc.comm, sizeof(tc.comm), f))
+			fp = fopen(path, "re");
+			if (fp) {
+				if (fgets(tc.comm, sizeof(tc.comm), fp))
 					tc.comm[strcspn(tc.comm, "\n")] = '\0';
-				fclose(f);
+				fclose(fp);
 			}
 		}
 		if (!tc.ppid && !r->last.process && r->last.pid == tc.pid)
@@ -191,6 +204,10 @@ static void print_one(struct ts_run *r, const struct ctxmon_taskstats *in)
 			       t->cpu_delay_ns, t->cpu_count, t->cpu_run_ns);
 		if (t->exit)
 			printf(",\"exitcode\":%u", t->exitcode);
+		if (f && f->have)
+			printf(",\"final_voluntary\":%" PRIu64
+			       ",\"final_involuntary\":%" PRIu64,
+			       f->vol, f->invol);
 		printf("}\n");
 	} else {
 		print_head(r);
@@ -206,6 +223,11 @@ static void print_one(struct ts_run *r, const struct ctxmon_taskstats *in)
 			       output__dur(w, sizeof(w), t->cpu_delay_ns) :
 			       "-",
 		       t->cpu_count);
+		if (f && f->have)
+			printf("%-5s %8d %8d %8d %-16.16s %10" PRIu64
+			       " %11" PRIu64 "\n",
+			       "final", t->pid, t->tgid, t->ppid,
+			       t->comm[0] ? t->comm : "?", f->vol, f->invol);
 	}
 	if (fflush(stdout) == EOF && !r->werr)
 		r->werr = -errno;
@@ -235,7 +257,7 @@ static int run_get(struct ts_run *r, struct ctxmon_taskstats_conn *c)
 			status = EXIT_FAIL;
 			continue;
 		}
-		print_one(r, &t);
+		print_one(r, &t, NULL);
 	}
 	return status;
 }
@@ -262,24 +284,91 @@ static int cpu_list(const char *arg, char *buf, size_t len)
 	return 0;
 }
 
+/*
+ * The counters of zombie @pid, child of @ppid, once it has made its last
+ * switch-out (more voluntary switches than its exit record's @nvcsw):
+ * 1 with @f filled, 0 not yet, -1 gone or not that zombie.
+ */
+static int zombie_counts(pid_t pid, pid_t ppid, uint64_t nvcsw,
+			 struct final *f)
+{
+	char path[64], line[256], state = 0;
+	unsigned long long v;
+	int got = 0, pp = -1;
+	FILE *file;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	file = fopen(path, "re");
+	if (!file)
+		return -1;
+	while (fgets(line, sizeof(line), file)) {
+		if (sscanf(line, "State: %c", &state) == 1 ||
+		    sscanf(line, "PPid: %d", &pp) == 1)
+			continue;
+		if (sscanf(line, "voluntary_ctxt_switches: %llu", &v) == 1) {
+			f->vol = v;
+			got++;
+		} else if (sscanf(line, "nonvoluntary_ctxt_switches: %llu",
+				  &v) == 1) {
+			f->invol = v;
+			got++;
+		}
+	}
+	fclose(file);
+	if (got != 2 || pp != ppid || (state != 'Z' && state != 'X'))
+		return state ? 0 : -1; /* still exiting, or another task */
+	if (f->vol <= nvcsw)
+		return 0;
+	f->have = true;
+	return 1;
+}
+
+/*
+ * A leader's exit record comes before its last switch-out, and it may
+ * still be preempted in between; its parent's reap counts both.  Its
+ * zombie shows them until then: poll it a little while (@us), and keep
+ * the final counters if it is caught.
+ */
+static void catch_zombie(const struct ctxmon_taskstats *t, struct final *f,
+			 unsigned us)
+{
+	for (unsigned waited = 0; waited <= us; waited += 100) {
+		int ret = zombie_counts(t->pid, t->ppid, t->nvcsw, f);
+
+		if (ret)
+			return;
+		usleep(100);
+	}
+}
+
 static int on_exit_rec(const struct ctxmon_taskstats *t, void *ctx)
 {
 	struct ts_run *r = ctx;
 
 	if (!r->argv) {
-		print_one(r, t);
+		print_one(r, t, NULL);
 		return r->werr;
 	}
 	/* a command's tasks are known only once its tree is: kept */
 	if (r->nrecs == r->caprecs) {
 		size_t cap = r->caprecs ? r->caprecs * 2 : 64;
 		struct ctxmon_taskstats *n = realloc(r->recs, cap * sizeof(*n));
+		struct final *f;
 
 		if (!n)
 			return -ENOMEM;
 		r->recs = n;
+		f = realloc(r->fin, cap * sizeof(*f));
+		if (!f)
+			return -ENOMEM;
+		r->fin = f;
 		r->caprecs = cap;
 	}
+	r->fin[r->nrecs] = (struct final){ 0 };
+	/* a leader: its final counters while its parent has not reaped it
+	 * (the command itself is ours, and waits for them when reaped) */
+	if (!t->process && t->pid == t->tgid)
+		catch_zombie(t, &r->fin[r->nrecs], 2000);
 	r->recs[r->nrecs++] = *t;
 	return 0;
 }
@@ -329,6 +418,7 @@ static void report_cmd(struct ts_run *r, pid_t root, const struct rusage *ru)
 {
 	pid_t *tree = malloc((r->nrecs + 1) * sizeof(*tree));
 	uint64_t vol = 0, invol = 0, procs = 0, tasks = 0;
+	uint64_t fvol = 0, finvol = 0, zombies = 0;
 	size_t nt = 1;
 	bool grew = true;
 
@@ -358,45 +448,89 @@ static void report_cmd(struct ts_run *r, pid_t root, const struct rusage *ru)
 
 		if (!in_tree(tree, nt, tg))
 			continue;
-		print_one(r, t);
+		print_one(r, t, &r->fin[i]);
 		if (t->process)
 			continue; /* its live threads again: not added */
 		tasks++;
 		vol += t->nvcsw;
 		invol += t->nivcsw;
 		procs += t->pid == t->tgid;
+		if (r->fin[i].have) {
+			fvol += r->fin[i].vol;
+			finvol += r->fin[i].invol;
+			zombies++;
+		} else {
+			/* a leader's last switch-out, which its parent's
+			 * reap counts, comes after its record */
+			fvol += t->nvcsw + (t->pid == t->tgid);
+			finvol += t->nivcsw;
+		}
 	}
 	if (r->json) {
 		printf("{\"kind\":\"summary\",\"pid\":%d,\"tasks\":%" PRIu64
 		       ",\"processes\":%" PRIu64 ",\"voluntary\":%" PRIu64
-		       ",\"involuntary\":%" PRIu64 ",\"ru_nvcsw\":%ld"
+		       ",\"involuntary\":%" PRIu64 ",\"final_voluntary\":%" PRIu64
+		       ",\"final_involuntary\":%" PRIu64
+		       ",\"from_zombie\":%" PRIu64 ",\"ru_nvcsw\":%ld"
 		       ",\"ru_nivcsw\":%ld,\"dropped\":%s}\n",
-		       root, tasks, procs, vol, invol, ru->ru_nvcsw,
+		       root, tasks, procs, vol, invol, fvol, finvol,
+		       zombies, ru->ru_nvcsw,
 		       ru->ru_nivcsw, "null");
 	} else {
+		bool eq = fvol == (uint64_t)ru->ru_nvcsw &&
+			  finvol == (uint64_t)ru->ru_nivcsw;
+
 		printf("command %d: %" PRIu64 " tasks in %" PRIu64
-		       " processes; final counters: voluntary %" PRIu64
+		       " processes; exit records: voluntary %" PRIu64
 		       ", involuntary %" PRIu64 "\n",
 		       root, tasks, procs, vol, invol);
-		bool eq = vol + procs == (uint64_t)ru->ru_nvcsw &&
-			  invol == (uint64_t)ru->ru_nivcsw;
-
-		printf("getrusage: voluntary %ld, involuntary %ld\n",
-		       ru->ru_nvcsw, ru->ru_nivcsw);
-		printf("final counters + each process's last switch-out (it "
-		       "comes after the record): voluntary %" PRIu64
-		       " %s %ld, involuntary %" PRIu64 " %s %ld (%s)\n",
-		       vol + procs,
-		       vol + procs == (uint64_t)ru->ru_nvcsw ? "=" : "!=",
-		       ru->ru_nvcsw, invol,
-		       invol == (uint64_t)ru->ru_nivcsw ? "=" : "!=",
+		printf("final counters: voluntary %" PRIu64 " %s %ld, "
+		       "involuntary %" PRIu64 " %s %ld getrusage (%s)\n",
+		       fvol, fvol == (uint64_t)ru->ru_nvcsw ? "=" : "!=",
+		       ru->ru_nvcsw, finvol,
+		       finvol == (uint64_t)ru->ru_nivcsw ? "=" : "!=",
 		       ru->ru_nivcsw, eq ? "equal" : "differs");
+		printf("  (%" PRIu64 " of %" PRIu64 " processes' final counters "
+		       "read from their zombies before the reap; the others' "
+		       "records + 1 for the last switch-out, which comes after "
+		       "the record)\n",
+		       zombies, procs);
 		if (!eq)
-			printf("  switches after a task's exit record (blocked "
-			       "or preempted while exiting) reach getrusage "
-			       "only\n");
+			printf("  a task blocked or preempted after its exit "
+			       "record reaches getrusage only\n");
 	}
 	free(tree);
+}
+
+/* Whether the command has exited, without reaping it. */
+static bool exited(pid_t child)
+{
+	siginfo_t si = { 0 };
+
+	return waitid(P_PID, (id_t)child, &si, WEXITED | WNOWAIT | WNOHANG) ==
+		       0 &&
+	       si.si_pid == child;
+}
+
+/*
+ * Reap the exited command once it has left its CPU for the last time:
+ * reaping at once would race that switch, which then never reaches the
+ * rusage.  Without its record, wait a millisecond as the sessions do.
+ */
+static void reap_after_last_switch(struct ts_run *r, pid_t child,
+				   int *wstatus, struct rusage *ru)
+{
+	size_t i;
+
+	for (i = 0; i < r->nrecs; i++)
+		if (!r->recs[i].process && r->recs[i].pid == child)
+			break;
+	if (i == r->nrecs)
+		usleep(1000);
+	else if (!r->fin[i].have)
+		catch_zombie(&r->recs[i], &r->fin[i], 100000);
+	while (wait4(child, wstatus, 0, ru) < 0 && errno == EINTR)
+		;
 }
 
 static int run_watch(struct ts_run *r, struct ctxmon_taskstats_conn *c)
@@ -442,11 +576,11 @@ static int run_watch(struct ts_run *r, struct ctxmon_taskstats_conn *c)
 			status = EXIT_FAIL;
 			break;
 		}
-		if (child > 0 &&
-		    wait4(child, &wstatus, WNOHANG, &ru) == child) {
+		if (child > 0 && exited(child)) {
 			/* every record of its tasks was sent before it could
-			 * be reaped: take what is queued, then stop */
+			 * be reaped: take what is queued, then reap */
 			ctxmon_taskstats_read(c, 0, on_exit_rec, r);
+			reap_after_last_switch(r, child, &wstatus, &ru);
 			report_cmd(r, child, &ru);
 			status = capture__exit_status(wstatus);
 			child = -1;
@@ -496,6 +630,7 @@ int cmd_taskstats(int argc, char **argv)
 out:
 	ctxmon_taskstats_close(c);
 	free(r.recs);
+	free(r.fin);
 	free(r.pids);
 	return status;
 }

@@ -88,10 +88,23 @@ static void test_decode_versions(void **state)
 	assert_int_equal(ctxmon_taskstats_decode(&t, 1, &out), -EINVAL);
 }
 
+/* the live tests' connection, closed by close_conn() even when an
+ * assertion ends the test early */
+static struct ctxmon_taskstats_conn *live_conn;
+
+static int close_conn(void **state)
+{
+	(void)state;
+	ctxmon_taskstats_close(live_conn);
+	live_conn = NULL;
+	return 0;
+}
+
 static struct ctxmon_taskstats_conn *open_or_skip(void)
 {
 	struct ctxmon_taskstats_conn *c = ctxmon_taskstats_open();
 
+	live_conn = c;
 	if (!c && (errno == EPERM || errno == EACCES || errno == ENOENT ||
 		   errno == EPROTONOSUPPORT)) {
 		print_message("taskstats not available: %s\n", strerror(errno));
@@ -115,7 +128,6 @@ static void test_live_get(void **state)
 	ret = ctxmon_taskstats_get(c, tid, false, &t);
 	assert_int_equal(getrusage(RUSAGE_THREAD, &after), 0);
 	if (ret == -EPERM) {
-		ctxmon_taskstats_close(c);
 		skip();
 	}
 	assert_int_equal(ret, 0);
@@ -128,7 +140,6 @@ static void test_live_get(void **state)
 	assert_true(t.nivcsw <= (uint64_t)after.ru_nivcsw);
 	assert_int_equal(ctxmon_taskstats_get(c, 0x7ffffff0, false, &t),
 			 -ESRCH);
-	ctxmon_taskstats_close(c);
 }
 
 struct want {
@@ -146,6 +157,24 @@ static int on_rec(const struct ctxmon_taskstats *t, void *ctx)
 		w->found = true;
 	}
 	return 0;
+}
+
+/* voluntary_ctxt_switches of a (zombie) task, or 0 */
+static uint64_t zombie_nvcsw(pid_t pid)
+{
+	char path[64], line[256];
+	unsigned long long v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "voluntary_ctxt_switches: %llu", &v) == 1)
+			break;
+	fclose(f);
+	return v;
 }
 
 /* A child sleeps a few times and exits: its exit record plus its last
@@ -170,7 +199,6 @@ static void test_live_exit(void **state)
 	}
 	ret = ctxmon_taskstats_watch(c, cpus);
 	if (ret == -EPERM) {
-		ctxmon_taskstats_close(c);
 		skip();
 	}
 	assert_int_equal(ret, 0);
@@ -181,10 +209,15 @@ static void test_live_exit(void **state)
 			usleep(2000);
 		_exit(3);
 	}
-	assert_int_equal(wait4(w.pid, &st, 0, &ru), w.pid);
-	for (int i = 0; i < 50 && !w.found; i++)
+	/* the record comes before the zombie's last switch-out, and a
+	 * leader's counters are read at reap: take the record, wait for
+	 * that switch-out in the zombie's own counters, then reap */
+	for (int i = 0; i < 100 && !w.found; i++)
 		assert_true(ctxmon_taskstats_read(c, 20, on_rec, &w) >= 0);
 	assert_true(w.found);
+	for (int i = 0; i < 1000 && zombie_nvcsw(w.pid) <= w.rec.nvcsw; i++)
+		usleep(1000);
+	assert_int_equal(wait4(w.pid, &st, 0, &ru), w.pid);
 	assert_true(w.rec.exit);
 	assert_int_equal(w.rec.exitcode, (uint32_t)st);
 	print_message("exit record: nvcsw %llu nivcsw %llu; rusage %ld %ld\n",
@@ -194,15 +227,14 @@ static void test_live_exit(void **state)
 	assert_true(w.rec.nvcsw >= 5);
 	assert_int_equal(w.rec.nvcsw + 1, (uint64_t)ru.ru_nvcsw);
 	assert_true(w.rec.nivcsw <= (uint64_t)ru.ru_nivcsw);
-	ctxmon_taskstats_close(c);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_decode_versions),
-		cmocka_unit_test(test_live_get),
-		cmocka_unit_test(test_live_exit),
+		cmocka_unit_test_teardown(test_live_get, close_conn),
+		cmocka_unit_test_teardown(test_live_exit, close_conn),
 	};
 
 	return cmocka_run_group_tests_name("taskstats", tests, NULL, NULL);
