@@ -197,8 +197,13 @@ struct backend_ops {
 	 */
 	int (*read_rows)(void *priv, uint64_t now, struct ctxmon_stats **rows,
 			 size_t *n);
+	/* Optional, counting backends: forget the rows of exited threads
+	 * that read_rows has returned (their caller reports intervals). */
+	void (*forget_exited)(void *priv);
 	/* What the backend cannot show, one line for the output, or NULL. */
 	const char *limits;
+	/* Its stream carries no wakeup events (so no wakeup latency). */
+	bool no_wakeups;
 	/* Optional, counting backends: per-CPU busy/idle since capture
 	 * start, charged up to @now; *cpus malloc'd, caller frees.  0 or
 	 * -errno. */
@@ -228,6 +233,30 @@ int session__read_cpus(struct ctxmon_session *s, uint64_t now,
 		       struct ctxmon_cpu_stats **cpus, size_t *n);
 /* The backend's backend_ops.limits, or NULL. */
 const char *session__limits(const struct ctxmon_session *s);
+/* The backend's stream has no wakeups (backend_ops.no_wakeups). */
+bool session__no_wakeups(const struct ctxmon_session *s);
+
+/* ---- rows of exited tasks, folded by comm (analysis/fold.c) -------- */
+
+/* How many exited threads' rows stat and top keep one by one. */
+#define EXITED_KEEP 1024
+
+/* Rows summing exited tasks, one per comm (ctxmon_stats.folded > 0). */
+struct fold {
+	struct ctxmon_stats *rows;
+	size_t n, cap;
+};
+
+/* Add the row of an exited task (or a folded row) to its comm's row.
+ * 0 or -ENOMEM. */
+int fold__add(struct fold *f, const struct ctxmon_stats *row);
+/* Append the folded rows to @out (room for f->n more). */
+size_t fold__copy(const struct fold *f, struct ctxmon_stats *out);
+void fold__clear(struct fold *f);
+
+/* Drop what the last read_rows returned of exited threads: for interval
+ * consumers, which have shown them (no-op for a backend without it). */
+void session__forget_exited(struct ctxmon_session *s);
 
 /* ---- misc (util.c) ------------------------------------------------ */
 

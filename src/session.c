@@ -473,6 +473,17 @@ int ctxmon_session_reap_child(struct ctxmon_session *s, bool block,
 	return 1;
 }
 
+void session__forget_exited(struct ctxmon_session *s)
+{
+	if (s->be && s->be->ops->forget_exited)
+		s->be->ops->forget_exited(s->priv);
+}
+
+bool session__no_wakeups(const struct ctxmon_session *s)
+{
+	return s->be && s->be->ops->no_wakeups;
+}
+
 bool session__counting(const struct ctxmon_session *s)
 {
 	return s->be && s->be->ops->read_rows;

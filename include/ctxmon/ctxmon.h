@@ -211,6 +211,10 @@ struct ctxmon_stats {
 	uint64_t migrations;
 	uint64_t wakeups;		/* times it was woken */
 	struct ctxmon_latency lat;	/* waking -> on CPU */
+	uint32_t folded;		/* 0: one task.  Else this row sums
+					 * that many exited tasks of this comm,
+					 * folded to bound memory (tid and
+					 * tgid are 0); see exited_keep */
 };
 
 struct ctxmon_cpu_stats {
@@ -230,6 +234,16 @@ struct ctxmon_account_opts {
 	size_t npids;
 	pid_t root_pid;			/* CMD: the command's pid, followed
 					 * with all its descendants */
+	size_t exited_keep;		/* 0 keeps a row for every task ever
+					 * seen.  Else at most about this many
+					 * rows of exited threads are kept one
+					 * by one; older ones are folded into
+					 * one row per comm (folded > 0), so a
+					 * long run on a forking machine does
+					 * not grow.  Not with causes on. */
+	bool no_wakeups;		/* the stream has no wakeup events
+					 * (perf-switch): a sleeper switched
+					 * in is no anomaly */
 };
 
 /* New accounting state; NULL and errno on failure; free with _free(). */
@@ -280,6 +294,13 @@ struct ctxmon_cpu_stats *ctxmon_account_cpus(const struct ctxmon_account *a,
  * nthreads, exited, target) and the span are left to the caller.
  */
 void ctxmon_stats_add(struct ctxmon_stats *to, const struct ctxmon_stats *from);
+
+/*
+ * Drop the rows of threads that have exited (and their folded rows): for
+ * a caller that has shown them already and reports intervals, as top
+ * does.  Nothing is dropped while causes are on.
+ */
+void ctxmon_account_forget_exited(struct ctxmon_account *a);
 
 /* Anomalies: events that did not fit the tracked state (e.g. a switch-in
  * of a task the account believed running elsewhere). */

@@ -95,6 +95,8 @@ struct ctxmon_account {
 	uint64_t anomalies;
 	struct causes *cz; /* cause analysis, NULL when off */
 	bool fed; /* an event was fed */
+	size_t ndead; /* tasks in T_DEAD in tasks[] */
+	struct fold fold; /* exited tasks folded past opts.exited_keep */
 };
 
 static inline size_t hash_tid(int32_t tid, size_t cap)
@@ -345,9 +347,11 @@ static void task_advance(struct task *t, uint64_t ts)
 	t->st.last_ts = ts;
 }
 
-static void task_end(struct task *t, uint64_t ts)
+static void task_end(struct ctxmon_account *a, struct task *t, uint64_t ts)
 {
 	task_advance(t, ts);
+	if (t->state != T_DEAD)
+		a->ndead++;
 	t->state = T_DEAD;
 	t->st.exited = true;
 	t->cpu = -1;
@@ -586,7 +590,7 @@ static unsigned switch_out(struct ctxmon_account *a, struct task *t,
 	/* A zombie or dead task never runs again, whatever the kind says. */
 	if (kind == CTXMON_SW_EXIT ||
 	    (st & (CTXMON_STATE_X | CTXMON_STATE_Z))) {
-		task_end(t, ts);
+		task_end(a, t, ts);
 		return kind;
 	}
 	t->cpu = -1;
@@ -612,8 +616,10 @@ static void switch_in(struct ctxmon_account *a, struct task *t,
 	if (t->state == T_NEW) {
 		task_start(t, T_RUNNING, ts);
 	} else {
-		/* Running elsewhere, or asleep with no wakeup seen. */
-		if (t->state != T_RUNNABLE)
+		/* Running elsewhere, or asleep with no wakeup seen (as
+		 * every sleeper is in a stream without wakeups). */
+		if (t->state != T_RUNNABLE &&
+		    !(t->state == T_SLEEP && a->opts.no_wakeups))
 			a->anomalies++;
 		task_advance(t, ts);
 	}
@@ -813,7 +819,7 @@ static void on_fork(struct ctxmon_account *a, const struct ctxmon_event *ev,
 		if (old && alive(old)) {
 			/* The tid was freed: its old task died unseen. */
 			a->anomalies++;
-			task_end(old, ts);
+			task_end(a, old, ts);
 		}
 		c = task_create(a, ctid, old ? old->st.gen + 1 : 0);
 	}
@@ -843,7 +849,7 @@ static void exec_takeover(struct ctxmon_account *a, int32_t tid, int32_t old,
 		pgen = o->pgen;
 	if (l && alive(l)) {
 		a->anomalies++; /* the leader must have died first */
-		task_end(l, ts);
+		task_end(a, l, ts);
 	}
 	n = task_create(a, tid, l ? l->st.gen + 1 : 0);
 	n->st.tgid = tid;
@@ -859,7 +865,7 @@ static void exec_takeover(struct ctxmon_account *a, int32_t tid, int32_t old,
 		o->pgen = pgen;
 	}
 	if (!alive(o)) {
-		task_end(o, ts);
+		task_end(a, o, ts);
 		return;
 	}
 	task_advance(o, ts);
@@ -878,7 +884,7 @@ static void exec_takeover(struct ctxmon_account *a, int32_t tid, int32_t old,
 		if (c->cur == old)
 			c->cur = tid;
 	}
-	task_end(o, ts);
+	task_end(a, o, ts);
 }
 
 static void on_exec(struct ctxmon_account *a, const struct ctxmon_event *ev,
@@ -982,6 +988,7 @@ void ctxmon_account_free(struct ctxmon_account *a)
 	free(a->tasks);
 	free(a->hash);
 	free(a->cpus);
+	fold__clear(&a->fold);
 	free(a);
 }
 
@@ -1011,6 +1018,54 @@ int ctxmon_account_add_task(struct ctxmon_account *a, pid_t tid, pid_t tgid,
 	return 0;
 }
 
+/*
+ * Take exited tasks out of tasks[]: the oldest @k of them, folded by comm
+ * into a->fold (@fold), or just dropped.  The hash is rebuilt over what
+ * stays, each tid pointing where it pointed before.  Not with causes on:
+ * their per-task tables cannot be folded.  Between events only.
+ */
+static void compact(struct ctxmon_account *a, size_t k, bool fold)
+{
+	size_t j = 0, done = 0;
+	bool *hashed;
+
+	if (a->cz || !k)
+		return;
+	hashed = malloc((a->ntasks ? a->ntasks : 1) * sizeof(*hashed));
+	if (!hashed)
+		return;
+	for (size_t i = 0; i < a->ntasks; i++) {
+		struct task *t = &a->tasks[i];
+		bool hashed_here = task_find(a, t->st.tid) == t;
+
+		if (done < k && t->state == T_DEAD &&
+		    (!fold || fold__add(&a->fold, &t->st) == 0)) {
+			done++;
+			continue;
+		}
+		if (j != i)
+			a->tasks[j] = *t;
+		hashed[j++] = hashed_here;
+	}
+	a->ntasks = j;
+	a->ndead -= done;
+	for (size_t i = 0; i < a->hcap; i++)
+		a->hash[i].idx = EMPTY;
+	for (size_t i = 0; i < j; i++)
+		if (hashed[i])
+			hash_set(a->hash, a->hcap, a->tasks[i].st.tid,
+				 (uint32_t)i);
+	free(hashed);
+}
+
+void ctxmon_account_forget_exited(struct ctxmon_account *a)
+{
+	if (!a || a->cz)
+		return;
+	compact(a, a->ndead, false);
+	fold__clear(&a->fold);
+}
+
 void ctxmon_account_feed(struct ctxmon_account *a,
 			 const struct ctxmon_event *ev)
 {
@@ -1018,6 +1073,9 @@ void ctxmon_account_feed(struct ctxmon_account *a,
 
 	if (!a || !ev)
 		return;
+	/* a bounded table: fold the oldest exited tasks, half at a time */
+	if (a->opts.exited_keep && a->ndead >= 2 * a->opts.exited_keep)
+		compact(a, a->ndead - a->opts.exited_keep, true);
 	if (reserve(a, EVENT_ROWS) < 0) {
 		a->anomalies++; /* the event cannot be accounted */
 		return;
@@ -1135,6 +1193,8 @@ void ctxmon_account_reset_interval(struct ctxmon_account *a, uint64_t ts)
 		if (c->in_span)
 			c->st.first_ts = c->st.last_ts = c->state_ts = ts;
 	}
+	/* exited tasks do nothing more: their folded sums are done with */
+	fold__clear(&a->fold);
 	if (a->cz)
 		causes__reset(a->cz);
 }
@@ -1273,13 +1333,16 @@ struct ctxmon_stats *ctxmon_account_rows(const struct ctxmon_account *a,
 	    (kind != CTXMON_ROWS_THREADS && kind != CTXMON_ROWS_PROCESSES))
 		goto out;
 	err = -ENOMEM;
-	out = malloc((a->ntasks ? a->ntasks : 1) * sizeof(*out));
+	out = malloc((a->ntasks + a->fold.n + 1) * sizeof(*out));
 	if (!out)
 		goto out;
 	if (kind == CTXMON_ROWS_THREADS) {
 		for (size_t i = 0; i < a->ntasks; i++)
 			if (all || a->tasks[i].st.target)
 				out[cnt++] = a->tasks[i].st;
+		for (size_t i = 0; i < a->fold.n; i++)
+			if (all || a->fold.rows[i].target)
+				out[cnt++] = a->fold.rows[i];
 		err = 0;
 		goto out;
 	}
@@ -1290,6 +1353,10 @@ struct ctxmon_stats *ctxmon_account_rows(const struct ctxmon_account *a,
 	if (!acc || !index)
 		goto out;
 	cnt = rows_processes(a, all, out, acc, index, icap, NULL);
+	/* a folded row is a process row of its own */
+	for (size_t i = 0; i < a->fold.n; i++)
+		if (all || a->fold.rows[i].target)
+			out[cnt++] = a->fold.rows[i];
 	err = 0;
 out:
 	free(acc);

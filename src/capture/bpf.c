@@ -90,9 +90,11 @@ struct bpf_priv {
 	struct ctxsw_cpu *cpubuf; /* nposs entries */
 	int cb_err; /* first error inside the ring callback */
 	uint64_t bad_records;
-	/* aggregation: rows of dead threads drained from the kernel */
+	/* aggregation: rows of dead threads drained from the kernel, and
+	 * the oldest of them folded by comm past EXITED_KEEP */
 	struct ctxsw_row *dead;
 	size_t ndead, dead_cap;
+	struct fold fold;
 };
 
 /* ---- libbpf messages -------------------------------------------------- */
@@ -447,6 +449,7 @@ static void bpf_close(void *priv)
 	reorder__free(p->ro);
 	free(p->cpubuf);
 	free(p->dead);
+	fold__clear(&p->fold);
 	free(p);
 }
 
@@ -969,6 +972,7 @@ static int report_pending_lost(struct bpf_priv *p)
 }
 
 static int drain_dead(struct bpf_priv *p);
+static int fold_dead(struct bpf_priv *p, size_t k);
 
 static int bpf_read(void *priv, uint64_t *safe_ts)
 {
@@ -1107,9 +1111,38 @@ static int drain_dead(struct bpf_priv *p)
 		p->dead[p->ndead++] = r;
 		bpf_map_delete_elem(fd, &keys[i]);
 	}
+	if (p->ndead >= 2 * EXITED_KEEP)
+		ret = fold_dead(p, p->ndead - n < p->ndead - EXITED_KEEP ?
+					   p->ndead - n :
+					   p->ndead - EXITED_KEEP);
 out:
 	free(keys);
 	return ret;
+}
+
+/* A forking machine makes dead rows without end: fold the oldest @k by
+ * comm.  Not the ones this read drained: their live copies may be in
+ * the rows being built, which are dropped by tid and start time. */
+static int fold_dead(struct bpf_priv *p, size_t k)
+{
+	for (size_t i = 0; i < k; i++) {
+		struct ctxmon_stats st;
+
+		bpf_row__stats(&p->dead[i], 0, p->ctx->strs, &st);
+		if (fold__add(&p->fold, &st) < 0)
+			return -ENOMEM;
+	}
+	memmove(p->dead, p->dead + k, (p->ndead - k) * sizeof(*p->dead));
+	p->ndead -= k;
+	return 0;
+}
+
+static void bpf_forget_exited(void *priv)
+{
+	struct bpf_priv *p = priv;
+
+	p->ndead = 0;
+	fold__clear(&p->fold);
 }
 
 static int cmp_stats(const void *a, const void *b)
@@ -1164,7 +1197,7 @@ int bpf_backend__read_rows(void *priv, uint64_t now, struct ctxmon_stats **rows,
 	if (ret < 0)
 		goto out;
 
-	out = malloc((p->ndead + nlive + 1) * sizeof(*out));
+	out = malloc((p->ndead + nlive + p->fold.n + 1) * sizeof(*out));
 	if (!out) {
 		ret = -ENOMEM;
 		goto out;
@@ -1186,6 +1219,7 @@ int bpf_backend__read_rows(void *priv, uint64_t now, struct ctxmon_stats **rows,
 	for (size_t i = 1; i < cnt; i++)
 		if (out[i].tid == out[i - 1].tid)
 			out[i].gen = out[i - 1].gen + 1;
+	cnt += fold__copy(&p->fold, out + cnt);
 out:
 	free(live);
 	if (ret < 0) {
@@ -1312,6 +1346,7 @@ const struct backend_ops backend_bpf_agg = {
 	.attach = bpf_attach,
 	.read_rows = bpf_backend__read_rows,
 	.read_cpus = bpf_backend__read_cpus,
+	.forget_exited = bpf_forget_exited,
 	/* not a degraded tier: it shows all stat shows but the causes */
 	.limits = NULL,
 };

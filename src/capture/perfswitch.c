@@ -1088,4 +1088,5 @@ const struct backend_ops backend_perfswitch = {
 		"wakeups (no wakeup latency, sleep includes the wait for a "
 		"CPU after a wakeup), no migrations, CPU busy means a "
 		"followed task ran",
+	.no_wakeups = true,
 };

@@ -560,6 +560,8 @@ int cmd_record(int argc, char **argv)
 			.pids = r.cap.pids,
 			.npids = r.cap.npids,
 			.root_pid = ctxmon_session_child(r.s),
+			.exited_keep = EXITED_KEEP,
+			.no_wakeups = session__no_wakeups(r.s),
 		};
 
 		r.a = ctxmon_account_new(&ao);

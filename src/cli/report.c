@@ -538,6 +538,16 @@ int cmd_report(int argc, char **argv)
 		ao.npids = n;
 	}
 	ao.root_pid = (pid_t)meta_u64(r.r, CTXMON_META_ROOT_PID, (uint64_t)-1);
+	/* as stat does, unless a filter picks rows by tid or name */
+	if (!has_filters(&r))
+		ao.exited_keep = EXITED_KEEP;
+	{
+		const char *be = ctxmon_reader_meta_str(r.r,
+							CTXMON_META_BACKEND);
+
+		/* recorded without wakeups: sleepers just switch in */
+		ao.no_wakeups = be && !strcmp(be, "perf-switch");
+	}
 	r.a = ctxmon_account_new(&ao);
 	if (!r.a)
 		goto oom;

@@ -416,6 +416,9 @@ int cmd_stat(int argc, char **argv)
 			.pids = r.cap.pids,
 			.npids = r.cap.npids,
 			.root_pid = ctxmon_session_child(r.s),
+			/* a long -a run on a forking machine stays small */
+			.exited_keep = EXITED_KEEP,
+			.no_wakeups = session__no_wakeups(r.s),
 		};
 
 		r.a = ctxmon_account_new(&ao);

@@ -132,7 +132,11 @@ struct ctxmon_stats *rows__processes(const struct ctxmon_stats *th, size_t n,
 		pid_t key = t->tgid > 0 ? t->tgid : t->tid;
 		struct ctxmon_stats *p = cnt ? &out[cnt - 1] : NULL;
 
-		if (!p || p->tid != key) {
+		if (t->folded) {
+			out[cnt++] = *t; /* a process row of its own */
+			continue;
+		}
+		if (!p || p->folded || p->tid != key) {
 			p = &out[cnt++];
 			memset(p, 0, sizeof(*p));
 			p->tid = key;
@@ -203,6 +207,14 @@ int rows__collect(struct ctxmon_session *s, struct ctxmon_account *a,
 		goto out;
 	*pr = rows__processes(*th, *nth, npr);
 out:
+	/* intervals: an exited thread is shown in the one it ended in, and
+	 * then forgotten, so that a long run does not grow */
+	if (interval && *th && *pr) {
+		if (session__counting(s))
+			session__forget_exited(s);
+		else
+			ctxmon_account_forget_exited(a);
+	}
 	if (!*th || !*pr) {
 		free(*th);
 		free(*pr);

@@ -56,6 +56,7 @@ struct top_source *top_source__new(const struct top_source_opts *o)
 			.target = o->target,
 			.pids = o->pids,
 			.npids = o->npids,
+			.no_wakeups = session__no_wakeups(o->s),
 		};
 
 		src->a = ctxmon_account_new(&ao);

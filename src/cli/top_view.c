@@ -202,7 +202,7 @@ void top_view__row(char *buf, size_t len, int width,
 		   const struct ctxmon_stats *r, uint64_t dur_ns, bool procs)
 {
 	char sw[16], vol[16], inv[16], run[16], wait[16], p99[16], mx[16];
-	char comm[CTXMON_COMM_LEN + 1];
+	char comm[CTXMON_COMM_LEN + 1], id[32];
 	const char *c = r->comm && r->comm[0] ? r->comm : "?";
 	size_t i;
 
@@ -223,9 +223,14 @@ void top_view__row(char *buf, size_t len, int width,
 		strcpy(p99, "-");
 		strcpy(mx, "-");
 	}
-	snprintf(buf, len, "%7d %7d %-*.*s %7s %7s %7s %5s %5s %6s %6s", r->tid,
-		 procs ? (int)r->nthreads : r->tgid, comm_width(width),
-		 comm_width(width), comm, sw, vol, inv, run, wait, p99, mx);
+	if (r->folded) /* exited tasks summed by name: how many */
+		snprintf(id, sizeof(id), "%7s %7u", "exited", r->folded);
+	else
+		snprintf(id, sizeof(id), "%7d %7d", r->tid,
+			 procs ? (int)r->nthreads : r->tgid);
+	snprintf(buf, len, "%s %-*.*s %7s %7s %7s %5s %5s %6s %6s", id,
+		 comm_width(width), comm_width(width), comm, sw, vol, inv, run,
+		 wait, p99, mx);
 	if (width > 0 && (size_t)width < len)
 		buf[width] = '\0';
 }

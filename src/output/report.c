@@ -203,6 +203,7 @@ static void table_head(FILE *f, bool procs)
 static void table_row(FILE *f, const struct ctxmon_stats *r, bool procs)
 {
 	char run[16], wait[16], slp[16], lavg[16], lmax[16], comm[24];
+	char id[32];
 	const char *c = r->comm ? r->comm : "?";
 	size_t i;
 
@@ -212,10 +213,15 @@ static void table_row(FILE *f, const struct ctxmon_stats *r, bool procs)
 	if (r->incomplete)
 		comm[i++] = '*';
 	comm[i] = '\0';
+	if (r->folded) /* many exited tasks: "exited", then how many */
+		snprintf(id, sizeof(id), "%8s %8u", "exited", r->folded);
+	else
+		snprintf(id, sizeof(id), "%8d %8d", r->tid,
+			 procs ? (int)r->nthreads : r->tgid);
 	fprintf(f,
-		"%8d %8d %-16s %9" PRIu64 " %9" PRIu64 " %9" PRIu64
+		"%s %-16s %9" PRIu64 " %9" PRIu64 " %9" PRIu64
 		" %4" PRIu64 " %9s %9s %9s %9s %9s %6" PRIu64 "\n",
-		r->tid, procs ? (int)r->nthreads : r->tgid, comm, r->switch_out,
+		id, comm, r->switch_out,
 		r->voluntary, r->involuntary, r->exit_switch,
 		output__dur(run, sizeof(run), r->run_ns),
 		output__dur(wait, sizeof(wait), r->wait_ns),
@@ -251,6 +257,14 @@ static bool any_incomplete(const struct report *r)
 	return false;
 }
 
+static bool any_folded(const struct report *r)
+{
+	for (size_t i = 0; i < r->nthreads; i++)
+		if (r->threads[i].folded)
+			return true;
+	return false;
+}
+
 static void text_report(FILE *f, const struct output_opts *o, struct report *r)
 {
 	const struct ctxmon_session_stats *c = &r->cap;
@@ -268,6 +282,10 @@ static void text_report(FILE *f, const struct output_opts *o, struct report *r)
 	if (any_incomplete(r))
 		fprintf(f, "* alive while events were lost: its numbers may "
 			   "be short\n");
+	if (any_folded(r))
+		fprintf(f, "exited: the oldest exited threads, summed by name "
+			   "(how many in the next column) to keep memory "
+			   "bounded\n");
 	if (r->causes)
 		output__causes_text(f, o, r);
 	fputc('\n', f);
@@ -348,6 +366,7 @@ static void json_row(FILE *f, const struct ctxmon_stats *r, bool procs,
 	output__json_str(f, r->comm);
 	if (procs)
 		fprintf(f, ",\"nthreads\":%u", r->nthreads);
+	fprintf(f, ",\"folded\":%u", r->folded);
 	fprintf(f,
 		",\"exited\":%s,\"incomplete\":%s,\"switches\":%" PRIu64
 		",\"switch_in\":%" PRIu64

@@ -53,6 +53,9 @@ for run in 1 2 3 4 5; do
 	threads=$(json "$out" "len([t for t in j['threads'] if t['tgid'] == $pid])")
 	perthread=$(json "$out" "[(t['tid'], t['voluntary'], t['involuntary']) for t in j['threads'] if t['tgid'] == $pid]")
 	lost=$(json "$out" 'j["capture"]["lost"]')
+	anom=$(json "$out" 'j["capture"]["anomalies"]')
+	# no wakeups in this stream: a sleeper switched in is expected
+	[ "$anom" = 0 ] || fail "run $run: $anom anomalies"
 	# the leader's last switch-out comes after its exit record: the
 	# kernel counts it (voluntary) at reap, as with every backend
 	echo "  pingpong $pid: threads $perthread; traced voluntary $vol" \

@@ -1170,6 +1170,10 @@ struct sim_task {
 
 struct sim {
 	struct ctxmon_account *a;
+	/* the same stream into two bounded accounts: b folds exited tasks
+	 * past SIM_KEEP, c forgets them after each interval */
+	struct ctxmon_account *b, *c;
+	uint64_t folded; /* tasks seen in b's folded rows */
 	uint64_t now, rng;
 	int ncpus;
 	int cur[SIM_CPUS_MAX];
@@ -1188,6 +1192,15 @@ struct sim {
 static const char *const sim_comms[] = {
 	"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf",
 };
+
+#define SIM_KEEP 2
+
+static void sim_feed(struct sim *s, const struct ctxmon_event *e)
+{
+	ctxmon_account_feed(s->a, e);
+	ctxmon_account_feed(s->b, e);
+	ctxmon_account_feed(s->c, e);
+}
 
 static uint32_t rnd(struct sim *s, uint32_t n)
 {
@@ -1291,7 +1304,7 @@ static void sim_wake(struct sim *s, int tid, int cpu, bool waking)
 	e.wake.tid = tid;
 	e.wake.target_cpu = cpu;
 	e.wake.comm = sim_comms[tid % 7];
-	ctxmon_account_feed(s->a, &e);
+	sim_feed(s, &e);
 }
 
 /* A sleeper is woken by whatever runs on a random CPU. */
@@ -1329,7 +1342,7 @@ static void sim_switch(struct sim *s, int c, int prev, uint32_t pstate,
 	e.sw.next_comm = next ? sim_comms[next % 7] : "swapper/0";
 	e.sw.preempt = (uint8_t)preempt;
 	e.sw.kind = (uint8_t)kind;
-	ctxmon_account_feed(s->a, &e);
+	sim_feed(s, &e);
 }
 
 /* One CPU schedules: its task leaves (sleeps, is preempted, yields or
@@ -1359,7 +1372,7 @@ static void act_schedule(struct sim *s)
 			struct ctxmon_event e = sim_ev(s, c, CTXMON_EV_EXIT);
 
 			e.exit.tid = prev;
-			ctxmon_account_feed(s->a, &e);
+			sim_feed(s, &e);
 			s->now += rnd(s, 20);
 			pstate = CTXMON_STATE_X;
 			kind = CTXMON_SW_EXIT;
@@ -1462,13 +1475,13 @@ static void act_fork(struct sim *s)
 	e.fork.child_tgid = rnd(s, 3) ? tgid : -1;
 	e.fork.child_comm = sim_comms[child % 7];
 	s->rows[row].tgid_known = e.fork.child_tgid >= 0;
-	ctxmon_account_feed(s->a, &e);
+	sim_feed(s, &e);
 	sim_state(s, child, S_QUEUED);
 	s->now += rnd(s, 40);
 	e = sim_ev(s, c, CTXMON_EV_WAKEUP_NEW);
 	e.wake.tid = child;
 	e.wake.comm = sim_comms[child % 7];
-	ctxmon_account_feed(s->a, &e);
+	sim_feed(s, &e);
 	t->lat = true;
 	t->lat_ts = s->now;
 	s->rows[row].wakeups++;
@@ -1484,7 +1497,7 @@ static void act_migrate(struct sim *s)
 	e = sim_ev(s, c, CTXMON_EV_MIGRATE);
 	e.migrate.tid = tid;
 	e.migrate.dest_cpu = c;
-	ctxmon_account_feed(s->a, &e);
+	sim_feed(s, &e);
 	er_of(s, tid)->migr++;
 }
 
@@ -1510,6 +1523,85 @@ static struct exp_row *find_exp(struct sim *s, int tid, uint32_t gen)
 }
 
 /* Close an interval: check it adds up on its own, add it to the totals. */
+/* Everything a row counts, summed over @r. */
+static void row_sums(const struct ctxmon_stats *r, size_t n, uint64_t *v)
+{
+	memset(v, 0, 12 * sizeof(*v));
+	for (size_t i = 0; i < n; i++) {
+		v[0] += r[i].voluntary;
+		v[1] += r[i].involuntary;
+		v[2] += r[i].exit_switch;
+		v[3] += r[i].switch_in;
+		v[4] += r[i].run_ns;
+		v[5] += r[i].wait_ns;
+		v[6] += r[i].sleep_ns[0] + r[i].sleep_ns[1] + r[i].sleep_ns[2];
+		v[7] += r[i].migrations;
+		v[8] += r[i].wakeups;
+		v[9] += r[i].lat.count;
+		v[10] += r[i].lat.sum_ns;
+		v[11] += r[i].folded ? r[i].folded : 1;
+	}
+}
+
+/*
+ * The bounded account @x against the full one: the same sums over threads
+ * and over processes, every live thread's row the same, and at most
+ * twice @keep exited rows kept one by one (@keep 0: no bound, the exited
+ * rows of earlier intervals were forgotten instead).
+ */
+static void check_bounded(struct sim *s, struct ctxmon_account *x, size_t keep)
+{
+	struct ctxmon_stats *r, *xr, *pr, *xpr;
+	uint64_t va[12], vx[12];
+	size_t n, xn, np, xnp, exited = 0;
+
+	ctxmon_account_finish(x, s->now);
+	r = ctxmon_account_rows(s->a, CTXMON_ROWS_THREADS, true, &n);
+	xr = ctxmon_account_rows(x, CTXMON_ROWS_THREADS, true, &xn);
+	pr = ctxmon_account_rows(s->a, CTXMON_ROWS_PROCESSES, true, &np);
+	xpr = ctxmon_account_rows(x, CTXMON_ROWS_PROCESSES, true, &xnp);
+	assert_true(r && xr && pr && xpr);
+	row_sums(r, n, va);
+	row_sums(xr, xn, vx);
+	for (int i = 0; i < 11; i++)
+		assert_int_equal(vx[i], va[i]);
+	/* tasks: fewer, those of earlier intervals are gone (folded rows
+	 * are cleared with the interval; c forgets) */
+	assert_true(vx[11] <= va[11]);
+	row_sums(xpr, xnp, vx);
+	for (int i = 0; i < 11; i++)
+		assert_int_equal(vx[i], va[i]);
+	for (size_t i = 0; i < xn; i++) {
+		const struct ctxmon_stats *g = &xr[i];
+		bool found = false;
+
+		exited += g->exited && !g->folded;
+		if (keep)
+			s->folded += g->folded;
+		if (g->exited)
+			continue;
+		for (size_t j = 0; j < n && !found; j++) {
+			if (r[j].tid != g->tid || r[j].exited)
+				continue;
+			found = true;
+			assert_int_equal(g->voluntary, r[j].voluntary);
+			assert_int_equal(g->involuntary, r[j].involuntary);
+			assert_int_equal(g->run_ns, r[j].run_ns);
+			assert_int_equal(g->wait_ns, r[j].wait_ns);
+			assert_int_equal(g->lat.sum_ns, r[j].lat.sum_ns);
+		}
+		assert_true(found);
+	}
+	if (keep) /* folded at the next event past the bound */
+		assert_true(exited <= 2 * keep);
+	assert_true(ctxmon_account_anomalies(x) <=
+		    ctxmon_account_anomalies(s->a));
+	free(r);
+	free(xr);
+	free(pr);
+	free(xpr);
+}
+
 static void sim_interval(struct sim *s)
 {
 	struct ctxmon_stats *r, *pr;
@@ -1563,7 +1655,12 @@ static void sim_interval(struct sim *s)
 		s->got_switches[cs[i].cpu] += cs[i].switches;
 	}
 	free(cs);
+	check_bounded(s, s->b, SIM_KEEP);
+	check_bounded(s, s->c, 0);
 	ctxmon_account_reset_interval(s->a, s->now);
+	ctxmon_account_reset_interval(s->b, s->now);
+	ctxmon_account_forget_exited(s->c);
+	ctxmon_account_reset_interval(s->c, s->now);
 }
 
 static void run_sim(uint64_t seed, int ncpus, int steps)
@@ -1574,6 +1671,17 @@ static void run_sim(uint64_t seed, int ncpus, int steps)
 
 	assert_non_null(s);
 	s->a = acc_new(CTXMON_TARGET_ALL, NULL, 0, 0);
+	{
+		struct ctxmon_account_opts o = {
+			.sz = sizeof(o),
+			.target = CTXMON_TARGET_ALL,
+			.exited_keep = SIM_KEEP,
+		};
+
+		s->b = ctxmon_account_new(&o);
+		s->c = acc_new(CTXMON_TARGET_ALL, NULL, 0, 0);
+		assert_non_null(s->b);
+	}
 	s->rng = seed * 0x9e3779b97f4a7c15ull + 1;
 	s->ncpus = ncpus;
 	s->now = 1000;
@@ -1608,7 +1716,7 @@ static void run_sim(uint64_t seed, int ncpus, int steps)
 			struct ctxmon_event e =
 				sim_ev(s, (int)rnd(s, 2), CTXMON_EV_IRQ_ENTRY);
 
-			ctxmon_account_feed(s->a, &e);
+			sim_feed(s, &e);
 		}
 	}
 	s->now += 1000;
@@ -1667,12 +1775,15 @@ static void run_sim(uint64_t seed, int ncpus, int steps)
 	assert_true(s->vol > (uint64_t)steps / 20);
 	assert_true(s->inv > (uint64_t)steps / 20);
 	assert_true(s->exits > 5);
+	assert_true(s->folded > 0);
 	for (int c = 0; c < ncpus; c++) {
 		assert_int_equal(s->got_busy[c], s->busy[c]);
 		assert_int_equal(s->got_idle[c], s->idle[c]);
 		assert_int_equal(s->got_switches[c], s->switches[c]);
 	}
 	ctxmon_account_free(s->a);
+	ctxmon_account_free(s->b);
+	ctxmon_account_free(s->c);
 	free(s);
 }
 

@@ -1,0 +1,68 @@
+/*
+ * fold.c - rows of exited tasks summed by comm.
+ *
+ * A machine that forks all day makes threads without end; keeping a row
+ * for each one that has exited makes a long capture grow with its
+ * duration.  Past a bound, the accounting and the in-kernel counting fold
+ * the oldest exited rows here: one row per comm, with every count, time
+ * and the latency histogram summed (ctxmon_stats_add), and `folded`
+ * saying how many tasks it holds.  Sums over all rows are unchanged.
+ * Comms are interned, so a pointer names one.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+int fold__add(struct fold *f, const struct ctxmon_stats *row)
+{
+	struct ctxmon_stats *r = NULL;
+
+	for (size_t i = 0; i < f->n && !r; i++)
+		if (f->rows[i].comm == row->comm)
+			r = &f->rows[i];
+	if (!r) {
+		if (f->n == f->cap) {
+			size_t cap = f->cap ? f->cap * 2 : 64;
+			struct ctxmon_stats *n =
+				realloc(f->rows, cap * sizeof(*n));
+
+			if (!n)
+				return -ENOMEM;
+			f->rows = n;
+			f->cap = cap;
+		}
+		r = &f->rows[f->n++];
+		memset(r, 0, sizeof(*r));
+		r->ppid = -1;
+		r->comm = row->comm;
+		r->exited = true;
+		r->first_ts = row->first_ts;
+		r->last_ts = row->last_ts;
+		r->lat.max_waker_tid = r->lat.max_cpu = -1;
+		r->lat.max_prev_tid = -1;
+	}
+	if (row->first_ts && (!r->first_ts || row->first_ts < r->first_ts))
+		r->first_ts = row->first_ts;
+	if (row->last_ts > r->last_ts)
+		r->last_ts = row->last_ts;
+	r->target = r->target || row->target;
+	r->folded += row->folded ? row->folded : 1;
+	r->nthreads = r->folded;
+	ctxmon_stats_add(r, row);
+	return 0;
+}
+
+size_t fold__copy(const struct fold *f, struct ctxmon_stats *out)
+{
+	if (f->n)
+		memcpy(out, f->rows, f->n * sizeof(*out));
+	return f->n;
+}
+
+void fold__clear(struct fold *f)
+{
+	free(f->rows);
+	memset(f, 0, sizeof(*f));
+}
