@@ -450,9 +450,9 @@ int ctxmon_session_reap_child(struct ctxmon_session *s, bool block,
 	} while (p < 0 && errno == EINTR && block);
 	if (p == 0) {
 		usleep(1000);
-		/* a counting backend takes its last look at the zombie */
-		if (s->be && s->be->ops->read_rows && s->enabled &&
-		    !s->stopped) {
+		/* a counting backend takes its last look at the zombie, and
+		 * perf-switch settles its last switches with it */
+		if (s->be && s->enabled && !s->stopped) {
 			uint64_t safe;
 
 			s->be->ops->read(s->priv, &safe);

@@ -79,6 +79,7 @@ struct ps_cursor {
 struct comm_slot {
 	int32_t tid; /* 0: free */
 	const char *comm;
+	uint64_t outs[2]; /* switch-outs stated: involuntary, voluntary */
 };
 
 struct ps_priv {
@@ -604,12 +605,15 @@ static void emit_out(struct ps_priv *p, int cpu, uint64_t ts, int32_t tid,
 		     int32_t tgid, unsigned kind, uint32_t state)
 {
 	struct ctxmon_event *ev = slot(p, cpu, ts, CTXMON_EV_SWITCH, tid, tgid);
+	struct comm_slot *c = tid > 0 ? comm_slot(p, tid) : NULL;
 
 	if (!ev)
 		return;
+	if (c && c->tid && kind != CTXMON_SW_EXIT)
+		c->outs[kind == CTXMON_SW_VOLUNTARY]++;
 	ev->sw.prev_tid = tid;
 	ev->sw.prev_tgid = tgid;
-	ev->sw.prev_comm = comm_get(p, tid);
+	ev->sw.prev_comm = c && c->tid ? c->comm : NULL;
 	ev->sw.prev_state = state;
 	ev->sw.preempt = kind == CTXMON_SW_INVOLUNTARY;
 	ev->sw.kind = (uint8_t)kind;
@@ -652,6 +656,9 @@ static void on_switch(struct ps_priv *p, int cpu, uint64_t ts,
 		 preempt ? CTXMON_STATE_RUNNING : CTXMON_STATE_OTHER);
 }
 
+static void settle_leader(struct ps_priv *p, int cpu, uint64_t ts,
+			  int32_t pid, int32_t ppid);
+
 /* PERF_RECORD_FORK and _EXIT: { pid, ppid, tid, ptid, time } */
 static void on_task(struct ps_priv *p, int cpu, uint64_t ts,
 		    const struct perf_event_header *h, const uint8_t *body)
@@ -685,6 +692,8 @@ static void on_task(struct ps_priv *p, int cpu, uint64_t ts,
 	ev->exit.prio = -1;
 	ev->exit.comm = comm_get(p, (int32_t)tid);
 	stream__commit(p->ctx->stream, cpu);
+	if (pid == tid)
+		settle_leader(p, cpu, ts, (int32_t)pid, (int32_t)ppid);
 	/* The events leave the task here, before its last switch-out (see
 	 * the top of the file): that one is stated, not recorded. */
 	emit_out(p, cpu, ts, (int32_t)tid, (int32_t)pid, CTXMON_SW_EXIT,
@@ -906,7 +915,7 @@ static int ps_read(void *priv, uint64_t *safe_ts)
 
 struct task_counts {
 	char state;
-	int cpu;
+	int cpu, ppid;
 	uint64_t nvcsw, nivcsw;
 };
 
@@ -930,7 +939,9 @@ static int read_counts(pid_t pid, struct task_counts *c)
 			for (char *q = e + 2; *q; q++) {
 				if (*q != ' ')
 					continue;
-				if (++field == 39) {
+				if (++field == 4)
+					c->ppid = atoi(q + 1);
+				if (field == 39) {
 					c->cpu = atoi(q + 1);
 					got++;
 					break;
@@ -957,6 +968,48 @@ static int read_counts(pid_t pid, struct task_counts *c)
 	}
 	fclose(f);
 	return got == 3 ? 0 : -EIO;
+}
+
+/*
+ * A process leader's events are gone before it is done (see the top of
+ * the file): it can still be preempted, or block, between its exit record
+ * and its last switch-out, and its parent's reap counts those.  Its
+ * zombie shows the final counters until that reap: when it is caught with
+ * its last switch-out made (more voluntary ones than stated), what came
+ * after the record is stated at the record's time.  ctxmon reaps the
+ * command it runs only after reading its rings, so that one is always
+ * caught; another leader only if its parent has not reaped it yet (this
+ * waits up to 2 ms for the zombie).
+ */
+static void settle_leader(struct ps_priv *p, int cpu, uint64_t ts,
+			  int32_t pid, int32_t ppid)
+{
+	struct comm_slot *s = comm_slot(p, pid);
+	struct task_counts c = { 0 };
+	int i;
+
+	if (!s->tid)
+		return;
+	for (i = 0; i < 20; i++) {
+		if (read_counts(pid, &c) < 0 || c.ppid != ppid)
+			return; /* reaped (or another task by now) */
+		if ((c.state == 'Z' || c.state == 'X') && c.nvcsw > s->outs[1])
+			break;
+		usleep(100);
+	}
+	if (i == 20)
+		return;
+	while (c.nivcsw > s->outs[0]) {
+		emit_out(p, cpu, ts, pid, pid, CTXMON_SW_INVOLUNTARY,
+			 CTXMON_STATE_RUNNING);
+		emit_in(p, cpu, ts, pid, pid);
+	}
+	/* the last voluntary one is the exit switch-out, stated next */
+	while (c.nvcsw - 1 > s->outs[1]) {
+		emit_out(p, cpu, ts, pid, pid, CTXMON_SW_VOLUNTARY,
+			 CTXMON_STATE_OTHER);
+		emit_in(p, cpu, ts, pid, pid);
+	}
 }
 
 /*
