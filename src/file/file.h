@@ -182,9 +182,29 @@ int codec__finish(struct codec *c, struct fbuf *out);
 int codec__load(struct codec *c, const uint8_t *p, size_t len,
 		struct strtab *strs, const char **why);
 
+/*
+ * The task facts (comm, tgid) a decoded event gives that a task table fed
+ * with every earlier record of the stream may not hold yet.  The codec
+ * predicts a task's comm and tgid from the last ones the chunk gave that
+ * tid, and a table keeps the last ones given (tasktab__set), so a fact
+ * that came out as predicted is one the table has: the reader skips it.
+ * Tid 0 is one task per CPU in the codec but one task in a table, so its
+ * facts always count as new.
+ */
+enum {
+	TASK_NEW_TGID = 1u << 0,	/* ev.tgid, of ev.tid */
+	TASK_NEW_A_TGID = 1u << 1,	/* sw.prev_tgid, fork.child_tgid */
+	TASK_NEW_A_COMM = 1u << 2,	/* sw.prev_comm, the comm of a
+					 * wakeup, fork, exec or exit */
+	TASK_NEW_B_TGID = 1u << 3,	/* sw.next_tgid */
+	TASK_NEW_B_COMM = 1u << 4,	/* sw.next_comm */
+	TASK_NEW_ALL = (1u << 5) - 1,
+};
+
 struct codec_rec {
 	bool is_task;
 	struct ctxmon_event ev;		/* !is_task */
+	unsigned news;			/* !is_task: TASK_NEW_* */
 	int32_t tid, tgid;		/* is_task */
 	const char *comm;
 };
@@ -215,5 +235,9 @@ int tasktab__set(struct tasktab *t, int32_t tid, int32_t tgid,
 		 const char *comm);
 /* Learn from one event (after it has been shown).  0 or -ENOMEM. */
 int tasktab__apply(struct tasktab *t, const struct ctxmon_event *ev);
+/* Same, only the facts flagged in @news (TASK_NEW_*): what the codec
+ * says the table may not have. */
+int tasktab__apply_new(struct tasktab *t, const struct ctxmon_event *ev,
+		       unsigned news);
 
 #endif

@@ -15,6 +15,15 @@
  * updated from the final values in both directions.  Encoder and decoder
  * therefore cannot disagree on a predictor.
  *
+ * Decoding bounds the speed of every offline analysis, so the direction
+ * is a constant argument and every coding helper is forced inline: the
+ * compiler makes straight-line copies of that one function with no test
+ * of the direction left, one for the encoder and two for the decoder (the
+ * second for the common event whose fields were all predicted, its mask a
+ * known 0).  Reads test only for the one-byte value inline; the checked
+ * rest is out of line.  What a reader's task table needs to learn from an
+ * event is told with it (TASK_NEW_*), most events bringing nothing new.
+ *
  * All prediction state is reset at each chunk, so a chunk decodes on its
  * own and damage to one chunk cannot garble the next.
  */
@@ -26,6 +35,12 @@
 
 #define MRU_N 8 /* recently used tids per list */
 #define PRIO_BASE 120 /* the prio of nearly every task */
+/* Most task slots one event can add: its tid and a switch's prev and next. */
+#define TASKS_PER_EVENT 3
+
+/* Instantiated once per direction (see the top of the file). */
+#define CODER static inline __attribute__((always_inline))
+#define COLD static __attribute__((noinline, cold))
 
 /* Mask bits common to every event; type-specific bits start at B_X. */
 enum { B_TSBACK, B_FLAGS, B_TID, B_TGID, B_X };
@@ -40,6 +55,9 @@ struct ctask {
 
 struct ccpu {
 	int32_t cur; /* task switched in last */
+	/* cur's task slot, which most events need: NULL when not known,
+	 * for tid 0, and after the task table moved (task_grow()). */
+	struct ctask *cur_slot;
 	int32_t mru[MRU_N]; /* tasks that ran or were woken here */
 	int32_t irq, softirq; /* last vectors */
 	struct ctask idle; /* tid 0 is one task per CPU */
@@ -48,7 +66,7 @@ struct ccpu {
 struct codec {
 	bool enc;
 	bool oom;
-	uint64_t mask; /* mask of the event being coded */
+	bool bad; /* decoder: some column in[] is bad */
 
 	/* encoder: columns and string table being built */
 	struct fbuf col[COL__N];
@@ -72,7 +90,6 @@ struct codec {
 	struct ccpu *cpus, spare;
 	size_t ncpus, ncpus_used;
 	struct ctask *tasks;
-	struct ctask sink; /* written to when the table cannot grow */
 	size_t tcap, tcount;
 	uint32_t gen;
 };
@@ -83,6 +100,84 @@ static const uint32_t state_list[] = {
 	CTXMON_STATE_Z,	      CTXMON_STATE_P, CTXMON_STATE_I,
 	CTXMON_STATE_OTHER,
 };
+
+/* ---- decoder reads --------------------------------------------------- */
+
+/*
+ * A read past the end of a column or a malformed varint marks the column
+ * bad (as struct cursor does) and the codec with it; decoding goes on
+ * with zeros and codec__next() refuses the record at its end.  The common
+ * case, a value of one byte, is tested inline; the rest is out of line.
+ */
+
+COLD void rd_mark_bad(struct codec *c, int col)
+{
+	c->in[col].bad = true;
+	c->bad = true;
+}
+
+static __attribute__((noinline)) uint64_t rd_uvar_long(struct codec *c, int col)
+{
+	struct cursor *k = &c->in[col];
+	uint64_t v = 0;
+
+	/* With ten bytes left no byte needs a bounds check; the tenth byte
+	 * and the end of the column are left to the checked reader. */
+	if (k->len - k->pos >= 10) {
+		const uint8_t *p = k->p + k->pos;
+
+		for (unsigned i = 0; i < 9; i++) {
+			v |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+			if (!(p[i] & 0x80)) {
+				k->pos += i + 1;
+				return v;
+			}
+		}
+	}
+	v = cursor__uvar(k);
+	if (k->bad)
+		c->bad = true;
+	return v;
+}
+
+CODER uint64_t rd_uvar(struct codec *c, int col)
+{
+	struct cursor *k = &c->in[col];
+
+	if (__builtin_expect(k->pos < k->len && k->p[k->pos] < 0x80, 1))
+		return k->p[k->pos++];
+	return rd_uvar_long(c, col);
+}
+
+/* rd_uvar() for the timestamp deltas, mostly two bytes long. */
+CODER uint64_t rd_uvar2(struct codec *c, int col)
+{
+	struct cursor *k = &c->in[col];
+
+	if (__builtin_expect(k->len - k->pos >= 2, 1)) {
+		const uint8_t *p = k->p + k->pos;
+
+		if (p[0] < 0x80) {
+			k->pos++;
+			return p[0];
+		}
+		if (p[1] < 0x80) {
+			k->pos += 2;
+			return (p[0] & 0x7fu) | (uint64_t)p[1] << 7;
+		}
+	}
+	return rd_uvar_long(c, col);
+}
+
+CODER uint8_t rd_u8(struct codec *c, int col)
+{
+	struct cursor *k = &c->in[col];
+
+	if (__builtin_expect(k->pos < k->len, 1))
+		return k->p[k->pos++];
+	rd_mark_bad(c, col);
+	return 0;
+}
 
 /* ---- prediction state ---------------------------------------------- */
 
@@ -99,15 +194,16 @@ static void task_default(struct ctask *t, int32_t tid)
 static void cpu_default(struct ccpu *cc)
 {
 	cc->cur = -1;
+	cc->cur_slot = NULL;
 	for (int i = 0; i < MRU_N; i++)
 		cc->mru[i] = -1;
 	cc->irq = cc->softirq = -1;
 	task_default(&cc->idle, 0);
 }
 
-/* State of @cpu; CPUs beyond CPU_STATE_MAX share one slot (identically
- * on both sides, so prediction still agrees). */
-static struct ccpu *cpu_state(struct codec *c, int32_t cpu)
+/* cpu_state() for a CPU not seen yet in this chunk. */
+static __attribute__((noinline)) struct ccpu *cpu_state_new(struct codec *c,
+							    int32_t cpu)
 {
 	if (cpu < 0 || cpu >= CPU_STATE_MAX)
 		return &c->spare;
@@ -130,7 +226,17 @@ static struct ccpu *cpu_state(struct codec *c, int32_t cpu)
 	return &c->cpus[cpu];
 }
 
-static size_t task_hash(int32_t tid, size_t cap)
+/* State of @cpu; CPUs beyond CPU_STATE_MAX share one slot (identically
+ * on both sides, so prediction still agrees).  A CPU seen for the first
+ * time may move the others: pointers from earlier calls are then stale. */
+CODER struct ccpu *cpu_state(struct codec *c, int32_t cpu)
+{
+	if (__builtin_expect((uint32_t)cpu < c->ncpus_used, 1))
+		return &c->cpus[cpu];
+	return cpu_state_new(c, cpu);
+}
+
+CODER size_t task_hash(int32_t tid, size_t cap)
 {
 	return ((uint32_t)tid * 2654435761u) & (cap - 1);
 }
@@ -170,7 +276,26 @@ static int task_grow(struct codec *c)
 	free(c->tasks);
 	c->tasks = n;
 	c->tcap = cap;
+	for (size_t i = 0; i < c->ncpus_used; i++)
+		c->cpus[i].cur_slot = NULL;
+	c->spare.cur_slot = NULL;
 	return 0;
+}
+
+/*
+ * Make room for the task slots one record may add, so that the slots it
+ * holds stay put while it is coded (task_slot() never grows the table).
+ * False, with ->oom, when the table cannot grow.
+ */
+CODER bool task_room(struct codec *c)
+{
+	if (__builtin_expect((c->tcount + TASKS_PER_EVENT) * 2 <= c->tcap, 1))
+		return true;
+	if (task_grow(c) < 0) {
+		c->oom = true;
+		return false;
+	}
+	return true;
 }
 
 /* What is known of @tid (defaults when nothing); tid 0 is per CPU. */
@@ -187,39 +312,44 @@ static struct ctask task_peek(struct codec *c, int32_t tid, int32_t cpu)
 	return d;
 }
 
-/* Slot to update for @tid; valid until the next task_put/cpu_state. */
-static struct ctask *task_put(struct codec *c, int32_t tid, int32_t cpu)
+/*
+ * The slot of @tid, added with the defaults when new, so reading it gives
+ * what task_peek() would.  Needs task_room() first; the slot stays valid
+ * until the next task_room() or cpu_state() of a CPU not seen yet.
+ */
+CODER struct ctask *task_slot(struct codec *c, int32_t tid, int32_t cpu)
 {
 	struct ctask *t;
 	size_t i;
 
 	if (tid == 0 && cpu >= 0)
 		return &cpu_state(c, cpu)->idle;
-	t = task_find(c, tid);
-	if (t)
-		return t;
-	if ((c->tcount + 1) * 2 > c->tcap && task_grow(c) < 0) {
-		c->oom = true;
-		return &c->sink;
+	for (i = task_hash(tid, c->tcap);; i = (i + 1) & (c->tcap - 1)) {
+		t = &c->tasks[i];
+		if (t->gen != c->gen)
+			break;
+		if (t->tid == tid)
+			return t;
 	}
-	i = task_hash(tid, c->tcap);
-	while (c->tasks[i].gen == c->gen)
-		i = (i + 1) & (c->tcap - 1);
-	t = &c->tasks[i];
 	task_default(t, tid);
 	t->gen = c->gen;
 	c->tcount++;
 	return t;
 }
 
-static void mru_touch(int32_t *mru, int32_t tid)
+/* Move @tid to the front of @mru, the others down one place up to where
+ * it was (the last one drops out when it was not there).  Written as one
+ * carrying loop: a search then a shift becomes a memmove() call. */
+CODER void mru_touch(int32_t *mru, int32_t tid)
 {
-	int i;
+	int32_t carry = mru[0], t;
 
-	for (i = 0; i < MRU_N - 1 && mru[i] != tid; i++)
-		;
-	memmove(mru + 1, mru, (size_t)i * sizeof(*mru));
 	mru[0] = tid;
+	for (int i = 1; i < MRU_N && carry != tid; i++) {
+		t = mru[i];
+		mru[i] = carry;
+		carry = t;
+	}
 }
 
 static void state_reset(struct codec *c)
@@ -312,96 +442,102 @@ oom:
 	return 0;
 }
 
-/* ---- field helpers: each one encodes or decodes -------------------- */
+/* ---- field helpers: each one encodes (@enc) or decodes ------------- */
 
 /* Stored always, as zigzag(v - base). */
-static int64_t val(struct codec *c, int64_t v, int col, int64_t base)
+CODER int64_t val(struct codec *c, const bool enc, int64_t v, int col,
+		  int64_t base)
 {
-	if (c->enc) {
+	if (enc) {
 		fbuf__put_svar(&c->col[col],
 			       (int64_t)((uint64_t)v - (uint64_t)base));
 		return v;
 	}
-	return (int64_t)((uint64_t)base + (uint64_t)cursor__svar(&c->in[col]));
+	return (int64_t)((uint64_t)base + (uint64_t)unzigzag(rd_uvar(c, col)));
 }
 
-/* Stored only when not @pred (mask bit @bit), as zigzag(v - base). */
-static int64_t fld(struct codec *c, int64_t v, int64_t pred, unsigned bit,
-		   int col, int64_t base)
+/* Stored only when not @pred (bit @bit of *@mask), as zigzag(v - base). */
+CODER int64_t fld(struct codec *c, const bool enc, uint64_t *mask, int64_t v,
+		  int64_t pred, unsigned bit, int col, int64_t base)
 {
-	if (c->enc) {
+	if (enc) {
 		if (v != pred) {
-			c->mask |= 1ull << bit;
-			val(c, v, col, base);
+			*mask |= 1ull << bit;
+			val(c, enc, v, col, base);
 		}
 		return v;
 	}
-	if (!(c->mask & (1ull << bit)))
+	if (!(*mask & (1ull << bit)))
 		return pred;
-	return val(c, 0, col, base);
+	return val(c, enc, 0, col, base);
 }
 
-static uint64_t uval(struct codec *c, uint64_t v, int col)
+CODER uint64_t uval(struct codec *c, const bool enc, uint64_t v, int col)
 {
-	if (c->enc) {
+	if (enc) {
 		fbuf__put_uvar(&c->col[col], v);
 		return v;
 	}
-	return cursor__uvar(&c->in[col]);
+	return rd_uvar(c, col);
 }
 
-/* A comm predicted as string @pred; *idx gets its string index. */
-static const char *fld_comm(struct codec *c, const char *s, uint32_t pred,
-			    unsigned bit, uint32_t *idx)
+/* Decoder: the string of index @i, which the chunk may not have. */
+CODER const char *str_at(struct codec *c, uint64_t i, uint32_t *idx)
 {
-	uint64_t i;
-
-	if (c->enc) {
-		*idx = str_index(c, s);
-		if (*idx != pred) {
-			c->mask |= 1ull << bit;
-			fbuf__put_uvar(&c->col[COL_STR], *idx);
-		}
-		return s;
-	}
-	i = c->mask & (1ull << bit) ? cursor__uvar(&c->in[COL_STR]) : pred;
-	if (i > c->nstr) {
-		c->in[COL_STR].bad = true;
+	if (__builtin_expect(i > c->nstr, 0)) {
+		rd_mark_bad(c, COL_STR);
 		i = 0;
 	}
 	*idx = (uint32_t)i;
 	return c->str[i];
 }
 
+/* A comm predicted as string @pred; *idx gets its string index. */
+CODER const char *fld_comm(struct codec *c, const bool enc, uint64_t *mask,
+			   const char *s, uint32_t pred, unsigned bit,
+			   uint32_t *idx)
+{
+	if (enc) {
+		*idx = str_index(c, s);
+		if (*idx != pred) {
+			*mask |= 1ull << bit;
+			fbuf__put_uvar(&c->col[COL_STR], *idx);
+		}
+		return s;
+	}
+	return str_at(c, *mask & (1ull << bit) ? rd_uvar(c, COL_STR) : pred,
+		      idx);
+}
+
 /* A tid coded as its position in @mru, or explicitly against @base. */
-static int32_t fld_mru(struct codec *c, int32_t tid, const int32_t *mru,
-		       int32_t base)
+CODER int32_t fld_mru(struct codec *c, const bool enc, int32_t tid,
+		      const int32_t *mru, int32_t base)
 {
 	uint8_t code;
 
-	if (c->enc) {
+	if (enc) {
 		for (code = 0; code < MRU_N && mru[code] != tid; code++)
 			;
 		fbuf__put_u8(&c->col[COL_TIDC], code);
 		if (code == MRU_N)
-			val(c, tid, COL_TID, base);
+			val(c, enc, tid, COL_TID, base);
 		return tid;
 	}
-	code = cursor__u8(&c->in[COL_TIDC]);
-	if (code < MRU_N)
+	code = rd_u8(c, COL_TIDC);
+	if (__builtin_expect(code < MRU_N, 1))
 		return mru[code];
 	if (code > MRU_N)
-		c->in[COL_TIDC].bad = true;
-	return (int32_t)val(c, 0, COL_TID, base);
+		rd_mark_bad(c, COL_TIDC);
+	return (int32_t)val(c, enc, 0, COL_TID, base);
 }
 
 /* prev_state, preempt and kind in one small code (docs/file-format.md). */
-static void code_state(struct codec *c, struct ctxmon_event *ev)
+CODER void code_state(struct codec *c, const bool enc, struct ctxmon_event *ev)
 {
 	uint64_t code;
 	int s;
 
-	if (c->enc) {
+	if (enc) {
 		for (s = 0; s < (int)ARRAY_SIZE(state_list); s++)
 			if (state_list[s] == ev->sw.prev_state)
 				break;
@@ -413,21 +549,21 @@ static void code_state(struct codec *c, struct ctxmon_event *ev)
 			return;
 		}
 		fbuf__put_uvar(&c->col[COL_STATE], 0);
-		uval(c, ev->sw.prev_state, COL_NUM);
-		uval(c, ev->sw.kind, COL_NUM);
-		uval(c, ev->sw.preempt, COL_NUM);
+		uval(c, enc, ev->sw.prev_state, COL_NUM);
+		uval(c, enc, ev->sw.kind, COL_NUM);
+		uval(c, enc, ev->sw.preempt, COL_NUM);
 		return;
 	}
-	code = cursor__uvar(&c->in[COL_STATE]);
+	code = rd_uvar(c, COL_STATE);
 	if (code == 0) {
-		ev->sw.prev_state = (uint32_t)uval(c, 0, COL_NUM);
-		ev->sw.kind = (uint8_t)uval(c, 0, COL_NUM);
-		ev->sw.preempt = (uint8_t)uval(c, 0, COL_NUM);
+		ev->sw.prev_state = (uint32_t)uval(c, enc, 0, COL_NUM);
+		ev->sw.kind = (uint8_t)uval(c, enc, 0, COL_NUM);
+		ev->sw.preempt = (uint8_t)uval(c, enc, 0, COL_NUM);
 		return;
 	}
 	code--;
 	if (code / 6 >= ARRAY_SIZE(state_list)) {
-		c->in[COL_STATE].bad = true;
+		rd_mark_bad(c, COL_STATE);
 		return;
 	}
 	ev->sw.preempt = (uint8_t)(code % 2);
@@ -437,65 +573,76 @@ static void code_state(struct codec *c, struct ctxmon_event *ev)
 
 /* ---- one event, both directions ------------------------------------ */
 
-static void code_switch(struct codec *c, struct ctxmon_event *ev)
+/*
+ * The type-specific parts get the CPU's state and the slot of ev->tid (@t)
+ * from code_event().  Each reads a task's predictions from its slot before
+ * any slot is written, and writes in the order the format gives, so a
+ * record naming one task twice (prev == next) codes as specified.
+ */
+
+CODER void code_switch(struct codec *c, const bool enc, uint64_t *mask,
+		       struct ctxmon_event *ev, struct ccpu *cc,
+		       struct ctask *t)
 {
 	int32_t cpu = ev->cpu, prev, next;
-	struct ctask tp, tn, *t;
+	struct ctask *tp, *tn;
 	uint32_t pci, nci;
-	struct ccpu *cc;
 
-	prev = (int32_t)fld(c, ev->sw.prev_tid, ev->tid, B_X, COL_TID, ev->tid);
-	tp = task_peek(c, prev, cpu);
+	prev = (int32_t)fld(c, enc, mask, ev->sw.prev_tid, ev->tid, B_X,
+			    COL_TID, ev->tid);
+	/* Nearly always the task that was running: ev->tid, on this CPU. */
+	tp = prev == ev->tid ? t : task_slot(c, prev, cpu);
 	ev->sw.prev_tid = prev;
-	ev->sw.prev_tgid = (int32_t)fld(c, ev->sw.prev_tgid, tp.tgid, B_X + 1,
-					COL_TID, prev);
-	ev->sw.prev_prio = (int32_t)fld(c, ev->sw.prev_prio, tp.prio, B_X + 2,
-					COL_NUM, PRIO_BASE);
-	ev->sw.prev_comm =
-		fld_comm(c, ev->sw.prev_comm, tp.comm, B_X + 3, &pci);
-	code_state(c, ev);
+	ev->sw.prev_tgid = (int32_t)fld(c, enc, mask, ev->sw.prev_tgid,
+					tp->tgid, B_X + 1, COL_TID, prev);
+	ev->sw.prev_prio = (int32_t)fld(c, enc, mask, ev->sw.prev_prio,
+					tp->prio, B_X + 2, COL_NUM, PRIO_BASE);
+	ev->sw.prev_comm = fld_comm(c, enc, mask, ev->sw.prev_comm, tp->comm,
+				    B_X + 3, &pci);
+	code_state(c, enc, ev);
 
-	next = fld_mru(c, ev->sw.next_tid, cpu_state(c, cpu)->mru, prev);
-	tn = task_peek(c, next, cpu);
+	next = fld_mru(c, enc, ev->sw.next_tid, cc->mru, prev);
+	tn = task_slot(c, next, cpu);
 	ev->sw.next_tid = next;
-	ev->sw.next_tgid = (int32_t)fld(c, ev->sw.next_tgid, tn.tgid, B_X + 4,
-					COL_TID, next);
-	ev->sw.next_prio = (int32_t)fld(c, ev->sw.next_prio, tn.prio, B_X + 5,
-					COL_NUM, PRIO_BASE);
-	ev->sw.next_comm =
-		fld_comm(c, ev->sw.next_comm, tn.comm, B_X + 6, &nci);
+	ev->sw.next_tgid = (int32_t)fld(c, enc, mask, ev->sw.next_tgid,
+					tn->tgid, B_X + 4, COL_TID, next);
+	ev->sw.next_prio = (int32_t)fld(c, enc, mask, ev->sw.next_prio,
+					tn->prio, B_X + 5, COL_NUM, PRIO_BASE);
+	ev->sw.next_comm = fld_comm(c, enc, mask, ev->sw.next_comm, tn->comm,
+				    B_X + 6, &nci);
 
-	t = task_put(c, prev, cpu);
-	t->tgid = ev->sw.prev_tgid;
-	t->prio = ev->sw.prev_prio;
-	t->comm = pci;
-	t->cpu = cpu;
-	t = task_put(c, next, cpu);
-	t->tgid = ev->sw.next_tgid;
-	t->prio = ev->sw.next_prio;
-	t->comm = nci;
-	t->cpu = cpu;
-	cc = cpu_state(c, cpu);
+	tp->tgid = ev->sw.prev_tgid;
+	tp->prio = ev->sw.prev_prio;
+	tp->comm = pci;
+	tp->cpu = cpu;
+	tn->tgid = ev->sw.next_tgid;
+	tn->prio = ev->sw.next_prio;
+	tn->comm = nci;
+	tn->cpu = cpu;
 	mru_touch(cc->mru, prev);
 	cc->cur = next;
+	/* Not tid 0: its slot depends on the CPU, and the spare state
+	 * stands for many. */
+	cc->cur_slot = next ? tn : NULL;
 }
 
-static void code_wake(struct codec *c, struct ctxmon_event *ev)
+CODER void code_wake(struct codec *c, const bool enc, uint64_t *mask,
+		     struct ctxmon_event *ev)
 {
-	struct ctask tw, *t;
+	struct ctask *t;
 	int32_t w;
 	uint32_t ci;
 
-	w = fld_mru(c, ev->wake.tid, c->wmru, ev->tid);
-	tw = task_peek(c, w, -1);
+	w = fld_mru(c, enc, ev->wake.tid, c->wmru, ev->tid);
+	t = task_slot(c, w, -1);
 	ev->wake.tid = w;
-	ev->wake.prio = (int32_t)fld(c, ev->wake.prio, tw.prio, B_X, COL_NUM,
-				     PRIO_BASE);
-	ev->wake.comm = fld_comm(c, ev->wake.comm, tw.comm, B_X + 1, &ci);
-	ev->wake.target_cpu = (int32_t)fld(c, ev->wake.target_cpu,
-					   tw.cpu >= 0 ? tw.cpu : ev->cpu,
+	ev->wake.prio = (int32_t)fld(c, enc, mask, ev->wake.prio, t->prio, B_X,
+				     COL_NUM, PRIO_BASE);
+	ev->wake.comm =
+		fld_comm(c, enc, mask, ev->wake.comm, t->comm, B_X + 1, &ci);
+	ev->wake.target_cpu = (int32_t)fld(c, enc, mask, ev->wake.target_cpu,
+					   t->cpu >= 0 ? t->cpu : ev->cpu,
 					   B_X + 2, COL_NUM, 0);
-	t = task_put(c, w, -1);
 	t->prio = ev->wake.prio;
 	t->comm = ci;
 	t->cpu = ev->wake.target_cpu;
@@ -505,43 +652,45 @@ static void code_wake(struct codec *c, struct ctxmon_event *ev)
 		mru_touch(cpu_state(c, ev->wake.target_cpu)->mru, w);
 }
 
-static void code_migrate(struct codec *c, struct ctxmon_event *ev)
+CODER void code_migrate(struct codec *c, const bool enc, uint64_t *mask,
+			struct ctxmon_event *ev)
 {
-	struct ctask tm, *t;
+	struct ctask *t;
 	int32_t m;
 
-	m = fld_mru(c, ev->migrate.tid, c->wmru, ev->tid);
-	tm = task_peek(c, m, -1);
+	m = fld_mru(c, enc, ev->migrate.tid, c->wmru, ev->tid);
+	t = task_slot(c, m, -1);
 	ev->migrate.tid = m;
-	ev->migrate.prio = (int32_t)fld(c, ev->migrate.prio, tm.prio, B_X,
-					COL_NUM, PRIO_BASE);
-	ev->migrate.orig_cpu = (int32_t)fld(c, ev->migrate.orig_cpu,
-					    tm.cpu >= 0 ? tm.cpu : ev->cpu,
+	ev->migrate.prio = (int32_t)fld(c, enc, mask, ev->migrate.prio, t->prio,
+					B_X, COL_NUM, PRIO_BASE);
+	ev->migrate.orig_cpu = (int32_t)fld(c, enc, mask, ev->migrate.orig_cpu,
+					    t->cpu >= 0 ? t->cpu : ev->cpu,
 					    B_X + 1, COL_NUM, 0);
 	ev->migrate.dest_cpu =
-		(int32_t)val(c, ev->migrate.dest_cpu, COL_NUM, 0);
-	t = task_put(c, m, -1);
+		(int32_t)val(c, enc, ev->migrate.dest_cpu, COL_NUM, 0);
 	t->prio = ev->migrate.prio;
 	t->cpu = ev->migrate.dest_cpu;
 	mru_touch(c->wmru, m);
 }
 
-static void code_fork(struct codec *c, struct ctxmon_event *ev)
+CODER void code_fork(struct codec *c, const bool enc, uint64_t *mask,
+		     struct ctxmon_event *ev)
 {
 	int32_t parent, child, tgid = 0;
 	struct ctask tp, *t;
 	uint32_t ci;
 	uint8_t code;
 
-	parent = (int32_t)fld(c, ev->fork.parent_tid, ev->tid, B_X, COL_TID,
-			      ev->tid);
-	child = (int32_t)fld(c, ev->fork.child_tid,
+	parent = (int32_t)fld(c, enc, mask, ev->fork.parent_tid, ev->tid, B_X,
+			      COL_TID, ev->tid);
+	child = (int32_t)fld(c, enc, mask, ev->fork.child_tid,
 			     (int32_t)((uint32_t)c->last_child + 1), B_X + 1,
 			     COL_TID, parent);
+	/* A copy: the parent keeps no state of its own from this event. */
 	tp = task_peek(c, parent, ev->cpu);
 	/* A new process leads its own group; a new thread joins its
 	 * parent's. */
-	if (c->enc) {
+	if (enc) {
 		tgid = ev->fork.child_tgid;
 		code = tgid == child   ? 0 :
 		       tgid == tp.tgid ? 1 :
@@ -549,9 +698,9 @@ static void code_fork(struct codec *c, struct ctxmon_event *ev)
 					 3;
 		fbuf__put_u8(&c->col[COL_TIDC], code);
 		if (code == 3)
-			val(c, tgid, COL_TID, child);
+			val(c, enc, tgid, COL_TID, child);
 	} else {
-		code = cursor__u8(&c->in[COL_TIDC]);
+		code = rd_u8(c, COL_TIDC);
 		if (code == 0)
 			tgid = child;
 		else if (code == 1)
@@ -559,17 +708,17 @@ static void code_fork(struct codec *c, struct ctxmon_event *ev)
 		else if (code == 2)
 			tgid = -1;
 		else if (code == 3)
-			tgid = (int32_t)val(c, 0, COL_TID, child);
+			tgid = (int32_t)val(c, enc, 0, COL_TID, child);
 		else
-			c->in[COL_TIDC].bad = true;
+			rd_mark_bad(c, COL_TIDC);
 	}
 	ev->fork.parent_tid = parent;
 	ev->fork.child_tid = child;
 	ev->fork.child_tgid = tgid;
-	ev->fork.child_comm =
-		fld_comm(c, ev->fork.child_comm, tp.comm, B_X + 2, &ci);
+	ev->fork.child_comm = fld_comm(c, enc, mask, ev->fork.child_comm,
+				       tp.comm, B_X + 2, &ci);
 	c->last_child = child;
-	t = task_put(c, child, -1);
+	t = task_slot(c, child, -1);
 	t->tgid = tgid;
 	t->comm = ci;
 	t->prio = tp.prio;
@@ -577,48 +726,55 @@ static void code_fork(struct codec *c, struct ctxmon_event *ev)
 	mru_touch(c->wmru, child);
 }
 
-static void code_exec(struct codec *c, struct ctxmon_event *ev)
+CODER void code_exec(struct codec *c, const bool enc, uint64_t *mask,
+		     struct ctxmon_event *ev)
 {
-	struct ctask tx;
+	struct ctask *t;
 	int32_t x;
 	uint32_t ci;
 
-	x = (int32_t)fld(c, ev->exec.tid, ev->tid, B_X, COL_TID, ev->tid);
+	x = (int32_t)fld(c, enc, mask, ev->exec.tid, ev->tid, B_X, COL_TID,
+			 ev->tid);
 	ev->exec.tid = x;
-	ev->exec.old_tid =
-		(int32_t)fld(c, ev->exec.old_tid, x, B_X + 1, COL_TID, x);
-	tx = task_peek(c, x, ev->cpu);
-	ev->exec.comm = fld_comm(c, ev->exec.comm, tx.comm, B_X + 2, &ci);
-	task_put(c, x, ev->cpu)->comm = ci;
+	ev->exec.old_tid = (int32_t)fld(c, enc, mask, ev->exec.old_tid, x,
+					B_X + 1, COL_TID, x);
+	t = task_slot(c, x, ev->cpu);
+	ev->exec.comm =
+		fld_comm(c, enc, mask, ev->exec.comm, t->comm, B_X + 2, &ci);
+	t->comm = ci;
 }
 
-static void code_exit(struct codec *c, struct ctxmon_event *ev)
+CODER void code_exit(struct codec *c, const bool enc, uint64_t *mask,
+		     struct ctxmon_event *ev)
 {
-	struct ctask tx, *t;
+	struct ctask *t;
 	int32_t x;
 	uint32_t ci;
 
-	x = (int32_t)fld(c, ev->exit.tid, ev->tid, B_X, COL_TID, ev->tid);
-	tx = task_peek(c, x, ev->cpu);
+	x = (int32_t)fld(c, enc, mask, ev->exit.tid, ev->tid, B_X, COL_TID,
+			 ev->tid);
+	t = task_slot(c, x, ev->cpu);
 	ev->exit.tid = x;
-	ev->exit.prio = (int32_t)fld(c, ev->exit.prio, tx.prio, B_X + 1,
-				     COL_NUM, PRIO_BASE);
-	ev->exit.comm = fld_comm(c, ev->exit.comm, tx.comm, B_X + 2, &ci);
-	ev->exit.group_dead = (uint8_t)uval(c, ev->exit.group_dead, COL_NUM);
-	t = task_put(c, x, ev->cpu);
+	ev->exit.prio = (int32_t)fld(c, enc, mask, ev->exit.prio, t->prio,
+				     B_X + 1, COL_NUM, PRIO_BASE);
+	ev->exit.comm =
+		fld_comm(c, enc, mask, ev->exit.comm, t->comm, B_X + 2, &ci);
+	ev->exit.group_dead =
+		(uint8_t)uval(c, enc, ev->exit.group_dead, COL_NUM);
 	t->prio = ev->exit.prio;
 	t->comm = ci;
 }
 
-static void code_irq(struct codec *c, struct ctxmon_event *ev)
+CODER void code_irq(struct codec *c, const bool enc, uint64_t *mask,
+		    struct ctxmon_event *ev, struct ccpu *cc)
 {
 	bool soft = ev->type == CTXMON_EV_SOFTIRQ_ENTRY ||
 		    ev->type == CTXMON_EV_SOFTIRQ_EXIT;
-	struct ccpu *cc = cpu_state(c, ev->cpu);
 
-	ev->irq.vec = (int32_t)fld(c, ev->irq.vec, soft ? cc->softirq : cc->irq,
-				   B_X, COL_NUM, 0);
-	ev->irq.ret = (int32_t)fld(c, ev->irq.ret,
+	ev->irq.vec = (int32_t)fld(c, enc, mask, ev->irq.vec,
+				   soft ? cc->softirq : cc->irq, B_X, COL_NUM,
+				   0);
+	ev->irq.ret = (int32_t)fld(c, enc, mask, ev->irq.ret,
 				   ev->type == CTXMON_EV_IRQ_EXIT ? 1 : 0,
 				   B_X + 1, COL_NUM, 0);
 	if (soft)
@@ -627,131 +783,138 @@ static void code_irq(struct codec *c, struct ctxmon_event *ev)
 		cc->irq = ev->irq.vec;
 }
 
-static void code_sys(struct codec *c, struct ctxmon_event *ev)
+/* @t: the slot of ev->tid. */
+CODER void code_sys(struct codec *c, const bool enc, uint64_t *mask,
+		    struct ctxmon_event *ev, struct ctask *t)
 {
-	struct ctask tk = task_peek(c, ev->tid, ev->cpu);
-
-	ev->sys.id = fld(c, ev->sys.id, tk.sys, B_X, COL_NUM, 0);
-	ev->sys.ret = fld(c, ev->sys.ret, 0, B_X + 1, COL_NUM, 0);
-	task_put(c, ev->tid, ev->cpu)->sys = ev->sys.id;
+	ev->sys.id = fld(c, enc, mask, ev->sys.id, t->sys, B_X, COL_NUM, 0);
+	ev->sys.ret = fld(c, enc, mask, ev->sys.ret, 0, B_X + 1, COL_NUM, 0);
+	t->sys = ev->sys.id;
 }
 
-static void code_lost(struct codec *c, struct ctxmon_event *ev)
+CODER void code_lost(struct codec *c, const bool enc, struct ctxmon_event *ev)
 {
-	ev->lost.count = (uint64_t)val(c, (int64_t)ev->lost.count, COL_NUM, 0);
-	ev->lost.start_ts = (uint64_t)val(c, (int64_t)ev->lost.start_ts,
+	ev->lost.count =
+		(uint64_t)val(c, enc, (int64_t)ev->lost.count, COL_NUM, 0);
+	ev->lost.start_ts = (uint64_t)val(c, enc, (int64_t)ev->lost.start_ts,
 					  COL_NUM, (int64_t)ev->ts);
-	ev->lost.end_ts = (uint64_t)val(c, (int64_t)ev->lost.end_ts, COL_NUM,
-					(int64_t)ev->ts);
+	ev->lost.end_ts = (uint64_t)val(c, enc, (int64_t)ev->lost.end_ts,
+					COL_NUM, (int64_t)ev->ts);
 }
 
-/* Everything after the type byte and the mask. */
-static void code_event(struct codec *c, struct ctxmon_event *ev)
+/*
+ * Everything after the type byte and the mask: the encoder fills *@mask,
+ * the decoder reads it.  Stops early only when out of memory (->oom).
+ */
+CODER void code_event(struct codec *c, const bool enc, uint64_t *mask,
+		      struct ctxmon_event *ev)
 {
-	struct ctask tk;
+	struct ccpu *cc;
+	struct ctask *t;
 	uint64_t d;
+	int32_t cur;
 
-	if (c->enc) {
+	if (enc) {
 		if (ev->ts >= c->prev_ts) {
 			fbuf__put_uvar(&c->col[COL_TS], ev->ts - c->prev_ts);
 		} else {
-			c->mask |= 1ull << B_TSBACK;
+			*mask |= 1ull << B_TSBACK;
 			fbuf__put_uvar(&c->col[COL_TS], c->prev_ts - ev->ts);
 		}
 	} else {
-		d = cursor__uvar(&c->in[COL_TS]);
-		ev->ts = c->mask & (1ull << B_TSBACK) ? c->prev_ts - d :
-							c->prev_ts + d;
+		d = rd_uvar2(c, COL_TS);
+		ev->ts = *mask & (1ull << B_TSBACK) ? c->prev_ts - d :
+						      c->prev_ts + d;
 	}
 	c->prev_ts = ev->ts;
-	ev->cpu = (int32_t)val(c, ev->cpu, COL_CPU, 0);
-	ev->flags = (uint16_t)fld(c, ev->flags, c->last_flags[ev->type & 0xff],
-				  B_FLAGS, COL_NUM, 0);
+	ev->cpu = (int32_t)val(c, enc, ev->cpu, COL_CPU, 0);
+	ev->flags = (uint16_t)fld(c, enc, mask, ev->flags,
+				  c->last_flags[ev->type & 0xff], B_FLAGS,
+				  COL_NUM, 0);
 	c->last_flags[ev->type & 0xff] = ev->flags;
-	{
-		int32_t cur = cpu_state(c, ev->cpu)->cur;
-
-		ev->tid = (int32_t)fld(c, ev->tid, cur, B_TID, COL_TID, cur);
-	}
-	tk = task_peek(c, ev->tid, ev->cpu);
-	ev->tgid = (int32_t)fld(c, ev->tgid, tk.tgid, B_TGID, COL_TID, ev->tid);
-	task_put(c, ev->tid, ev->cpu)->tgid = ev->tgid;
+	if (!task_room(c))
+		return;
+	/* Past this point the only CPU whose state is taken is the event's
+	 * own, except for a wakeup's target CPU at the very end. */
+	cc = cpu_state(c, ev->cpu);
+	cur = cc->cur;
+	ev->tid = (int32_t)fld(c, enc, mask, ev->tid, cur, B_TID, COL_TID, cur);
+	t = ev->tid == cur && cc->cur_slot ? cc->cur_slot :
+					     task_slot(c, ev->tid, ev->cpu);
+	ev->tgid = (int32_t)fld(c, enc, mask, ev->tgid, t->tgid, B_TGID,
+				COL_TID, ev->tid);
+	t->tgid = ev->tgid;
 
 	switch (ev->type) {
 	case CTXMON_EV_SWITCH:
-		code_switch(c, ev);
+		code_switch(c, enc, mask, ev, cc, t);
 		break;
 	case CTXMON_EV_WAKING:
 	case CTXMON_EV_WAKEUP:
 	case CTXMON_EV_WAKEUP_NEW:
-		code_wake(c, ev);
+		code_wake(c, enc, mask, ev);
 		break;
 	case CTXMON_EV_MIGRATE:
-		code_migrate(c, ev);
+		code_migrate(c, enc, mask, ev);
 		break;
 	case CTXMON_EV_FORK:
-		code_fork(c, ev);
+		code_fork(c, enc, mask, ev);
 		break;
 	case CTXMON_EV_EXEC:
-		code_exec(c, ev);
+		code_exec(c, enc, mask, ev);
 		break;
 	case CTXMON_EV_EXIT:
-		code_exit(c, ev);
+		code_exit(c, enc, mask, ev);
 		break;
 	case CTXMON_EV_IRQ_ENTRY:
 	case CTXMON_EV_IRQ_EXIT:
 	case CTXMON_EV_SOFTIRQ_ENTRY:
 	case CTXMON_EV_SOFTIRQ_EXIT:
-		code_irq(c, ev);
+		code_irq(c, enc, mask, ev, cc);
 		break;
 	case CTXMON_EV_SYS_ENTER:
 	case CTXMON_EV_SYS_EXIT:
-		code_sys(c, ev);
+		code_sys(c, enc, mask, ev, t);
 		break;
 	case CTXMON_EV_LOST:
-		code_lost(c, ev);
+		code_lost(c, enc, ev);
 		break;
 	default: /* CTXMON_EV_NONE: the common fields only */
 		break;
 	}
 }
 
-static void code_task(struct codec *c, int32_t *tid, int32_t *tgid,
-		      const char **comm)
+CODER void code_task(struct codec *c, const bool enc, int32_t *tid,
+		     int32_t *tgid, const char **comm)
 {
 	uint32_t ci = 0;
-	uint64_t i;
 	uint8_t code;
 	struct ctask *t;
 
-	*tid = (int32_t)val(c, *tid, COL_TID, c->last_task_tid);
-	if (c->enc) {
+	*tid = (int32_t)val(c, enc, *tid, COL_TID, c->last_task_tid);
+	if (enc) {
 		code = *tgid == *tid ? 0 : *tgid == -1 ? 1 : 2;
 		fbuf__put_u8(&c->col[COL_TIDC], code);
 		if (code == 2)
-			val(c, *tgid, COL_TID, *tid);
+			val(c, enc, *tgid, COL_TID, *tid);
 		ci = str_index(c, *comm);
 		fbuf__put_uvar(&c->col[COL_STR], ci);
 	} else {
-		code = cursor__u8(&c->in[COL_TIDC]);
+		code = rd_u8(c, COL_TIDC);
 		if (code == 0)
 			*tgid = *tid;
 		else if (code == 1)
 			*tgid = -1;
 		else if (code == 2)
-			*tgid = (int32_t)val(c, 0, COL_TID, *tid);
+			*tgid = (int32_t)val(c, enc, 0, COL_TID, *tid);
 		else
-			c->in[COL_TIDC].bad = true;
-		i = cursor__uvar(&c->in[COL_STR]);
-		if (i > c->nstr) {
-			c->in[COL_STR].bad = true;
-			i = 0;
-		}
-		ci = (uint32_t)i;
-		*comm = c->str[ci];
+			rd_mark_bad(c, COL_TIDC);
+		*comm = str_at(c, rd_uvar(c, COL_STR), &ci);
 	}
 	c->last_task_tid = *tid;
-	t = task_put(c, *tid, -1);
+	if (!task_room(c))
+		return;
+	t = task_slot(c, *tid, -1);
 	t->tgid = *tgid;
 	t->comm = ci;
 }
@@ -798,6 +961,7 @@ void codec__reset(struct codec *c)
 	c->nrec = 0;
 	c->left = 0;
 	c->oom = false;
+	c->bad = false;
 	state_reset(c);
 }
 
@@ -816,13 +980,13 @@ static int enc_done(struct codec *c)
 int codec__put_event(struct codec *c, const struct ctxmon_event *ev)
 {
 	struct ctxmon_event e = *ev;
+	uint64_t mask = 0;
 
 	if (!c->enc || ev->type >= CTXMON_EV__MAX)
 		return -EINVAL;
 	fbuf__put_u8(&c->col[COL_TYPE], (uint8_t)ev->type);
-	c->mask = 0;
-	code_event(c, &e);
-	fbuf__put_uvar(&c->col[COL_MISS], c->mask);
+	code_event(c, true, &mask, &e);
+	fbuf__put_uvar(&c->col[COL_MISS], mask);
 	return enc_done(c);
 }
 
@@ -832,7 +996,7 @@ int codec__put_task(struct codec *c, int32_t tid, int32_t tgid,
 	if (!c->enc)
 		return -EINVAL;
 	fbuf__put_u8(&c->col[COL_TYPE], REC_TASK);
-	code_task(c, &tid, &tgid, &comm);
+	code_task(c, true, &tid, &tgid, &comm);
 	return enc_done(c);
 }
 
@@ -940,19 +1104,67 @@ static const char *const col_damage[COL__N] = {
 	"damaged number column",
 };
 
-static bool dec_check(struct codec *c, const char **why)
+/* The TASK_NEW_* facts of decoded event @ev, @mask its miss mask: those
+ * not predicted from the slot of the same tid (see file.h).  Where a
+ * switch names one task as prev and next, next's predictions were read
+ * before prev's facts were stored, so they count as new. */
+CODER unsigned dec_news(const struct ctxmon_event *ev, uint64_t mask)
 {
-	for (int i = 0; i < COL__N; i++) {
-		if (c->in[i].bad) {
-			*why = col_damage[i];
-			return false;
-		}
+	unsigned n = 0;
+
+#define MISSED(b) (mask & (1ull << (b)))
+	if (ev->tid == 0 || MISSED(B_TGID))
+		n |= TASK_NEW_TGID;
+	switch (ev->type) {
+	case CTXMON_EV_SWITCH:
+		if (ev->sw.prev_tid == 0 || MISSED(B_X + 1))
+			n |= TASK_NEW_A_TGID;
+		if (ev->sw.prev_tid == 0 || MISSED(B_X + 3))
+			n |= TASK_NEW_A_COMM;
+		if (ev->sw.next_tid == 0 || ev->sw.next_tid == ev->sw.prev_tid)
+			n |= TASK_NEW_B_TGID | TASK_NEW_B_COMM;
+		if (MISSED(B_X + 4))
+			n |= TASK_NEW_B_TGID;
+		if (MISSED(B_X + 6))
+			n |= TASK_NEW_B_COMM;
+		break;
+	case CTXMON_EV_WAKING:
+	case CTXMON_EV_WAKEUP:
+	case CTXMON_EV_WAKEUP_NEW:
+		if (ev->wake.tid == 0 || MISSED(B_X + 1))
+			n |= TASK_NEW_A_COMM;
+		break;
+	case CTXMON_EV_FORK:
+		/* Predicted from the parent, not from the child's slot. */
+		n |= TASK_NEW_A_TGID | TASK_NEW_A_COMM;
+		break;
+	case CTXMON_EV_EXEC:
+		if (ev->exec.tid == 0 || MISSED(B_X + 2))
+			n |= TASK_NEW_A_COMM;
+		break;
+	case CTXMON_EV_EXIT:
+		if (ev->exit.tid == 0 || MISSED(B_X + 2))
+			n |= TASK_NEW_A_COMM;
+		break;
+	default:
+		break;
 	}
-	return true;
+#undef MISSED
+	return n;
+}
+
+/* The first damaged column, as a reason. */
+COLD const char *dec_damage(const struct codec *c)
+{
+	for (int i = 0; i < COL__N; i++)
+		if (c->in[i].bad)
+			return col_damage[i];
+	return "damaged chunk";
 }
 
 int codec__next(struct codec *c, struct codec_rec *r, const char **why)
 {
+	uint64_t mask;
 	uint8_t type;
 
 	if (c->enc)
@@ -967,22 +1179,41 @@ int codec__next(struct codec *c, struct codec_rec *r, const char **why)
 		return 0;
 	}
 	c->left--;
-	memset(r, 0, sizeof(*r));
-	type = cursor__u8(&c->in[COL_TYPE]);
+	/* In parts: GCC makes one memset of the whole record a slow string
+	 * instruction (rep stos) on x86-64. */
+	memset(&r->ev, 0, sizeof(r->ev));
+	r->is_task = false;
+	r->news = 0;
+	r->tid = r->tgid = 0;
+	r->comm = NULL;
+	type = rd_u8(c, COL_TYPE);
 	if (type == REC_TASK) {
 		r->is_task = true;
-		code_task(c, &r->tid, &r->tgid, &r->comm);
+		code_task(c, false, &r->tid, &r->tgid, &r->comm);
 	} else if (type < CTXMON_EV__MAX) {
-		c->mask = cursor__uvar(&c->in[COL_MISS]);
+		mask = rd_uvar(c, COL_MISS);
 		r->ev.type = type;
-		code_event(c, &r->ev);
+		if (mask == 0) {
+			/* Every field as predicted, as in most events: the
+			 * same code with the mask a known constant, so that
+			 * the compiler drops the tests of its bits. */
+			uint64_t none = 0;
+
+			code_event(c, false, &none, &r->ev);
+			r->news = dec_news(&r->ev, none);
+		} else {
+			code_event(c, false, &mask, &r->ev);
+			r->news = dec_news(&r->ev, mask);
+		}
 	} else {
 		*why = "unknown record type (written by a newer ctxmon?)";
 		return -EBADMSG;
 	}
-	if (c->oom)
-		return -ENOMEM;
-	if (!dec_check(c, why))
+	if (__builtin_expect(c->oom || c->bad, 0)) {
+		if (c->oom)
+			return -ENOMEM;
+		*why = dec_damage(c);
 		return -EBADMSG;
+	}
 	return 1;
 }

@@ -97,7 +97,9 @@ static ssize_t src_read(struct ctxmon_reader *r, void *buf, size_t n)
 						   0;
 
 		got = n < left ? n : left;
-		memcpy(buf, r->mem + r->off, got);
+		/* Not even for 0 bytes: @buf or the memory may be NULL then. */
+		if (got)
+			memcpy(buf, r->mem + r->off, got);
 		r->off += got;
 		return (ssize_t)got;
 	}
@@ -284,7 +286,7 @@ static int next_chunk(struct ctxmon_reader *r, struct chunk *ch)
 		return -EBADMSG;
 	}
 	r->stored.len = 0;
-	if (!fbuf__reserve(&r->stored, stored))
+	if (!fbuf__reserve(&r->stored, stored ? stored : 1))
 		return -ENOMEM;
 	n = src_read(r, r->stored.p, stored);
 	if (n < 0)
@@ -629,7 +631,8 @@ int ctxmon_reader_read(struct ctxmon_reader *r, ctxmon_event_fn fn, void *ctx)
 		r->info.events++;
 		ret = fn ? fn(&rec.ev, ctx) : 0;
 		/* After the callback: it sees the names as they were. */
-		if (tasktab__apply(r->tasks, &rec.ev) < 0)
+		if (rec.news &&
+		    tasktab__apply_new(r->tasks, &rec.ev, rec.news) < 0)
 			return finish(r, -ENOMEM);
 		if (ret)
 			return ret;

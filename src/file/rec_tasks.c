@@ -100,45 +100,74 @@ static int grow(struct tasktab *t)
 	return 0;
 }
 
-int tasktab__set(struct tasktab *t, int32_t tid, int32_t tgid, const char *comm)
+/* Make room for @n more tids, so that slots stay put while they are set. */
+static inline bool room(struct tasktab *t, size_t n)
+{
+	return (t->count + n) * 2 <= t->cap || grow(t) == 0;
+}
+
+/* The slot of @tid, added (no comm, tgid -1) when new; needs room(). */
+static inline struct tslot *slot(struct tasktab *t, int32_t tid)
 {
 	size_t i;
 
-	if (!comm && tgid == -1)
-		return 0;
-	if ((t->count + 1) * 2 > t->cap && grow(t) < 0)
-		return -ENOMEM;
 	for (i = slot_of(tid, t->cap); t->slots[i].used;
 	     i = (i + 1) & (t->cap - 1)) {
 		if (t->slots[i].tid == tid)
-			goto found;
+			return &t->slots[i];
 	}
 	t->slots[i] = (struct tslot){ .tid = tid, .tgid = -1, .used = true };
 	t->count++;
-found:
+	return &t->slots[i];
+}
+
+/* tasktab__set() once room() was made. */
+static inline void set_fact(struct tasktab *t, int32_t tid, int32_t tgid,
+			    const char *comm)
+{
+	struct tslot *s;
+
+	if (!comm && tgid == -1)
+		return;
+	s = slot(t, tid);
 	if (comm)
-		t->slots[i].comm = comm;
+		s->comm = comm;
 	if (tgid != -1)
-		t->slots[i].tgid = tgid;
+		s->tgid = tgid;
+}
+
+int tasktab__set(struct tasktab *t, int32_t tid, int32_t tgid, const char *comm)
+{
+	if (!comm && tgid == -1)
+		return 0;
+	if (!room(t, 1))
+		return -ENOMEM;
+	set_fact(t, tid, tgid, comm);
 	return 0;
 }
 
-int tasktab__apply(struct tasktab *t, const struct ctxmon_event *ev)
+int tasktab__apply_new(struct tasktab *t, const struct ctxmon_event *ev,
+		       unsigned news)
 {
 	int32_t tid = -1, tgid = -1;
 	const char *comm = NULL;
-	int ret;
 
-	ret = tasktab__set(t, ev->tid, ev->tgid, NULL);
+	if (!news)
+		return 0;
+	/* At most three tids per event. */
+	if (!room(t, 3))
+		return -ENOMEM;
+	if (news & TASK_NEW_TGID)
+		set_fact(t, ev->tid, ev->tgid, NULL);
 	switch (ev->type) {
 	case CTXMON_EV_SWITCH:
-		if (!ret)
-			ret = tasktab__set(t, ev->sw.prev_tid, ev->sw.prev_tgid,
-					   ev->sw.prev_comm);
-		tid = ev->sw.next_tid;
-		tgid = ev->sw.next_tgid;
-		comm = ev->sw.next_comm;
-		break;
+		set_fact(t, ev->sw.prev_tid,
+			 news & TASK_NEW_A_TGID ? ev->sw.prev_tgid : -1,
+			 news & TASK_NEW_A_COMM ? ev->sw.prev_comm : NULL);
+		set_fact(t, ev->sw.next_tid,
+			 news & TASK_NEW_B_TGID ? ev->sw.next_tgid : -1,
+			 news & TASK_NEW_B_COMM ? ev->sw.next_comm : NULL);
+		return 0;
 	case CTXMON_EV_WAKING:
 	case CTXMON_EV_WAKEUP:
 	case CTXMON_EV_WAKEUP_NEW:
@@ -159,9 +188,14 @@ int tasktab__apply(struct tasktab *t, const struct ctxmon_event *ev)
 		comm = ev->exit.comm;
 		break;
 	default:
-		return ret;
+		return 0;
 	}
-	if (!ret)
-		ret = tasktab__set(t, tid, tgid, comm);
-	return ret;
+	set_fact(t, tid, news & TASK_NEW_A_TGID ? tgid : -1,
+		 news & TASK_NEW_A_COMM ? comm : NULL);
+	return 0;
+}
+
+int tasktab__apply(struct tasktab *t, const struct ctxmon_event *ev)
+{
+	return tasktab__apply_new(t, ev, TASK_NEW_ALL);
 }

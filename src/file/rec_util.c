@@ -131,7 +131,18 @@ const uint8_t *cursor__bytes(struct cursor *c, size_t n)
 	return p;
 }
 
-/* Castagnoli polynomial, reflected; the table is built on first use. */
+/*
+ * CRC-32C.  The Castagnoli polynomial is the one the SSE4.2 crc32
+ * instruction computes, so on x86-64 CPUs that have it (nearly all) a
+ * chunk is summed 8 bytes per instruction; elsewhere a byte table does it.
+ * Both give the same value: the instruction is the reflected, uninverted
+ * CRC step the table loop performs, and the inversions stay here.
+ */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define CRC_SSE42 1
+static bool crc_hw; /* the CPU has it */
+#endif
+
 static uint32_t crc_table[256];
 static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
 
@@ -144,15 +155,44 @@ static void crc_init(void)
 			c = c & 1 ? (c >> 1) ^ 0x82f63b78u : c >> 1;
 		crc_table[i] = c;
 	}
+#ifdef CRC_SSE42
+	__builtin_cpu_init();
+	crc_hw = __builtin_cpu_supports("sse4.2");
+#endif
 }
+
+static uint32_t crc_sw(uint32_t crc, const uint8_t *b, size_t n)
+{
+	while (n--)
+		crc = crc_table[(crc ^ *b++) & 0xff] ^ (crc >> 8);
+	return crc;
+}
+
+#ifdef CRC_SSE42
+__attribute__((target("sse4.2"))) static uint32_t
+crc_sse42(uint32_t crc, const uint8_t *b, size_t n)
+{
+	uint64_t c = crc, w;
+
+	/* memcpy: the payload has no particular alignment. */
+	for (; n >= 8; n -= 8, b += 8) {
+		memcpy(&w, b, 8);
+		c = __builtin_ia32_crc32di(c, w);
+	}
+	crc = (uint32_t)c;
+	for (; n; n--)
+		crc = __builtin_ia32_crc32qi(crc, *b++);
+	return crc;
+}
+#endif
 
 uint32_t crc32c__sum(uint32_t crc, const void *p, size_t n)
 {
-	const uint8_t *b = p;
-
 	pthread_once(&crc_once, crc_init);
 	crc = ~crc;
-	while (n--)
-		crc = crc_table[(crc ^ *b++) & 0xff] ^ (crc >> 8);
-	return ~crc;
+#ifdef CRC_SSE42
+	if (crc_hw)
+		return ~crc_sse42(crc, p, n);
+#endif
+	return ~crc_sw(crc, p, n);
 }
