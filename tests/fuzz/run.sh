@@ -1,6 +1,7 @@
 #!/bin/sh
 # tests/fuzz/run.sh - build the libFuzzer targets (recording reader, text
-# importer) with clang, ASan and UBSan, and run each for a bounded time on
+# importer, one EVENTS chunk's payload behind valid checksums) with clang,
+# ASan and UBSan, and run each for a bounded time on
 # a copy of its seed corpus.  Exits non-zero when a target finds a crash,
 # a leak, a timeout or runs out of memory; the reproducer is left in the
 # build directory and named in the output.
@@ -32,7 +33,7 @@ if ! echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { (void)d;
 fi
 
 fail=0
-for t in reader import; do
+for t in reader import chunk; do
 	# shellcheck disable=SC2086
 	if ! "$CC" $CFLAGS -o "$B/fuzz_$t" "tests/fuzz/fuzz_$t.c" $SRCS -lzstd; then
 		echo "FAIL: building fuzz_$t" >&2
