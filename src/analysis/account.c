@@ -104,7 +104,8 @@ static inline size_t hash_tid(int32_t tid, size_t cap)
 	return (size_t)(((uint32_t)tid * 2654435761u) & (cap - 1));
 }
 
-static struct task *task_find(const struct ctxmon_account *a, int32_t tid)
+static inline struct task *task_find(const struct ctxmon_account *a,
+				     int32_t tid)
 {
 	size_t i = hash_tid(tid, a->hcap);
 
@@ -146,8 +147,19 @@ static int hash_grow(struct ctxmon_account *a, size_t cap)
 	return 0;
 }
 
+static int reserve_slow(struct ctxmon_account *a, size_t k);
+
 /* Room for @k more rows, so that no row moves while an event is handled. */
-static int reserve(struct ctxmon_account *a, size_t k)
+static inline int reserve(struct ctxmon_account *a, size_t k)
+{
+	size_t need = a->ntasks + k;
+
+	if (need <= a->cap && need * 2 <= a->hcap)
+		return 0;
+	return reserve_slow(a, k);
+}
+
+static int reserve_slow(struct ctxmon_account *a, size_t k)
 {
 	size_t need = a->ntasks + k;
 
@@ -267,10 +279,19 @@ static uint32_t proc_gen(const struct ctxmon_account *a, int32_t tgid)
 	return l->st.tgid < 0 ? l->st.gen : 0;
 }
 
-static void set_tgid(struct ctxmon_account *a, struct task *t, int32_t tgid)
+static void set_tgid_slow(struct ctxmon_account *a, struct task *t,
+			  int32_t tgid);
+
+static inline void set_tgid(struct ctxmon_account *a, struct task *t,
+			    int32_t tgid)
 {
-	if (tgid <= 0 || t->st.tgid == tgid)
-		return;
+	if (tgid > 0 && t->st.tgid != tgid)
+		set_tgid_slow(a, t, tgid);
+}
+
+static void set_tgid_slow(struct ctxmon_account *a, struct task *t,
+			  int32_t tgid)
+{
 	/* A tid never changes process; the event wins, but say so. */
 	if (t->st.tgid > 0)
 		a->anomalies++;
@@ -301,7 +322,7 @@ static void set_comm(struct ctxmon_account *a, struct task *t, const char *comm)
 
 /* The row for a live task @tid: a new one if unknown or dead (a dead tid
  * used again without its fork seen). */
-static struct task *task_live(struct ctxmon_account *a, int32_t tid)
+static inline struct task *task_live(struct ctxmon_account *a, int32_t tid)
 {
 	struct task *t = task_find(a, tid);
 
@@ -390,7 +411,18 @@ static void lat_end(struct task *t, const struct ctxmon_event *ev, uint64_t ts)
 	t->lat_pending = false;
 }
 
-static struct cpu *cpu_get(struct ctxmon_account *a, int32_t cpu)
+static struct cpu *cpu_get_slow(struct ctxmon_account *a, int32_t cpu);
+
+static inline struct cpu *cpu_get(struct ctxmon_account *a, int32_t cpu)
+{
+	if (cpu >= 0 && (size_t)cpu < a->ncpus) {
+		a->cpus[cpu].seen = true;
+		return &a->cpus[cpu];
+	}
+	return cpu_get_slow(a, cpu);
+}
+
+static struct cpu *cpu_get_slow(struct ctxmon_account *a, int32_t cpu)
 {
 	struct cpu *c;
 
