@@ -29,7 +29,7 @@ import sys
 import tempfile
 import time
 
-B = sys.argv[1] if len(sys.argv) > 1 else "build"
+B = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 CTXMON = os.path.join(B, "ctxmon")
 HELPERS = os.path.join(B, "bench")
 QUICK = os.environ.get("BENCH_QUICK", "") not in ("", "0")
