@@ -363,14 +363,29 @@ static __always_inline __u8 irq_ctx(void)
 
 /* ---- event bodies -------------------------------------------------- */
 
+/*
+ * A field of a task: a plain load (CO-RE offset) in a tp_btf program, whose
+ * task pointers are trusted BTF pointers, a bpf_probe_read_kernel() in its
+ * raw_tp twin.  @btf is a constant of each twin, so the other branch is
+ * compiled out of each.
+ */
+#define TREAD(btf, t, f) ((btf) ? (t)->f : BPF_CORE_READ(t, f))
+#define TREAD_COMM(btf, dst, t)                                        \
+	do {                                                           \
+		if (btf)                                               \
+			__builtin_memcpy(dst, (t)->comm, sizeof(dst)); \
+		else                                                   \
+			bpf_core_read(dst, sizeof(dst), &(t)->comm);   \
+	} while (0)
+
 static __always_inline int on_switch(unsigned long long *ctx, bool preempt,
 				     struct task_struct *prev,
-				     struct task_struct *next)
+				     struct task_struct *next, bool btf)
 {
-	__u32 prev_tid = BPF_CORE_READ(prev, pid);
-	__u32 next_tid = BPF_CORE_READ(next, pid);
-	__u64 nv = BPF_CORE_READ(prev, nvcsw),
-	      niv = BPF_CORE_READ(prev, nivcsw);
+	__u32 prev_tid = TREAD(btf, prev, pid);
+	__u32 next_tid = TREAD(btf, next, pid);
+	__u64 nv = TREAD(btf, prev, nvcsw),
+	      niv = TREAD(btf, prev, nivcsw);
 	__u32 raw, state;
 	__u8 kind, flags = 0;
 	struct ctxsw_csw *old;
@@ -385,7 +400,7 @@ static __always_inline int on_switch(unsigned long long *ctx, bool preempt,
 	else
 		raw = task_state_raw(prev);
 	state = preempt ? 0 :
-			  report_state(raw, BPF_CORE_READ(prev, exit_state));
+			  report_state(raw, TREAD(btf, prev, exit_state));
 
 	if (filtering() && !task_selected(prev) && !task_selected(next))
 		return 0;
@@ -421,8 +436,8 @@ static __always_inline int on_switch(unsigned long long *ctx, bool preempt,
 		 * rusage will not see a switch after that */
 		flags |= CTXSW_F_FOLD_KNOWN;
 		if (kind == CTXSW_KIND_INVOLUNTARY &&
-		    BPF_CORE_READ(prev, exit_state) &&
-		    prev_tid != BPF_CORE_READ(prev, tgid))
+		    TREAD(btf, prev, exit_state) &&
+		    prev_tid != TREAD(btf, prev, tgid))
 			flags |= CTXSW_F_AFTER_FOLD;
 		/* the counters after this switch are the base for the next
 		 * one, even if the switch-in between goes unseen */
@@ -437,8 +452,8 @@ static __always_inline int on_switch(unsigned long long *ctx, bool preempt,
 	}
 	if (next_tid) {
 		struct ctxsw_csw cur = {
-			.nvcsw = BPF_CORE_READ(next, nvcsw),
-			.nivcsw = BPF_CORE_READ(next, nivcsw),
+			.nvcsw = TREAD(btf, next, nvcsw),
+			.nivcsw = TREAD(btf, next, nivcsw),
 		};
 
 		old = bpf_map_lookup_elem(&csw, &next_tid);
@@ -451,25 +466,25 @@ static __always_inline int on_switch(unsigned long long *ctx, bool preempt,
 	r = rec_reserve(sizeof(*r), CTXSW_SWITCH, flags);
 	if (!r)
 		return 0;
-	r->prev_prio = BPF_CORE_READ(prev, prio);
+	r->prev_prio = TREAD(btf, prev, prio);
 	r->prev_state = state;
 	r->next_tid = next_tid;
-	r->next_tgid = BPF_CORE_READ(next, tgid);
-	r->next_prio = BPF_CORE_READ(next, prio);
+	r->next_tgid = TREAD(btf, next, tgid);
+	r->next_prio = TREAD(btf, next, prio);
 	r->preempt = preempt;
 	r->kind = kind;
 	r->pad[0] = r->pad[1] = 0;
 	/* prev is current, but its tid/tgid in the header come from the
 	 * helper; keep them identical to the task we read */
 	r->h.tid = prev_tid;
-	r->h.tgid = BPF_CORE_READ(prev, tgid);
-	bpf_core_read(r->prev_comm, sizeof(r->prev_comm), &prev->comm);
-	bpf_core_read(r->next_comm, sizeof(r->next_comm), &next->comm);
+	r->h.tgid = TREAD(btf, prev, tgid);
+	TREAD_COMM(btf, r->prev_comm, prev);
+	TREAD_COMM(btf, r->next_comm, next);
 	rec_submit(r);
 	return 0;
 }
 
-static __always_inline int on_wake(struct task_struct *p, __u8 type)
+static __always_inline int on_wake(struct task_struct *p, __u8 type, bool btf)
 {
 	struct ctxsw_wake *r;
 
@@ -480,11 +495,11 @@ static __always_inline int on_wake(struct task_struct *p, __u8 type)
 	r = rec_reserve(sizeof(*r), type, type == CTXSW_WAKING ? irq_ctx() : 0);
 	if (!r)
 		return 0;
-	r->tid = BPF_CORE_READ(p, pid);
-	r->prio = BPF_CORE_READ(p, prio);
+	r->tid = TREAD(btf, p, pid);
+	r->prio = TREAD(btf, p, prio);
 	r->target_cpu = task_cpu(p);
 	r->pad = 0;
-	bpf_core_read(r->comm, sizeof(r->comm), &p->comm);
+	TREAD_COMM(btf, r->comm, p);
 	rec_submit(r);
 	return 0;
 }
@@ -674,23 +689,27 @@ static __always_inline int on_sys(__u8 type, long id, long ret)
 
 /* ---- the programs: tp_btf and raw_tp twins ------------------------- */
 
-#define TWIN(tp, body_args, ...)              \
-	SEC("tp_btf/" #tp)                    \
-	int BPF_PROG(btf_##tp, ##__VA_ARGS__) \
-	{                                     \
-		return body_args;             \
-	}                                     \
-	SEC("raw_tp/" #tp)                    \
-	int BPF_PROG(raw_##tp, ##__VA_ARGS__) \
-	{                                     \
-		return body_args;             \
+/* BTF in body_args is true in the tp_btf twin, false in the raw_tp one */
+#define TWIN(tp, body_args, ...)                                \
+	SEC("tp_btf/" #tp)                                      \
+	int BPF_PROG(btf_##tp, ##__VA_ARGS__)                   \
+	{                                                       \
+		const bool BTF __attribute__((unused)) = true;  \
+		return body_args;                               \
+	}                                                       \
+	SEC("raw_tp/" #tp)                                      \
+	int BPF_PROG(raw_##tp, ##__VA_ARGS__)                   \
+	{                                                       \
+		const bool BTF __attribute__((unused)) = false; \
+		return body_args;                               \
 	}
 
-TWIN(sched_switch, on_switch(ctx, preempt, prev, next), bool preempt,
+TWIN(sched_switch, on_switch(ctx, preempt, prev, next, BTF), bool preempt,
      struct task_struct *prev, struct task_struct *next)
-TWIN(sched_waking, on_wake(p, CTXSW_WAKING), struct task_struct *p)
-TWIN(sched_wakeup, on_wake(p, CTXSW_WAKEUP), struct task_struct *p)
-TWIN(sched_wakeup_new, on_wake(p, CTXSW_WAKEUP_NEW), struct task_struct *p)
+TWIN(sched_waking, on_wake(p, CTXSW_WAKING, BTF), struct task_struct *p)
+TWIN(sched_wakeup, on_wake(p, CTXSW_WAKEUP, BTF), struct task_struct *p)
+TWIN(sched_wakeup_new, on_wake(p, CTXSW_WAKEUP_NEW, BTF),
+     struct task_struct *p)
 TWIN(sched_migrate_task, on_migrate(p, dest_cpu), struct task_struct *p,
      int dest_cpu)
 TWIN(sched_process_fork, on_fork(parent, child), struct task_struct *parent,
@@ -733,6 +752,20 @@ static __always_inline void read_task(struct task_struct *t,
 	ti->tid = BPF_CORE_READ(t, pid);
 	ti->tgid = BPF_CORE_READ(t, tgid);
 	bpf_core_read(ti->comm, sizeof(ti->comm), &t->comm);
+}
+
+/*
+ * The same for the aggregation programs, which are tp_btf only: there the
+ * task is a trusted BTF pointer and its fields are plain loads (with CO-RE
+ * offsets), not a bpf_probe_read_kernel() call each, which is most of the
+ * cost of a program this size.
+ */
+static __always_inline void read_task_btf(struct task_struct *t,
+					  struct task_info *ti)
+{
+	ti->tid = t->pid;
+	ti->tgid = t->tgid;
+	__builtin_memcpy(ti->comm, t->comm, sizeof(ti->comm));
 }
 
 static __always_inline void count_dropped(void)
@@ -1127,17 +1160,16 @@ int BPF_PROG(agg_sched_switch, bool preempt, struct task_struct *prev,
 		raw = (__u32)ctx[3];
 	else
 		raw = task_state_raw(prev);
-	o.state = preempt ? 0 :
-			    report_state(raw, BPF_CORE_READ(prev, exit_state));
-	read_task(prev, &pi);
-	read_task(next, &ni);
+	o.state = preempt ? 0 : report_state(raw, prev->exit_state);
+	read_task_btf(prev, &pi);
+	read_task_btf(next, &ni);
 	agg_cpu_switch(o.ts, ni.tid);
 	irq_reset();
-	o.after_fold = BPF_CORE_READ(prev, exit_state) && pi.tid != pi.tgid;
+	o.after_fold = prev->exit_state && pi.tid != pi.tgid;
 
 	if (pi.tid > 0 && (!filtering() || task_selected(prev))) {
-		o.nv = BPF_CORE_READ(prev, nvcsw);
-		o.niv = BPF_CORE_READ(prev, nivcsw);
+		o.nv = prev->nvcsw;
+		o.niv = prev->nivcsw;
 		r = row_get(pi.tid, true);
 		if (r) {
 			bpf_spin_lock(&r->lock);
@@ -1155,8 +1187,8 @@ int BPF_PROG(agg_sched_switch, bool preempt, struct task_struct *prev,
 		}
 	}
 	if (ni.tid > 0 && (!filtering() || task_selected(next))) {
-		nnv = BPF_CORE_READ(next, nvcsw);
-		nniv = BPF_CORE_READ(next, nivcsw);
+		nnv = next->nvcsw;
+		nniv = next->nivcsw;
 		r = row_get(ni.tid, true);
 		if (r) {
 			bpf_spin_lock(&r->lock);
@@ -1176,7 +1208,7 @@ static __always_inline struct ctxsw_row *agg_row(struct task_struct *p,
 		return NULL;
 	if (filtering() && !task_selected(p))
 		return NULL;
-	read_task(p, ti);
+	read_task_btf(p, ti);
 	if (ti->tid <= 0)
 		return NULL;
 	return row_get(ti->tid, true);
