@@ -35,6 +35,9 @@ struct kernel_cmp {
 	uint64_t traced_invol;			/* involuntary */
 	uint64_t exit_switches;			/* all last switch-outs */
 	uint64_t leader_exits;			/* of them, process leaders' */
+	uint64_t leader_reaped;			/* leaders' last switch-outs in
+						 * state X: reaped as they
+						 * switched, counted or not */
 	uint64_t exit_preempt;			/* ambiguous involuntary */
 	uint64_t after_fold;			/* involuntary rusage misses */
 };
@@ -44,7 +47,7 @@ struct kernel_cmp {
 void output__kernel_add(struct kernel_cmp *k, const struct ctxmon_stats *rows,
 			size_t n);
 
-/* Voluntary equal, involuntary equal or within the ambiguous range. */
+/* Voluntary and involuntary each equal, or within their ambiguous range. */
 bool output__kernel_match(const struct kernel_cmp *k);
 
 /* Causes of the rows (ctxmon_account_causes), matched by (tid, gen). */

@@ -141,9 +141,14 @@ void output__kernel_add(struct kernel_cmp *k, const struct ctxmon_stats *rows,
 		k->traced_invol += t->involuntary;
 		k->exit_switches += t->exit_switch;
 		/* A zombie leader's last switch (state Z) is read at reap:
-		 * counted; one already reaped shows X and is not. */
+		 * counted.  One that shows X was reaped as it switched out:
+		 * the parent marks it dead, then reads its counters, and the
+		 * switch's increment may fall either side of that read. */
 		k->leader_exits += t->exit_counted;
 		k->traced_vol += t->exit_counted;
+		if (t->tid == t->tgid && !t->folded &&
+		    t->exit_switch > t->exit_counted)
+			k->leader_reaped += t->exit_switch - t->exit_counted;
 		if (t->tid != t->tgid) {
 			k->exit_preempt += t->exit_preempt;
 			/* Switches the backend saw after the fold are real,
@@ -156,7 +161,9 @@ void output__kernel_add(struct kernel_cmp *k, const struct ctxmon_stats *rows,
 
 bool output__kernel_match(const struct kernel_cmp *k)
 {
-	return k->traced_vol == k->ru_nvcsw && k->ru_nivcsw <= k->traced_invol &&
+	return k->traced_vol <= k->ru_nvcsw &&
+	       k->ru_nvcsw <= k->traced_vol + k->leader_reaped &&
+	       k->ru_nivcsw <= k->traced_invol &&
 	       k->ru_nivcsw + k->exit_preempt >= k->traced_invol;
 }
 
@@ -164,9 +171,18 @@ bool output__kernel_match(const struct kernel_cmp *k)
 
 static void text_kernel(FILE *f, const struct kernel_cmp *k)
 {
-	fprintf(f, "kernel counters: voluntary %" PRIu64 " %s %" PRIu64,
-		k->traced_vol, k->traced_vol == k->ru_nvcsw ? "=" : "!=",
-		k->ru_nvcsw);
+	if (!k->leader_reaped || k->traced_vol == k->ru_nvcsw)
+		fprintf(f, "kernel counters: voluntary %" PRIu64 " %s %" PRIu64,
+			k->traced_vol, k->traced_vol == k->ru_nvcsw ? "=" : "!=",
+			k->ru_nvcsw);
+	else
+		fprintf(f, "kernel counters: voluntary %" PRIu64 " %s %" PRIu64
+			   "..%" PRIu64,
+			k->ru_nvcsw,
+			k->ru_nvcsw >= k->traced_vol &&
+					k->ru_nvcsw <= k->traced_vol + k->leader_reaped ?
+				"in" : "not in",
+			k->traced_vol, k->traced_vol + k->leader_reaped);
 	if (!k->exit_preempt || k->traced_invol < k->exit_preempt)
 		fprintf(f, ", involuntary %" PRIu64 " %s %" PRIu64, k->traced_invol,
 			k->traced_invol == k->ru_nivcsw ? "=" : "!=", k->ru_nivcsw);
@@ -179,6 +195,11 @@ static void text_kernel(FILE *f, const struct kernel_cmp *k)
 	fprintf(f, "  %" PRIu64 " exit switch-outs reported apart (%" PRIu64
 		   " of process leaders, which the kernel counts at reap)\n",
 		k->exit_switches, k->leader_exits);
+	if (k->leader_reaped)
+		fprintf(f, "  %" PRIu64 " process leaders reaped as they switched "
+			   "out: the kernel may or may not count that last "
+			   "switch\n",
+			k->leader_reaped);
 	if (k->after_fold)
 		fprintf(f, "  %" PRIu64 " preemptions of exiting threads after "
 			   "the kernel folded their counters, left out as the "
@@ -466,12 +487,13 @@ static void json_report(FILE *f, struct report *r)
 			",\"traced_involuntary\":%" PRIu64
 			",\"exit_switches\":%" PRIu64
 			",\"leader_exit_switches\":%" PRIu64
+			",\"leader_reaped\":%" PRIu64
 			",\"exit_preempt\":%" PRIu64 ",\"after_fold\":%" PRIu64
 			",\"match\":%s"
 			",\"exact\":%s}",
 			k->ru_nvcsw, k->ru_nivcsw, k->traced_vol,
 			k->traced_invol, k->exit_switches, k->leader_exits,
-			k->exit_preempt, k->after_fold,
+			k->leader_reaped, k->exit_preempt, k->after_fold,
 			output__kernel_match(k) ? "true" : "false",
 			k->traced_vol == k->ru_nvcsw &&
 					k->traced_invol == k->ru_nivcsw ?

@@ -22,8 +22,18 @@ lat=$(causes_thread "$f" "$sleeper" 'c["latency"]["count"]')
 irq=$(causes_thread "$f" "$sleeper" 'c["latency"]["from"]["irq"]')
 echo "  sleeper $sleeper: $sleeps switches in clock_nanosleep;" \
 	"$lat wakeups, $irq from irq context"
+vol=$(causes_thread "$f" "$sleeper" 't["voluntary"]')
+pre=$(causes_thread "$f" "$sleeper" \
+	'sum(v["count"] for k, v in c["involuntary"].items() if k != "yield")')
+echo "  sleeper $sleeper: voluntary $vol, preempted $pre times"
 # The start-up wait is a yield loop, so every voluntary switch is a sleep.
-[ "$sleeps" = "$N" ] || fail "sleeper: $sleeps switches in clock_nanosleep for $N sleeps"
+[ "$sleeps" = "$vol" ] ||
+	fail "sleeper: $sleeps switches in clock_nanosleep, but $vol voluntary"
+# A sleep blocks once, unless the sleeper is preempted between arming its
+# timer and schedule() and the timer fires meanwhile: that sleep ends with
+# an involuntary switch instead (seen in CI: 499 of 500).
+[ "$sleeps" -le "$N" ] && [ $((sleeps + pre)) -ge "$N" ] ||
+	fail "sleeper: $sleeps switches in clock_nanosleep and $pre preemptions for $N sleeps"
 [ $((irq * 10)) -ge $((N * 9)) ] ||
 	fail "sleeper: $irq of its wakeups from irq context, expected (nearly) all $N"
 

@@ -9,7 +9,8 @@
 #   tests/fuzz/run.sh [BUILD_DIR]      (default build/fuzz)
 #   FUZZ_TIME=20   seconds per target
 #
-# Prints "SKIP: reason" and exits 0 when clang or libFuzzer is missing.
+# Prints "SKIP: reason" and exits 0 when clang or libFuzzer is missing
+# (Debian: libFuzzer is in libclang-rt-dev, which scripts/setup.sh installs).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 B=${1:-build/fuzz}

@@ -1,0 +1,128 @@
+/*
+ * test_kernel_cmp - the comparison of traced sums with a command's
+ * getrusage (output__kernel_add / output__kernel_match): which exit
+ * switch-outs the kernel counts, and the ranges left where it may or may
+ * not (docs/accounting.md).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "output/output.h"
+
+static struct ctxmon_stats row(pid_t tid, pid_t tgid, uint64_t vol,
+			       uint64_t invol, uint64_t exit_sw,
+			       uint64_t exit_counted)
+{
+	struct ctxmon_stats r = {
+		.tid = tid, .tgid = tgid, .voluntary = vol,
+		.involuntary = invol, .exit_switch = exit_sw,
+		.exit_counted = exit_counted,
+	};
+	return r;
+}
+
+/* A leader that ended in Z is counted; a thread's X never is. */
+static void test_exact(void **state)
+{
+	struct ctxmon_stats rows[] = {
+		row(100, 100, 10, 3, 1, 1),	/* leader, zombie */
+		row(101, 100, 5, 2, 1, 0),	/* thread, X */
+	};
+	struct kernel_cmp k = { .valid = true };
+
+	(void)state;
+	output__kernel_add(&k, rows, 2);
+	assert_int_equal(k.traced_vol, 16);
+	assert_int_equal(k.traced_invol, 5);
+	assert_int_equal(k.exit_switches, 2);
+	assert_int_equal(k.leader_exits, 1);
+	assert_int_equal(k.leader_reaped, 0);
+	k.ru_nvcsw = 16;
+	k.ru_nivcsw = 5;
+	assert_true(output__kernel_match(&k));
+	k.ru_nvcsw = 17;
+	assert_false(output__kernel_match(&k));
+	k.ru_nvcsw = 15;
+	assert_false(output__kernel_match(&k));
+}
+
+/* A leader reaped as it switched out (X) may be counted or not: the
+ * voluntary side becomes a range one wide per such leader. */
+static void test_leader_reaped(void **state)
+{
+	struct ctxmon_stats rows[] = {
+		row(200, 200, 10, 0, 1, 1),
+		row(300, 300, 20, 0, 1, 0),	/* leader, X */
+		row(301, 300, 4, 0, 1, 0),	/* its thread, X: never */
+	};
+	struct kernel_cmp k = { .valid = true };
+
+	(void)state;
+	output__kernel_add(&k, rows, 3);
+	assert_int_equal(k.traced_vol, 35);
+	assert_int_equal(k.leader_reaped, 1);
+	k.ru_nvcsw = 35;
+	assert_true(output__kernel_match(&k));
+	k.ru_nvcsw = 36;
+	assert_true(output__kernel_match(&k));
+	k.ru_nvcsw = 37;
+	assert_false(output__kernel_match(&k));
+	k.ru_nvcsw = 34;
+	assert_false(output__kernel_match(&k));
+}
+
+/* Folded rows (many exited tasks of one comm) say nothing of leaders. */
+static void test_folded(void **state)
+{
+	struct ctxmon_stats r = row(0, 0, 50, 5, 8, 3);
+	struct kernel_cmp k = { .valid = true };
+
+	(void)state;
+	r.folded = 8;
+	output__kernel_add(&k, &r, 1);
+	assert_int_equal(k.traced_vol, 53);
+	assert_int_equal(k.leader_reaped, 0);
+}
+
+/* Tracepoint backends: involuntary within [traced - exit_preempt, traced];
+ * preemptions known to follow the fold are left out (non-leaders). */
+static void test_involuntary(void **state)
+{
+	struct ctxmon_stats rows[] = {
+		row(400, 400, 1, 10, 1, 1),
+		row(401, 400, 1, 6, 1, 0),
+	};
+	struct kernel_cmp k = { .valid = true };
+
+	(void)state;
+	rows[1].exit_preempt = 2;
+	rows[1].after_fold = 1;
+	output__kernel_add(&k, rows, 2);
+	assert_int_equal(k.traced_invol, 15);
+	assert_int_equal(k.after_fold, 1);
+	assert_int_equal(k.exit_preempt, 2);
+	k.ru_nvcsw = k.traced_vol;
+	for (uint64_t niv = 12; niv <= 16; niv++) {
+		k.ru_nivcsw = niv;
+		if (niv >= 13 && niv <= 15)
+			assert_true(output__kernel_match(&k));
+		else
+			assert_false(output__kernel_match(&k));
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_exact),
+		cmocka_unit_test(test_leader_reaped),
+		cmocka_unit_test(test_folded),
+		cmocka_unit_test(test_involuntary),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
