@@ -375,8 +375,8 @@ static int run_input(struct lat_run *r)
 
 	r->rd = ctxmon_reader_open(r->input);
 	if (!r->rd) {
-		/* The reader's error names the file. */
-		cli__err(CMD, "%s", ctxmon_record_last_error());
+		cli__err(CMD, "cannot read %s: %s", r->input,
+			 ctxmon_record_last_error());
 		return -1;
 	}
 	input_target(r, &ao, ids, ARRAY_SIZE(ids), pids);

@@ -534,7 +534,7 @@ struct ctxmon_reader *ctxmon_reader_open(const char *path)
 
 	if (fd < 0) {
 		err = errno;
-		file__set_error("%s: %s", path, strerror(err));
+		file__set_error("%s", strerror(err));
 		errno = err;
 		return NULL;
 	}
