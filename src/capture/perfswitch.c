@@ -121,6 +121,25 @@ static int read_paranoid(void)
 	return v;
 }
 
+/* Whether this process runs under a seccomp filter (/proc/self/status
+ * "Seccomp: 2"), which can refuse perf_event_open whatever the sysctl. */
+static bool under_seccomp_filter(void)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	char line[128];
+	bool on = false;
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "Seccomp:", 8)) {
+			on = atoi(line + 8) == 2;
+			break;
+		}
+	fclose(f);
+	return on;
+}
+
 /* ---- comm of each followed tid ------------------------------------- */
 
 static size_t comm_hash(int32_t tid, size_t cap)
@@ -305,12 +324,19 @@ static void open_error(struct ps_priv *p, pid_t tid, int cpu, int err)
 	switch (err) {
 	case EACCES:
 	case EPERM:
-		fmt__buf(
-			ctx->err, ctx->errlen,
-			"perf-switch: perf_event_open on task %d refused "
-			"(kernel.perf_event_paranoid is %d; 3 or more forbids "
-			"it to users, and only your own tasks can be followed)",
-			tid, read_paranoid());
+		if (under_seccomp_filter())
+			fmt__buf(ctx->err, ctx->errlen,
+				 "perf-switch: perf_event_open on task %d "
+				 "refused: this process runs under a seccomp "
+				 "filter (kernel.perf_event_paranoid is %d)",
+				 tid, read_paranoid());
+		else
+			fmt__buf(ctx->err, ctx->errlen,
+				 "perf-switch: perf_event_open on task %d "
+				 "refused (kernel.perf_event_paranoid is %d; 3 "
+				 "or more forbids it to users, and only your "
+				 "own tasks can be followed)",
+				 tid, read_paranoid());
 		break;
 	case EMFILE:
 	case ENFILE:
