@@ -198,10 +198,11 @@ int cmd_import(int argc, char **argv)
 			"parse; written to %s\n",
 			strcmp(r.in, "-") ? r.in : "stdin", st.lines, st.format,
 			st.events, st.lost, st.skipped, st.bad, r.out);
-	if (!st.events && st.lines)
-		cli__err(CMD, "no event found in %s", r.in);
-	status = (r.strict && st.bad) || (!st.events && st.lines) ? EXIT_FAIL :
-								    EXIT_OK;
+	/* An empty input is no trace either: say so, as for junk. */
+	if (!st.events)
+		cli__err(CMD, "no event found in %s%s", r.in,
+			 st.lines ? "" : " (it is empty)");
+	status = (r.strict && st.bad) || !st.events ? EXIT_FAIL : EXIT_OK;
 out:
 	ctxmon_record_close(w);
 	if (in && in != stdin)

@@ -538,6 +538,17 @@ int cmd_report(int argc, char **argv)
 		ao.npids = n;
 	}
 	ao.root_pid = (pid_t)meta_u64(r.r, CTXMON_META_ROOT_PID, (uint64_t)-1);
+	if (r.cpu_set) {
+		/* a --cpu list past the recording's CPUs is a typo, most
+		 * likely: say so rather than print an empty table only */
+		uint64_t nc = meta_u64(r.r, CTXMON_META_NCPUS, 0);
+
+		if (nc && r.ncpu_set > nc)
+			cli__err(CMD, "warning: %s was recorded on %" PRIu64
+				 " CPUs (0-%" PRIu64 "); --cpu %zu and above "
+				 "select nothing",
+				 r.path, nc, nc - 1, (size_t)nc);
+	}
 	/* as stat does, unless a filter picks rows by tid or name */
 	if (!has_filters(&r))
 		ao.exited_keep = EXITED_KEEP;

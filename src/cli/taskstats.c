@@ -550,6 +550,9 @@ static int run_watch(struct ts_run *r, struct ctxmon_taskstats_conn *c)
 	if (ret < 0) {
 		cli__err(CMD, "cannot watch exits on CPUs '%s': %s%s", r->watch,
 			 ret == -EINVAL ? "not a CPU list this kernel knows" :
+			 ret == -ERANGE ? "a CPU past the last one this kernel "
+					  "has (see /sys/devices/system/cpu/"
+					  "possible, or say 'all')" :
 					  strerror(-ret),
 			 perm_hint(ret));
 		return EXIT_FAIL;

@@ -46,4 +46,15 @@ for t in a["threads"]:
               u and [u[k] for k in keys]), file=sys.stderr)
 sys.exit(1 if bad or not a["threads"] else 0)
 PY
+# Input that holds no event is refused, empty or not; a --cpu past the
+# recording's CPUs is named.
+: >"$T/empty.txt"
+rc=0
+"$CTXMON" import "$T/empty.txt" -o "$T/e.data" 2>"$T/e.err" || rc=$?
+[ "$rc" = 1 ] && grep -q "no event found" "$T/e.err" ||
+	fail "import of an empty file: exit $rc, $(tail -n 1 "$T/e.err")"
+"$CTXMON" report -i "$T/a.data" --cpu 60000 >/dev/null 2>"$T/c.err" ||
+	fail "report --cpu past the CPUs exited $?"
+grep -q "select nothing" "$T/c.err" ||
+	fail "report --cpu 60000: no warning that it selects nothing"
 finish
