@@ -249,18 +249,38 @@ kcount_get() {
 # exiting, NTHREADS (if not "-") threads in the child's own row, nothing
 # lost, no ordering violation, kernel.match true.  Records failures with
 # fail(); the caller ends with finish().
+#
+# Each run is made once per backend of STAT_BACKENDS (default: stat's own
+# default, bpf-agg where BPF loads, then the perf_event fallback), so the
+# foundation's checks hold for both.
 stat_kcount() {
-	local name=$1 want_threads=$2 out err rc pid nv niv st
+	local name=$1 want_threads=$2 b
+	shift 2
+	for b in ${STAT_BACKENDS:-default perf}; do
+		if [ "$b" = default ]; then
+			_stat_kcount "$name" "$want_threads" "" "$@"
+		else
+			_stat_kcount "$name-$b" "$want_threads" "$b" "$@"
+		fi
+	done
+}
+
+# _stat_kcount NAME NTHREADS BACKEND ARGS...: one run of stat_kcount
+# (BACKEND "" for stat's default).
+_stat_kcount() {
+	local name=$1 want_threads=$2 backend=$3 out err rc pid nv niv st
 	local found nproc nthreads voluntary involuntary exit_switch
 	local leader_exits leader_switches leader_reaped exit_preempt exited
 	local lost ov anom match vol
-	shift 2
+	local -a bopt=()
+	shift 3
 	out=$T/$name.json
 	err=$T/$name.err
+	[ -z "$backend" ] || bopt=(--backend "$backend")
 
 	rc=0
-	"$CTXMON" stat --json -o "$out" -- "$WL/kcount" "$@" 2>"$err" || rc=$?
-	echo "$name: ctxmon stat --json -- kcount $* -> exit $rc"
+	"$CTXMON" stat "${bopt[@]}" --json -o "$out" -- "$WL/kcount" "$@" 2>"$err" || rc=$?
+	echo "$name: ctxmon stat${bopt[*]:+ ${bopt[*]}} --json -- kcount $* -> exit $rc"
 	sed 's/^/  | /' "$err"
 	san_check "$name" "$err"
 
