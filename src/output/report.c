@@ -159,11 +159,16 @@ void output__kernel_add(struct kernel_cmp *k, const struct ctxmon_stats *rows,
 	}
 }
 
-bool output__kernel_match(const struct kernel_cmp *k)
+/* ru_nvcsw in [traced, traced + leaders reaped as they switched out] */
+static bool vol_in_range(const struct kernel_cmp *k)
 {
 	return k->traced_vol <= k->ru_nvcsw &&
-	       k->ru_nvcsw <= k->traced_vol + k->leader_reaped &&
-	       k->ru_nivcsw <= k->traced_invol &&
+	       k->ru_nvcsw <= k->traced_vol + k->leader_reaped;
+}
+
+bool output__kernel_match(const struct kernel_cmp *k)
+{
+	return vol_in_range(k) && k->ru_nivcsw <= k->traced_invol &&
 	       k->ru_nivcsw + k->exit_preempt >= k->traced_invol;
 }
 
@@ -178,10 +183,7 @@ static void text_kernel(FILE *f, const struct kernel_cmp *k)
 	else
 		fprintf(f, "kernel counters: voluntary %" PRIu64 " %s %" PRIu64
 			   "..%" PRIu64,
-			k->ru_nvcsw,
-			k->ru_nvcsw >= k->traced_vol &&
-					k->ru_nvcsw <= k->traced_vol + k->leader_reaped ?
-				"in" : "not in",
+			k->ru_nvcsw, vol_in_range(k) ? "in" : "not in",
 			k->traced_vol, k->traced_vol + k->leader_reaped);
 	if (!k->exit_preempt || k->traced_invol < k->exit_preempt)
 		fprintf(f, ", involuntary %" PRIu64 " %s %" PRIu64, k->traced_invol,
