@@ -25,10 +25,13 @@ echo "  sleeper $sleeper: $sleeps switches in clock_nanosleep;" \
 vol=$(causes_thread "$f" "$sleeper" 't["voluntary"]')
 pre=$(causes_thread "$f" "$sleeper" \
 	'sum(v["count"] for k, v in c["involuntary"].items() if k != "yield")')
-echo "  sleeper $sleeper: voluntary $vol, preempted $pre times"
-# The start-up wait is a yield loop, so every voluntary switch is a sleep.
-[ "$sleeps" = "$vol" ] ||
-	fail "sleeper: $sleeps switches in clock_nanosleep, but $vol voluntary"
+echo "  sleeper $sleeper: voluntary $vol, preempted $pre times; voluntary" \
+	"switches by syscall: $(causes_thread "$f" "$sleeper" \
+		'{s["name"]: s["count"] for s in c["voluntary"]["syscalls"]}')"
+# Its other voluntary switches come from start-up (pinning itself to the
+# spinner's CPU waits for the migration: sched_setaffinity), not sleeps.
+[ "$sleeps" -le "$vol" ] ||
+	fail "sleeper: $sleeps switches in clock_nanosleep, more than its $vol voluntary"
 # A sleep blocks once, unless the sleeper is preempted between arming its
 # timer and schedule() and the timer fires meanwhile: that sleep ends with
 # an involuntary switch instead (seen in CI: 499 of 500).
@@ -42,12 +45,16 @@ wirq=$(causes_thread "$f" "$spinner" 'c["involuntary"]["wakeup_irq"]["count"]')
 by=$(causes_thread "$f" "$spinner" \
 	"sum(p['count'] for p in j['pairs'] if p['kind'] == 'preempt' and p['to_tid'] == $spinner and p['from_tid'] == $sleeper)")
 echo "  spinner $spinner: involuntary $inv: $wirq preempted by a task woken" \
-	"from irq, $by of them by the sleeper; all:" \
+	"from irq; $by preemptions by the sleeper; all:" \
 	"$(causes_thread "$f" "$spinner" '{k: v["count"] for k, v in c["involuntary"].items() if v["count"]}')"
 # How many wakeups preempt at once is the scheduler's choice (EEVDF may
 # let the spinner finish its slice); a fifth of them is far from chance.
 [ "$by" -ge $((N / 5)) ] ||
 	fail "spinner: only $by wakeup preemptions by the sleeper for $N wakeups"
-[ "$by" -le "$wirq" ] ||
-	fail "spinner: $by preemptions by the sleeper, more than its $wirq irq-woken ones"
+# Not all of them from irq: the sleeper's first wakeup, after pinning
+# itself, comes from task context.
+wake=$(causes_thread "$f" "$spinner" \
+	'sum(v["count"] for k, v in c["involuntary"].items() if k.startswith("wakeup"))')
+[ "$by" -le "$wake" ] ||
+	fail "spinner: $by preemptions by the sleeper, more than its $wake wakeup preemptions"
 finish
