@@ -25,6 +25,21 @@ static struct ctxmon_stats row(pid_t tid, pid_t tgid, uint64_t vol,
 	return r;
 }
 
+/* output__kernel_match() holds for *field (ru_nvcsw or ru_nivcsw) from lo
+ * to hi, and fails just below and just above; *field is left at lo. */
+static void check_window(struct kernel_cmp *k, uint64_t *field, uint64_t lo,
+			 uint64_t hi)
+{
+	for (uint64_t v = lo - 1; v <= hi + 1; v++) {
+		*field = v;
+		if (v >= lo && v <= hi)
+			assert_true(output__kernel_match(k));
+		else
+			assert_false(output__kernel_match(k));
+	}
+	*field = lo;
+}
+
 /* A leader that ended in Z is counted; a thread's X never is. */
 static void test_exact(void **state)
 {
@@ -41,13 +56,8 @@ static void test_exact(void **state)
 	assert_int_equal(k.exit_switches, 2);
 	assert_int_equal(k.leader_exits, 1);
 	assert_int_equal(k.leader_reaped, 0);
-	k.ru_nvcsw = 16;
 	k.ru_nivcsw = 5;
-	assert_true(output__kernel_match(&k));
-	k.ru_nvcsw = 17;
-	assert_false(output__kernel_match(&k));
-	k.ru_nvcsw = 15;
-	assert_false(output__kernel_match(&k));
+	check_window(&k, &k.ru_nvcsw, 16, 16);
 }
 
 /* A leader reaped as it switched out (X) may be counted or not: the
@@ -65,14 +75,7 @@ static void test_leader_reaped(void **state)
 	output__kernel_add(&k, rows, 3);
 	assert_int_equal(k.traced_vol, 35);
 	assert_int_equal(k.leader_reaped, 1);
-	k.ru_nvcsw = 35;
-	assert_true(output__kernel_match(&k));
-	k.ru_nvcsw = 36;
-	assert_true(output__kernel_match(&k));
-	k.ru_nvcsw = 37;
-	assert_false(output__kernel_match(&k));
-	k.ru_nvcsw = 34;
-	assert_false(output__kernel_match(&k));
+	check_window(&k, &k.ru_nvcsw, 35, 36);
 }
 
 /* Folded rows (many exited tasks of one comm) say nothing of leaders. */
@@ -106,13 +109,7 @@ static void test_involuntary(void **state)
 	assert_int_equal(k.after_fold, 1);
 	assert_int_equal(k.exit_preempt, 2);
 	k.ru_nvcsw = k.traced_vol;
-	for (uint64_t niv = 12; niv <= 16; niv++) {
-		k.ru_nivcsw = niv;
-		if (niv >= 13 && niv <= 15)
-			assert_true(output__kernel_match(&k));
-		else
-			assert_false(output__kernel_match(&k));
-	}
+	check_window(&k, &k.ru_nivcsw, 13, 15);
 }
 
 int main(void)
