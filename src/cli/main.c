@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/exp_cmds.h"
 #include "cli/latency.h"
 #include "cli/recording.h"
 
@@ -22,6 +23,7 @@ static const struct cli_cmd commands[] = {
 	{ "report", cmd_report, "stat's numbers from a recording" },
 	{ "script", cmd_script, "a recording as ftrace text, one line per event" },
 	{ "import", cmd_import, "an ftrace text trace into a recording" },
+	{ "experiment", cmd_experiment, "run commands N times each: statistics, tests, regression, plots" },
 };
 
 static void usage(FILE *f)
