@@ -23,6 +23,7 @@ static const struct cli_cmd commands[] = {
 	{ "report", cmd_report, "stat's numbers from a recording" },
 	{ "script", cmd_script, "a recording as ftrace text, one line per event" },
 	{ "import", cmd_import, "an ftrace text trace into a recording" },
+	{ "diff", cmd_diff, "two recordings or experiments compared, largest change first" },
 	{ "experiment", cmd_experiment, "run commands N times each: statistics, tests, regression, plots" },
 };
 

@@ -1,0 +1,91 @@
+/*
+ * ctxmon/diff.h - two captures compared thread by thread: a recording's
+ * rows (accounted as `ctxmon report` does), matched with another's, and
+ * the differences of every count and time, largest change first.
+ *
+ * Thread ids differ between two runs of the same workload, so threads are
+ * matched by name: the key of a thread is "PROC/THREAD#K", PROC the comm
+ * of its process' leader, THREAD its own comm and K its rank among the
+ * threads with the same PROC and THREAD names, by (pid, tid).  Processes
+ * are matched by "PROC#K" likewise.
+ * Conventions as in ctxmon.h.
+ */
+#ifndef CTXMON_DIFF_H
+#define CTXMON_DIFF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <ctxmon/ctxmon.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The rows of a recording, and the account that owns their comms. */
+struct ctxmon_rowset;
+
+/*
+ * Read recording @path through an account set up from its metadata (the
+ * recorded target, the command's root pid) and keep its thread and
+ * process rows (the target's only unless @all).  NULL and errno on
+ * failure, with a description in ctxmon_record_last_error() (record.h).
+ * A truncated recording gives the rows of the events before the cut.
+ * Free with ctxmon_rowset_free().
+ */
+struct ctxmon_rowset *ctxmon_rowset_from_recording(const char *path,
+						   bool all);
+void ctxmon_rowset_free(struct ctxmon_rowset *r);
+/* Rows owned by @r; *n their number. */
+const struct ctxmon_stats *ctxmon_rowset_rows(const struct ctxmon_rowset *r,
+					      enum ctxmon_rows kind, size_t *n);
+/* The capture window of the recording (stop - start), ns. */
+uint64_t ctxmon_rowset_duration(const struct ctxmon_rowset *r);
+
+/* Fields compared. */
+enum ctxmon_diff_field {
+	CTXMON_DF_SWITCHES,	/* switch-outs */
+	CTXMON_DF_VOLUNTARY,
+	CTXMON_DF_INVOLUNTARY,
+	CTXMON_DF_RUN,		/* ms on CPU */
+	CTXMON_DF_WAIT,		/* ms runnable, not on CPU */
+	CTXMON_DF_SLEEP,	/* ms asleep */
+	CTXMON_DF_MIGRATIONS,
+	CTXMON_DF_WAKEUPS,
+	CTXMON_DF_LAT_AVG,	/* us, wakeup latency */
+	CTXMON_DF_LAT_MAX,	/* us */
+	CTXMON_DF__MAX
+};
+/* "switches", "voluntary", "involuntary", "run", "wait", "sleep",
+ * "migrations", "wakeups", "lat_avg", "lat_max"; NULL past the end. */
+const char *ctxmon_diff_field_name(unsigned f);
+/* "ms", "us" or "". */
+const char *ctxmon_diff_field_unit(unsigned f);
+/* Index of field @name, or -ENOENT. */
+int ctxmon_diff_field_lookup(const char *name);
+
+struct ctxmon_diff_row {
+	char key[80];			/* "PROC/THREAD#K" or "PROC#K" */
+	bool in_a, in_b;		/* present on each side */
+	double a[CTXMON_DF__MAX];	/* 0 where absent */
+	double b[CTXMON_DF__MAX];
+};
+
+/*
+ * Match rows @ra[@na] with @rb[@nb] (both threads, or both processes,
+ * as @kind says; a thread's process name is its leader's comm when the
+ * leader is among the rows, else its own) and return one row per key,
+ * sorted by
+ * the absolute change of field @sort, largest first (ties: by key).
+ * malloc'd, the caller frees; *n its length.  NULL and errno on failure.
+ */
+struct ctxmon_diff_row *ctxmon_diff_rows(const struct ctxmon_stats *ra,
+					 size_t na,
+					 const struct ctxmon_stats *rb,
+					 size_t nb, enum ctxmon_rows kind,
+					 unsigned sort, size_t *n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

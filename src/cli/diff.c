@@ -1,0 +1,516 @@
+/*
+ * diff.c - `ctxmon diff A B`: two captures compared.
+ *
+ * Two recordings: their threads (or processes) matched by name
+ * (include/ctxmon/diff.h), every count and time side by side with the
+ * change, largest change of the --sort field first.  Two `ctxmon
+ * experiment --csv` files: for each condition and metric found in both,
+ * B's runs against A's with the experiment's tests.
+ *
+ * Thin: options from one table, the work in the library.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ctxmon/diff.h>
+#include <ctxmon/experiment.h>
+#include <ctxmon/record.h>
+
+#include "cli/cli.h"
+#include "cli/exp_cmds.h"
+#include "output/output.h"
+
+static const char *const CMD = "diff";
+
+enum {
+	O_OUTPUT = 'o', O_HELP = 'h', O_LIMIT = 'n', O_SORT = 's',
+	O_PROCS = 0x100, O_ALL, O_JSON, O_ALPHA,
+};
+
+static const struct opt_def {
+	const char *name;
+	int val;
+	const char *arg;
+	const char *help;
+} opts[] = {
+	{ "sort", O_SORT, "FIELD", "order by the absolute change of FIELD "
+				   "(default wait: runnable wait)" },
+	{ "limit", O_LIMIT, "N", "at most N rows (default 25; 0: all)" },
+	{ "per-process", O_PROCS, NULL, "compare processes, not threads" },
+	{ "all", O_ALL, NULL, "every task in the recordings, not only the "
+			      "recorded target" },
+	{ "alpha", O_ALPHA, "A", "significance level for experiment files "
+				 "(default 0.05)" },
+	{ "json", O_JSON, NULL, "JSON" },
+	{ "output", O_OUTPUT, "FILE", "write to FILE (default stdout)" },
+	{ "help", O_HELP, NULL, "this help" },
+};
+#define NOPTS (sizeof(opts) / sizeof(*opts))
+
+struct diff_run {
+	const char *a, *b, *outpath;
+	unsigned sort;
+	unsigned long limit;
+	bool procs, all, json;
+	double alpha;
+};
+
+static void help(void)
+{
+	printf("usage: ctxmon diff [options] A B\n\n"
+	       "Compare two captures. A and B are both recordings (ctxmon record):\n"
+	       "threads are matched by name (PROC/THREAD#K, K counting same-named\n"
+	       "threads in creation order, since tids differ between runs) and every\n"
+	       "count and time is shown for A and B with the change, the largest\n"
+	       "change of --sort first. Or both are 'ctxmon experiment --csv' files:\n"
+	       "for each condition and metric in both, B's runs against A's with\n"
+	       "Welch's t-test, Mann-Whitney U and Hedges' g, as experiment does.\n\n"
+	       "options:\n");
+	for (size_t i = 0; i < NOPTS; i++) {
+		char left[48], sh[8] = "    ";
+
+		if (opts[i].val < 0x100)
+			snprintf(sh, sizeof(sh), "-%c, ", opts[i].val);
+		snprintf(left, sizeof(left), "%s--%s%s%s", sh, opts[i].name,
+			 opts[i].arg ? " " : "", opts[i].arg ? opts[i].arg : "");
+		printf("  %-24s %s\n", left, opts[i].help);
+	}
+	printf("\nfields:");
+	for (unsigned f = 0; f < CTXMON_DF__MAX; f++)
+		printf(" %s", ctxmon_diff_field_name(f));
+	printf("\n\nexamples:\n"
+	       "  ctxmon record -o idle.data -- ./server-test\n"
+	       "  ctxmon record -o busy.data -- ./server-test    (under load)\n"
+	       "  ctxmon diff idle.data busy.data                threads whose wait grew most\n"
+	       "  ctxmon diff --sort involuntary --per-process idle.data busy.data\n"
+	       "  ctxmon diff before.csv after.csv               two experiments' runs, tested\n");
+}
+
+static int parse(struct diff_run *d, int argc, char **argv)
+{
+	struct option longopts[NOPTS + 1];
+	char shortopts[32] = "+";
+	unsigned long v;
+	int opt, f;
+
+	memset(longopts, 0, sizeof(longopts));
+	for (size_t i = 0; i < NOPTS; i++) {
+		longopts[i] = (struct option){ opts[i].name,
+					       opts[i].arg ? required_argument :
+							     no_argument,
+					       NULL, opts[i].val };
+		if (opts[i].val < 0x100) {
+			size_t l = strlen(shortopts);
+
+			shortopts[l] = (char)opts[i].val;
+			shortopts[l + 1] = opts[i].arg ? ':' : 0;
+			shortopts[l + 2] = 0;
+		}
+	}
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		switch (opt) {
+		case O_SORT:
+			f = ctxmon_diff_field_lookup(optarg);
+			if (f < 0) {
+				cli__err(CMD, "unknown field '%s'; --help lists "
+					      "them", optarg);
+				return -1;
+			}
+			d->sort = (unsigned)f;
+			break;
+		case O_LIMIT:
+			if (cli__parse_uint(optarg, 1u << 30, &v) < 0) {
+				cli__err(CMD, "bad limit '%s'", optarg);
+				return -1;
+			}
+			d->limit = v;
+			break;
+		case O_PROCS:
+			d->procs = true;
+			break;
+		case O_ALL:
+			d->all = true;
+			break;
+		case O_ALPHA:
+			if (cli__parse_double(optarg, &d->alpha) < 0 ||
+			    d->alpha >= 1) {
+				cli__err(CMD, "bad --alpha '%s'", optarg);
+				return -1;
+			}
+			break;
+		case O_JSON:
+			d->json = true;
+			break;
+		case O_OUTPUT:
+			d->outpath = optarg;
+			break;
+		case O_HELP:
+			help();
+			return 1;
+		default:
+			fprintf(stderr, "Try 'ctxmon diff --help'.\n");
+			return -1;
+		}
+	}
+	if (argc - optind != 2) {
+		cli__err(CMD, "give two files to compare: ctxmon diff A B");
+		return -1;
+	}
+	d->a = argv[optind];
+	d->b = argv[optind + 1];
+	return 0;
+}
+
+/* ---- recordings ---------------------------------------------------- */
+
+static void json_row(FILE *f, const struct ctxmon_diff_row *r)
+{
+	fputs("{\"key\":", f);
+	output__json_str(f, r->key);
+	fprintf(f, ",\"in_a\":%s,\"in_b\":%s", r->in_a ? "true" : "false",
+		r->in_b ? "true" : "false");
+	for (int side = 0; side < 2; side++) {
+		const double *v = side ? r->b : r->a;
+
+		fprintf(f, ",\"%s\":{", side ? "b" : "a");
+		for (unsigned k = 0; k < CTXMON_DF__MAX; k++)
+			fprintf(f, "%s\"%s\":%.17g", k ? "," : "",
+				ctxmon_diff_field_name(k), v[k]);
+		fputc('}', f);
+	}
+	fputc('}', f);
+}
+
+static void text_val(char *buf, size_t len, double v, const char *unit)
+{
+	if (*unit)
+		snprintf(buf, len, "%.2f%s", v, unit);
+	else
+		snprintf(buf, len, "%.0f", v);
+}
+
+static int diff_recordings(FILE *f, const struct diff_run *d)
+{
+	struct ctxmon_rowset *ra = NULL, *rb = NULL;
+	struct ctxmon_diff_row *rows = NULL;
+	enum ctxmon_rows kind = d->procs ? CTXMON_ROWS_PROCESSES :
+					   CTXMON_ROWS_THREADS;
+	const struct ctxmon_stats *sa, *sb;
+	size_t na, nb, n, shown;
+	unsigned s = d->sort;
+	int status = EXIT_FAIL;
+
+	ra = ctxmon_rowset_from_recording(d->a, d->all);
+	if (!ra) {
+		cli__err(CMD, "cannot read %s: %s", d->a, ctxmon_record_last_error());
+		goto out;
+	}
+	rb = ctxmon_rowset_from_recording(d->b, d->all);
+	if (!rb) {
+		cli__err(CMD, "cannot read %s: %s", d->b, ctxmon_record_last_error());
+		goto out;
+	}
+	sa = ctxmon_rowset_rows(ra, kind, &na);
+	sb = ctxmon_rowset_rows(rb, kind, &nb);
+	rows = ctxmon_diff_rows(sa, na, sb, nb, kind, s, &n);
+	if (!rows) {
+		cli__err(CMD, "out of memory");
+		goto out;
+	}
+	shown = d->limit && d->limit < n ? d->limit : n;
+	if (d->json) {
+		fprintf(f, "{\"ctxmon\":\"diff\",\"a\":");
+		output__json_str(f, d->a);
+		fputs(",\"b\":", f);
+		output__json_str(f, d->b);
+		fprintf(f, ",\"kind\":\"%s\",\"sort\":\"%s\",\"duration_a_ns\":%llu,"
+			   "\"duration_b_ns\":%llu,\"rows\":[",
+			d->procs ? "processes" : "threads",
+			ctxmon_diff_field_name(s),
+			(unsigned long long)ctxmon_rowset_duration(ra),
+			(unsigned long long)ctxmon_rowset_duration(rb));
+		for (size_t i = 0; i < shown; i++) {
+			fputs(i ? ",\n" : "\n", f);
+			json_row(f, &rows[i]);
+		}
+		fputs("]}\n", f);
+	} else {
+		const char *u = ctxmon_diff_field_unit(s);
+
+		fprintf(f, "A: %s (%.3f s)\nB: %s (%.3f s)\n%zu %s matched by "
+			   "name, sorted by the change of %s%s%s%s\n\n",
+			d->a, (double)ctxmon_rowset_duration(ra) / 1e9, d->b,
+			(double)ctxmon_rowset_duration(rb) / 1e9, n,
+			d->procs ? "processes" : "threads",
+			ctxmon_diff_field_name(s), *u ? " (" : "", u, *u ? ")" : "");
+		fprintf(f, "%-28s %12s %12s %12s %8s   %s\n",
+			d->procs ? "PROCESS" : "THREAD",
+			"A", "B", "CHANGE", "CHANGE%", "OTHER CHANGES (B-A)");
+		for (size_t i = 0; i < shown; i++) {
+			const struct ctxmon_diff_row *r = &rows[i];
+			char va[32], vb[32], dv[32];
+			double ch = r->b[s] - r->a[s];
+
+			text_val(va, sizeof(va), r->a[s], u);
+			text_val(vb, sizeof(vb), r->b[s], u);
+			text_val(dv, sizeof(dv), ch, u);
+			fprintf(f, "%-28s %12s %12s %12s ", r->key,
+				r->in_a ? va : "-", r->in_b ? vb : "-", dv);
+			if (r->in_a && r->in_b && r->a[s] != 0)
+				fprintf(f, "%+7.0f%%   ", ch / fabs(r->a[s]) * 100);
+			else
+				fprintf(f, "%8s   ", "-");
+			for (unsigned k = 0; k < CTXMON_DF__MAX; k++) {
+				double c = r->b[k] - r->a[k];
+
+				if (k == s || c == 0)
+					continue;
+				text_val(dv, sizeof(dv), c, ctxmon_diff_field_unit(k));
+				fprintf(f, " %s %s%s", ctxmon_diff_field_name(k),
+					c > 0 ? "+" : "", dv);
+			}
+			fputc('\n', f);
+		}
+		if (shown < n)
+			fprintf(f, "(%zu more; --limit 0 shows all)\n", n - shown);
+	}
+	status = ferror(f) ? EXIT_FAIL : EXIT_OK;
+out:
+	free(rows);
+	ctxmon_rowset_free(ra);
+	ctxmon_rowset_free(rb);
+	return status;
+}
+
+/* ---- experiment CSV files ------------------------------------------ */
+
+#define CSV_FIXED_COLS 10
+
+/* Split one CSV line in place (quotes as experiment writes them). */
+static size_t csv_split(char *line, char **cell, size_t max)
+{
+	size_t n = 0;
+	char *o = line, *p = line;
+
+	while (n < max) {
+		bool q = false;
+
+		cell[n++] = o;
+		for (; *p && *p != '\n' && (q || *p != ','); p++) {
+			if (*p == '"') {
+				if (q && p[1] == '"')
+					*o++ = *p++;
+				else
+					q = !q;
+				continue;
+			}
+			*o++ = *p;
+		}
+		*o++ = 0;
+		if (*p != ',')
+			break;
+		p++;
+	}
+	return n;
+}
+
+/*
+ * Load experiment CSV @path into @e as conditions named "<side>:<name>"
+ * (added to @names).  0, 1 when @path is not such a CSV, -1 on error.
+ */
+static int load_csv(const char *path, const char *side,
+		    struct ctxmon_run **runs, size_t *nruns, char ***names,
+		    size_t *nnames)
+{
+	FILE *in = fopen(path, "re");
+	char *line = NULL, *cell[64];
+	int col[64], ret = -1;
+	size_t cap = 0, ncol;
+
+	if (!in)
+		return 1;
+	if (getline(&line, &cap, in) < 0 ||
+	    strncmp(line, "condition,run,status,", 21)) {
+		ret = 1;
+		goto out;
+	}
+	ncol = csv_split(line, cell, 64);
+	for (size_t i = 0; i < ncol; i++) {
+		char name[48];
+		char *us;
+
+		/* the metrics follow the 10 columns of the run's identity
+		 * and kernel comparison ("run" there is the run number) */
+		col[i] = -1;
+		if (i < CSV_FIXED_COLS)
+			continue;
+		snprintf(name, sizeof(name), "%s", cell[i]);
+		/* "elapsed_s": the unit follows the last underscore */
+		us = strrchr(name, '_');
+		if (us && (!strcmp(us, "_s") || !strcmp(us, "_ms") ||
+			   !strcmp(us, "_us")))
+			*us = 0;
+		col[i] = ctxmon_metric_lookup(name);
+	}
+	while (getline(&line, &cap, in) > 0) {
+		struct ctxmon_run r = { .status = CTXMON_RUN_OK };
+		char cname[128];
+		size_t c, nc = csv_split(line, cell, 64);
+		struct ctxmon_run *p;
+
+		if (nc < 3 || nc != ncol)
+			continue;
+		for (unsigned m = 0; m < CTXMON_M__MAX; m++)
+			r.v[m] = NAN;
+		if (strcmp(cell[2], "ok"))
+			r.status = CTXMON_RUN_FAILED;
+		snprintf(cname, sizeof(cname), "%s:%s", side, cell[0]);
+		for (c = 0; c < *nnames; c++)
+			if (!strcmp((*names)[c], cname))
+				break;
+		if (c == *nnames) {
+			char **nn = realloc(*names, (c + 1) * sizeof(*nn));
+
+			if (!nn || !(nn[c] = strdup(cname)))
+				goto out;
+			*names = nn;
+			(*nnames)++;
+		}
+		r.cond = (unsigned)c;
+		for (size_t i = 0; i < nc; i++)
+			if (col[i] >= 0 && *cell[i])
+				r.v[col[i]] = strtod(cell[i], NULL);
+		p = realloc(*runs, (*nruns + 1) * sizeof(*p));
+		if (!p)
+			goto out;
+		*runs = p;
+		(*runs)[(*nruns)++] = r;
+	}
+	ret = 0;
+out:
+	free(line);
+	fclose(in);
+	return ret;
+}
+
+static int diff_csv(FILE *f, const struct diff_run *d, bool *was_csv)
+{
+	struct ctxmon_run *runs = NULL;
+	char **names = NULL;
+	size_t nruns = 0, nnames = 0, na;
+	struct ctxmon_experiment *e = NULL;
+	int status = EXIT_FAIL, r;
+
+	*was_csv = false;
+	r = load_csv(d->a, "A", &runs, &nruns, &names, &nnames);
+	if (r == 1)
+		goto out;
+	*was_csv = true;
+	na = nnames;
+	if (r < 0 || load_csv(d->b, "B", &runs, &nruns, &names, &nnames) != 0) {
+		cli__err(CMD, "%s and %s must both be experiment CSV files "
+			      "(ctxmon experiment --csv)", d->a, d->b);
+		goto out;
+	}
+	e = ctxmon_experiment_new((const char *const *)names, nnames);
+	for (size_t i = 0; e && i < nruns; i++)
+		if (ctxmon_experiment_add(e, &runs[i]) < 0)
+			goto out;
+	if (!e)
+		goto out;
+	if (d->json)
+		fprintf(f, "{\"ctxmon\":\"diff\",\"alpha\":%g,\"comparisons\":[",
+			d->alpha);
+	else
+		fprintf(f, "A: %s\nB: %s\nB's runs against A's: Welch's t-test, "
+			   "Mann-Whitney U (normal approximation, tie and "
+			   "continuity corrections), Hedges' g; * both p < %g\n\n"
+			   "%-12s %-16s %12s %12s %8s %10s %10s %7s\n",
+			d->a, d->b, d->alpha, "CONDITION", "METRIC", "MEAN-A",
+			"MEAN-B", "CHANGE%", "P(T)", "P(U)", "G");
+	for (size_t ca = 0, first = 1; ca < na; ca++) {
+		size_t cb;
+
+		for (cb = na; cb < nnames; cb++)
+			if (!strcmp(names[cb] + 2, names[ca] + 2))
+				break;
+		if (cb == nnames)
+			continue;
+		for (unsigned m = 0; m < CTXMON_M__MAX; m++) {
+			struct ctxmon_metric_summary sa, sb;
+			struct ctxmon_comparison k;
+
+			if (ctxmon_experiment_summary(e, ca, m, &sa) < 0 ||
+			    ctxmon_experiment_summary(e, cb, m, &sb) < 0 ||
+			    ctxmon_experiment_compare(e, cb, ca, m, d->alpha,
+						      &k) < 0 ||
+			    !isfinite(k.t.t))
+				continue;
+			if (d->json) {
+				fprintf(f, "%s\n{\"condition\":", first ? "" : ",");
+				output__json_str(f, names[ca] + 2);
+				fprintf(f, ",\"metric\":\"%s\",\"mean_a\":%.17g,"
+					   "\"mean_b\":%.17g,\"welch_t\":%.17g,"
+					   "\"welch_p\":%.17g,\"u\":%.17g,"
+					   "\"u_p\":%.17g,\"hedges_g\":%.17g,"
+					   "\"significant\":%s}",
+					ctxmon_metric_name(m), sa.all.mean,
+					sb.all.mean, k.t.t, k.t.p, k.u.u, k.u.p,
+					k.t.g, k.significant ? "true" : "false");
+				first = 0;
+				continue;
+			}
+			fprintf(f, "%-12s %-16s %12.6g %12.6g %+7.1f%% %10.3g "
+				   "%10.3g %7.2f %s\n",
+				names[ca] + 2, ctxmon_metric_name(m), sa.all.mean,
+				sb.all.mean,
+				sa.all.mean ? (sb.all.mean - sa.all.mean) /
+						      fabs(sa.all.mean) * 100 :
+					      0.0,
+				k.t.p, k.u.p, k.t.g, k.significant ? "*" : "");
+		}
+	}
+	if (d->json)
+		fputs("]}\n", f);
+	status = ferror(f) ? EXIT_FAIL : EXIT_OK;
+out:
+	for (size_t i = 0; i < nnames; i++)
+		free(names[i]);
+	free(names);
+	free(runs);
+	ctxmon_experiment_free(e);
+	return status;
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	struct diff_run d = { .sort = CTXMON_DF_WAIT, .limit = 25,
+			      .alpha = 0.05 };
+	FILE *f = stdout;
+	bool was_csv;
+	int status, ret;
+
+	ret = parse(&d, argc, argv);
+	if (ret)
+		return ret > 0 ? EXIT_OK : EXIT_USAGE;
+	if (d.outpath) {
+		f = fopen(d.outpath, "we");
+		if (!f) {
+			cli__err(CMD, "cannot write %s: %s", d.outpath,
+				 strerror(errno));
+			return EXIT_FAIL;
+		}
+	}
+	status = diff_csv(f, &d, &was_csv);
+	if (!was_csv)
+		status = diff_recordings(f, &d);
+	if (f != stdout && fclose(f) == EOF && status == EXIT_OK) {
+		cli__err(CMD, "writing %s: %s", d.outpath, strerror(errno));
+		status = EXIT_FAIL;
+	}
+	return status;
+}
