@@ -100,6 +100,12 @@ void svg__nice_range(double *lo, double *hi, double *step)
 		*lo -= d;
 		*hi += d;
 	}
+	/* a margin, so that no point sits on the frame; a range that
+	 * starts at 0 (counts) keeps its 0 */
+	span = *hi - *lo;
+	if (*lo != 0)
+		*lo -= span * 0.04;
+	*hi += span * 0.04;
 	span = *hi - *lo;
 	mag = pow(10, floor(log10(span / 5)));
 	f = span / 5 / mag;
@@ -261,6 +267,8 @@ static int plot_metric(FILE *f, const struct exp_report *r, unsigned m,
 	}
 	if (!isfinite(lo))
 		return 0;
+	fprintf(f, "<g class=\"metric\" id=\"metric-%s\">\n",
+		ctxmon_metric_name(m));
 	p.x0 = 0.4;
 	p.x1 = (double)nc + 0.6;
 	p.y0 = lo;
@@ -271,7 +279,7 @@ static int plot_metric(FILE *f, const struct exp_report *r, unsigned m,
 	for (size_t c = 0; c < nc; c++) {
 		const char *col = palette[c % NPAL];
 		struct ctxmon_metric_summary s;
-		size_t n, *idx = NULL;
+		size_t n, wlo, whi, *idx = NULL;
 		double *v = ctxmon_experiment_values(r->e, c, m, &n, &idx);
 		double x = (double)c + 1, q1, q3, med;
 
@@ -290,10 +298,20 @@ static int plot_metric(FILE *f, const struct exp_report *r, unsigned m,
 		q1 = quantile(v, n, 0.25);
 		q3 = quantile(v, n, 0.75);
 		med = quantile(v, n, 0.5);
+		/* whiskers reach the most extreme values that are not
+		 * outliers (those are drawn hollow on their own) */
+		wlo = 0;
+		whi = n - 1;
+		while (s.all.mad > 0 && wlo < whi && v[wlo] < s.all.lo_fence)
+			wlo++;
+		while (s.all.mad > 0 && whi > wlo && v[whi] > s.all.hi_fence)
+			whi--;
 		svg__rect(&p, x + 0.08, q1, x + 0.38, q3, col);
 		svg__line(&p, x + 0.08, med, x + 0.38, med, col, 2.5, false);
-		svg__line(&p, x + 0.23, v[0], x + 0.23, q1, col, 1, false);
-		svg__line(&p, x + 0.23, q3, x + 0.23, v[n - 1], col, 1, false);
+		svg__line(&p, x + 0.23, fmin(v[wlo], q1), x + 0.23, q1, col, 1,
+			  false);
+		svg__line(&p, x + 0.23, q3, x + 0.23, fmax(v[whi], q3), col, 1,
+			  false);
 		svg__line(&p, x + 0.05, s.all.mean, x + 0.41, s.all.mean, "#000",
 			  1, true);
 		free(v);
@@ -301,6 +319,7 @@ static int plot_metric(FILE *f, const struct exp_report *r, unsigned m,
 	}
 	svg__text(f, p.x + p.w, p.y + p.h + 52, "end", 0, 10,
 		  "box: quartiles, median; dashed: mean; hollow: outliers");
+	fputs("</g>\n", f);
 	return 1;
 }
 
@@ -329,6 +348,7 @@ static int plot_regress(FILE *f, const struct exp_report *r, size_t at)
 	}
 	if (!isfinite(xlo))
 		return 0;
+	fputs("<g class=\"regression\" id=\"regression\">\n", f);
 	if (have) {
 		ylo = fmin(ylo, fmin(l.intercept + l.slope * xlo,
 				     l.intercept + l.slope * xhi));
@@ -356,9 +376,12 @@ static int plot_regress(FILE *f, const struct exp_report *r, size_t at)
 		svg__point(&p, u->v[r->rx], u->v[r->ry],
 			   palette[u->cond % NPAL], false);
 	}
-	if (have)
+	if (have) {
+		fputs("<g class=\"fit\">\n", f);
 		svg__line(&p, p.x0, l.intercept + l.slope * p.x0, p.x1,
 			  l.intercept + l.slope * p.x1, "#000", 2, false);
+		fputs("</g>\n", f);
+	}
 	for (size_t c = 0; c < nc && nc > 1; c++) {
 		fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\"/>\n",
 			p.x + 10 + (double)c * 90, p.y + p.h + 50,
@@ -366,6 +389,7 @@ static int plot_regress(FILE *f, const struct exp_report *r, size_t at)
 		svg__text(f, p.x + 18 + (double)c * 90, p.y + p.h + 54, "start",
 			  0, 11, "%s", ctxmon_experiment_cond_name(r->e, c));
 	}
+	fputs("</g>\n", f);
 	return 1;
 }
 
