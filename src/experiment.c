@@ -132,18 +132,26 @@ static int parse_cpulist(const char *s, cpu_set_t *set)
 	return CPU_COUNT(set) ? 0 : -EINVAL;
 }
 
-/* Kill every live process of the command's tree (a timeout, a stop). */
+/*
+ * Kill every live process of the command's tree (a timeout, a stop):
+ * the descendants first, so that a parent waiting for them (a shell)
+ * reaps them and folds their rusage into its own before it dies too;
+ * killed the other way round they would be reparented, and their
+ * switches would never reach the command's rusage.
+ */
 static void kill_tree(struct ctxmon_account *a, pid_t child, int sig)
 {
 	struct ctxmon_stats *rows;
-	size_t n = 0;
+	size_t n = 0, k = 0;
 
-	kill(child, sig);
 	rows = ctxmon_account_rows(a, CTXMON_ROWS_PROCESSES, false, &n);
 	for (size_t i = 0; rows && i < n; i++)
 		if (!rows[i].exited && rows[i].tid > 0 && rows[i].tid != child)
-			kill(rows[i].tid, sig);
+			k += kill(rows[i].tid, sig) == 0;
 	free(rows);
+	if (k)
+		usleep(20000);
+	kill(child, sig);
 }
 
 static double tv_s(const struct timeval *tv)

@@ -1,0 +1,77 @@
+#!/bin/bash
+# ctxmon experiment with runs that fail, hang past --timeout, and are
+# killed: each is reported with its status and exit status, the good
+# condition is still summarised, the hung command's whole tree is killed,
+# and ctxmon exits 1.  Then SIGINT in the middle of a long experiment:
+# the summary of the runs done is printed and ctxmon exits 130.
+. "$(dirname "$0")/lib.sh"
+skip_unless_capture
+PY=/usr/bin/python3
+
+rc=0
+"$CTXMON" experiment -n 2 --timeout 1 --json -o "$T/f.json" \
+	--condition ok="$WL/pingpong 100" \
+	--condition fail="sh -c 'exit 3'" \
+	--condition hang="sh -c 'sleep 31.25; true'" \
+	--condition killed="sh -c 'kill -KILL \$\$'" 2>"$T/f.err" || rc=$?
+echo "ctxmon experiment -n 2 --timeout 1 ok/fail/hang/killed -> exit $rc"
+sed 's/^/  | /' "$T/f.err"
+san_check experiment "$T/f.err"
+[ "$rc" = 1 ] || fail "exit status $rc, want 1 (some runs not ok)"
+if pgrep -f 'sleep 31.25' >/dev/null; then
+	fail "the hung command's child was left running"
+	pkill -f 'sleep 31.25'
+fi
+$PY - "$T/f.json" <<'PYEOF' || fail "run statuses"
+import json, sys
+j = json.load(open(sys.argv[1]))
+# the hung shell's exit status is its own: its child is killed first
+# (so that the shell reaps it), then the shell, which may exit first
+want = {"ok": ("ok", 0), "fail": ("failed", 3), "hang": ("timeout", None),
+        "killed": ("killed", 137)}
+bad = 0
+for r in j["runs"]:
+    st, ex = want[r["condition"]]
+    print("%-6s run %d: %s, exit status %d" % (r["condition"], r["run"], r["status"], r["exit_status"]))
+    if r["status"] != st or (ex is not None and r["exit_status"] != ex):
+        print("  want %s, exit status %s" % (st, ex)); bad += 1
+    if not r["kernel"]["match"]:
+        print("  kernel counters do not match"); bad += 1
+if len(j["runs"]) != 8:
+    print("%d runs, want 8" % len(j["runs"])); bad += 1
+summ = {(s["condition"], s["metric"]): s for s in j["summary"]}
+s = summ.get(("ok", "voluntary"))
+if not s or s["all"]["n"] != 2:
+    print("no summary of the ok condition"); bad += 1
+if any(c != "ok" for c, m in summ):
+    print("runs that were not ok entered the statistics"); bad += 1
+sys.exit(1 if bad else 0)
+PYEOF
+
+# SIGINT: the runs done are summarised
+"$CTXMON" experiment -n 500 --json -o "$T/i.json" -- "$WL/pingpong" 2000 2>"$T/i.err" &
+pid=$!
+BG_PIDS="$BG_PIDS $pid"
+sleep 3
+kill -INT "$pid"
+rc=0
+wait "$pid" || rc=$?
+echo "ctxmon experiment -n 500 -- pingpong 2000, SIGINT after 3 s -> exit $rc"
+sed 's/^/  | /' "$T/i.err"
+san_check experiment "$T/i.err"
+[ "$rc" = 130 ] || fail "exit status $rc after SIGINT, want 130"
+$PY - "$T/i.json" <<'PYEOF' || fail "summary after SIGINT"
+import json, sys
+j = json.load(open(sys.argv[1]))
+ok = [r for r in j["runs"] if r["status"] == "ok"]
+other = [r["status"] for r in j["runs"] if r["status"] != "ok"]
+print("interrupted: %s; %d runs ok, others: %s" % (j["interrupted"], len(ok), other))
+s = [s for s in j["summary"] if s["metric"] == "voluntary"]
+bad = not j["interrupted"] or not ok or len(ok) >= 500
+bad = bad or any(st != "interrupted" for st in other)
+bad = bad or not s or s[0]["all"]["n"] != len(ok)
+if s:
+    print("voluntary over the %d ok runs: mean %.1f" % (s[0]["all"]["n"], s[0]["all"]["mean"]))
+sys.exit(1 if bad else 0)
+PYEOF
+finish
