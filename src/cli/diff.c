@@ -298,6 +298,7 @@ static size_t csv_split(char *line, char **cell, size_t max)
 
 	while (n < max) {
 		bool q = false;
+		char sep;
 
 		cell[n++] = o;
 		for (; *p && *p != '\n' && (q || *p != ','); p++) {
@@ -310,8 +311,10 @@ static size_t csv_split(char *line, char **cell, size_t max)
 			}
 			*o++ = *p;
 		}
+		/* the terminator may land on the delimiter: look first */
+		sep = *p;
 		*o++ = 0;
-		if (*p != ',')
+		if (sep != ',')
 			break;
 		p++;
 	}
@@ -443,6 +446,7 @@ static int diff_csv(FILE *f, const struct diff_run *d, bool *was_csv)
 		for (unsigned m = 0; m < CTXMON_M__MAX; m++) {
 			struct ctxmon_metric_summary sa, sb;
 			struct ctxmon_comparison k;
+			char ch[32];
 
 			if (ctxmon_experiment_summary(e, ca, m, &sa) < 0 ||
 			    ctxmon_experiment_summary(e, cb, m, &sb) < 0 ||
@@ -464,14 +468,17 @@ static int diff_csv(FILE *f, const struct diff_run *d, bool *was_csv)
 				first = 0;
 				continue;
 			}
-			fprintf(f, "%-12s %-16s %12.6g %12.6g %+7.1f%% %10.3g "
+			if (sa.all.mean)
+				snprintf(ch, sizeof(ch), "%+.1f%%",
+					 (sb.all.mean - sa.all.mean) /
+						 fabs(sa.all.mean) * 100);
+			else
+				snprintf(ch, sizeof(ch), "-");
+			fprintf(f, "%-12s %-16s %12.6g %12.6g %8s %10.3g "
 				   "%10.3g %7.2f %s\n",
 				names[ca] + 2, ctxmon_metric_name(m), sa.all.mean,
-				sb.all.mean,
-				sa.all.mean ? (sb.all.mean - sa.all.mean) /
-						      fabs(sa.all.mean) * 100 :
-					      0.0,
-				k.t.p, k.u.p, k.t.g, k.significant ? "*" : "");
+				sb.all.mean, ch, k.t.p, k.u.p, k.t.g,
+				k.significant ? "*" : "");
 		}
 	}
 	if (d->json)

@@ -94,6 +94,7 @@ struct exp_run {
 static void help(void)
 {
 	printf("usage: ctxmon experiment [options] -n N -- CMD [ARGS] [--vs 'CMD ARGS']\n"
+	       "       (a trailing --vs ends the first command)\n"
 	       "       ctxmon experiment [options] -n N --condition NAME='CMD ARGS' ...\n\n"
 	       "Run each condition N times under ctxmon's capture, interleaving the\n"
 	       "conditions run by run so that drift hits all alike. Every run's counts\n"
@@ -419,8 +420,18 @@ static int parse(struct exp_run *x, int argc, char **argv)
 			return -1;
 		}
 	}
-	if (optind < argc)
+	if (optind < argc) {
 		x->tail = argv + optind;
+		/* "-- CMD ARGS --vs 'CMD2 ARGS'", as the synopsis reads: the
+		 * last "--vs X" of the command line ends the first command */
+		for (int i = argc - 2; i > optind; i--) {
+			if (!strcmp(argv[i], "--vs") && i == argc - 2) {
+				x->vs = argv[i + 1];
+				argv[i] = NULL;
+				break;
+			}
+		}
+	}
 	if (x->tail && x->ncond) {
 		cli__err(CMD, "give either -- CMD or --condition, not both");
 		return -1;
