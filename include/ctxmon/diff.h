@@ -35,6 +35,13 @@ struct ctxmon_rowset;
  */
 struct ctxmon_rowset *ctxmon_rowset_from_recording(const char *path,
 						   bool all);
+/*
+ * The same from the --json output of `ctxmon stat` or `ctxmon report` (its
+ * first line: with -I, the first interval).  Latency maxima and means are
+ * kept, histograms are not.  NULL and errno, with a description in
+ * ctxmon_record_last_error().
+ */
+struct ctxmon_rowset *ctxmon_rowset_from_stat_json(const char *path);
 void ctxmon_rowset_free(struct ctxmon_rowset *r);
 /* Rows owned by @r; *n their number. */
 const struct ctxmon_stats *ctxmon_rowset_rows(const struct ctxmon_rowset *r,

@@ -152,6 +152,15 @@ struct ctxmon_metric_summary {
 int ctxmon_experiment_summary(const struct ctxmon_experiment *e, size_t cond,
 			      unsigned m, struct ctxmon_metric_summary *out);
 
+/*
+ * Read an experiment back from its --csv or --json output: conditions and
+ * runs (the per-run rows; the kernel comparison is not kept).  NULL and
+ * errno on failure (EINVAL: neither format), with a description in
+ * ctxmon_record_last_error() (record.h).  Free with
+ * ctxmon_experiment_free().
+ */
+struct ctxmon_experiment *ctxmon_experiment_load(const char *path);
+
 /* Condition @a against @b on metric @m (all OK runs): both tests. */
 struct ctxmon_comparison {
 	struct ctxmon_ttest t;

@@ -1,11 +1,12 @@
 /*
  * diff.c - `ctxmon diff A B`: two captures compared.
  *
- * Two recordings: their threads (or processes) matched by name
- * (include/ctxmon/diff.h), every count and time side by side with the
- * change, largest change of the --sort field first.  Two `ctxmon
- * experiment --csv` files: for each condition and metric found in both,
- * B's runs against A's with the experiment's tests.
+ * Two recordings (or two `stat --json` outputs): their threads (or
+ * processes) matched by name (include/ctxmon/diff.h), every count and
+ * time side by side with the change, largest change of the --sort field
+ * first.  Two `ctxmon experiment --csv` or `--json` outputs: for each
+ * condition and metric found in both, B's runs against A's with the
+ * experiment's tests.
  *
  * Thin: options from one table, the work in the library.
  */
@@ -61,11 +62,13 @@ struct diff_run {
 static void help(void)
 {
 	printf("usage: ctxmon diff [options] A B\n\n"
-	       "Compare two captures. A and B are both recordings (ctxmon record):\n"
+	       "Compare two captures. A and B are both recordings (ctxmon record) or\n"
+	       "both 'ctxmon stat --json' outputs (without -I):\n"
 	       "threads are matched by name (PROC/THREAD#K, K counting same-named\n"
 	       "threads in creation order, since tids differ between runs) and every\n"
 	       "count and time is shown for A and B with the change, the largest\n"
-	       "change of --sort first. Or both are 'ctxmon experiment --csv' files:\n"
+	       "change of --sort first. Or both are 'ctxmon experiment' --csv or\n"
+	       "--json outputs:\n"
 	       "for each condition and metric in both, B's runs against A's with\n"
 	       "Welch's t-test, Mann-Whitney U and Hedges' g, as experiment does.\n\n"
 	       "options:\n");
@@ -193,7 +196,20 @@ static void text_val(char *buf, size_t len, double v, const char *unit)
 		snprintf(buf, len, "%.0f", v);
 }
 
-static int diff_recordings(FILE *f, const struct diff_run *d)
+/* A recording's rows, or a stat --json output's. */
+static struct ctxmon_rowset *load_rows(const struct diff_run *d,
+				       const char *path, bool json)
+{
+	struct ctxmon_rowset *r = json ? ctxmon_rowset_from_stat_json(path) :
+				  ctxmon_rowset_from_recording(path, d->all);
+
+	if (!r)
+		cli__err(CMD, "cannot read %s: %s", path,
+			 ctxmon_record_last_error());
+	return r;
+}
+
+static int diff_rows(FILE *f, const struct diff_run *d, bool ja, bool jb)
 {
 	struct ctxmon_rowset *ra = NULL, *rb = NULL;
 	struct ctxmon_diff_row *rows = NULL;
@@ -204,16 +220,10 @@ static int diff_recordings(FILE *f, const struct diff_run *d)
 	unsigned s = d->sort;
 	int status = EXIT_FAIL;
 
-	ra = ctxmon_rowset_from_recording(d->a, d->all);
-	if (!ra) {
-		cli__err(CMD, "cannot read %s: %s", d->a, ctxmon_record_last_error());
+	ra = load_rows(d, d->a, ja);
+	rb = ra ? load_rows(d, d->b, jb) : NULL;
+	if (!ra || !rb)
 		goto out;
-	}
-	rb = ctxmon_rowset_from_recording(d->b, d->all);
-	if (!rb) {
-		cli__err(CMD, "cannot read %s: %s", d->b, ctxmon_record_last_error());
-		goto out;
-	}
 	sa = ctxmon_rowset_rows(ra, kind, &na);
 	sb = ctxmon_rowset_rows(rb, kind, &nb);
 	rows = ctxmon_diff_rows(sa, na, sb, nb, kind, s, &n);
@@ -286,145 +296,77 @@ out:
 	return status;
 }
 
-/* ---- experiment CSV files ------------------------------------------ */
+/* ---- experiments --------------------------------------------------- */
 
-#define CSV_FIXED_COLS 10
+enum kind { KIND_RECORDING, KIND_EXPERIMENT, KIND_STAT_JSON };
 
-/* Split one CSV line in place (quotes as experiment writes them). */
-static size_t csv_split(char *line, char **cell, size_t max)
+/* What @path holds, from its first bytes. */
+static enum kind file_kind(const char *path)
 {
-	size_t n = 0;
-	char *o = line, *p = line;
-
-	while (n < max) {
-		bool q = false;
-		char sep;
-
-		cell[n++] = o;
-		for (; *p && *p != '\n' && (q || *p != ','); p++) {
-			if (*p == '"') {
-				if (q && p[1] == '"')
-					*o++ = *p++;
-				else
-					q = !q;
-				continue;
-			}
-			*o++ = *p;
-		}
-		/* the terminator may land on the delimiter: look first */
-		sep = *p;
-		*o++ = 0;
-		if (sep != ',')
-			break;
-		p++;
-	}
-	return n;
-}
-
-/*
- * Load experiment CSV @path into @e as conditions named "<side>:<name>"
- * (added to @names).  0, 1 when @path is not such a CSV, -1 on error.
- */
-static int load_csv(const char *path, const char *side,
-		    struct ctxmon_run **runs, size_t *nruns, char ***names,
-		    size_t *nnames)
-{
+	char head[64] = "";
 	FILE *in = fopen(path, "re");
-	char *line = NULL, *cell[64];
-	int col[64], ret = -1;
-	size_t cap = 0, ncol;
 
-	if (!in)
-		return 1;
-	if (getline(&line, &cap, in) < 0 ||
-	    strncmp(line, "condition,run,status,", 21)) {
-		ret = 1;
-		goto out;
+	if (in) {
+		size_t n = fread(head, 1, sizeof(head) - 1, in);
+
+		head[n] = 0;
+		fclose(in);
 	}
-	ncol = csv_split(line, cell, 64);
-	for (size_t i = 0; i < ncol; i++) {
-		char name[48];
-		char *us;
-
-		/* the metrics follow the 10 columns of the run's identity
-		 * and kernel comparison ("run" there is the run number) */
-		col[i] = -1;
-		if (i < CSV_FIXED_COLS)
-			continue;
-		snprintf(name, sizeof(name), "%s", cell[i]);
-		/* "elapsed_s": the unit follows the last underscore */
-		us = strrchr(name, '_');
-		if (us && (!strcmp(us, "_s") || !strcmp(us, "_ms") ||
-			   !strcmp(us, "_us")))
-			*us = 0;
-		col[i] = ctxmon_metric_lookup(name);
-	}
-	while (getline(&line, &cap, in) > 0) {
-		struct ctxmon_run r = { .status = CTXMON_RUN_OK };
-		char cname[128];
-		size_t c, nc = csv_split(line, cell, 64);
-		struct ctxmon_run *p;
-
-		if (nc < 3 || nc != ncol)
-			continue;
-		for (unsigned m = 0; m < CTXMON_M__MAX; m++)
-			r.v[m] = NAN;
-		if (strcmp(cell[2], "ok"))
-			r.status = CTXMON_RUN_FAILED;
-		snprintf(cname, sizeof(cname), "%s:%s", side, cell[0]);
-		for (c = 0; c < *nnames; c++)
-			if (!strcmp((*names)[c], cname))
-				break;
-		if (c == *nnames) {
-			char **nn = realloc(*names, (c + 1) * sizeof(*nn));
-
-			if (!nn || !(nn[c] = strdup(cname)))
-				goto out;
-			*names = nn;
-			(*nnames)++;
-		}
-		r.cond = (unsigned)c;
-		for (size_t i = 0; i < nc; i++)
-			if (col[i] >= 0 && *cell[i])
-				r.v[col[i]] = strtod(cell[i], NULL);
-		p = realloc(*runs, (*nruns + 1) * sizeof(*p));
-		if (!p)
-			goto out;
-		*runs = p;
-		(*runs)[(*nruns)++] = r;
-	}
-	ret = 0;
-out:
-	free(line);
-	fclose(in);
-	return ret;
+	if (!strncmp(head, "condition,run,status,", 21) ||
+	    strstr(head, "\"ctxmon\":\"experiment\""))
+		return KIND_EXPERIMENT;
+	if (head[0] == '{')
+		return KIND_STAT_JSON;
+	return KIND_RECORDING;
 }
 
-static int diff_csv(FILE *f, const struct diff_run *d, bool *was_csv)
+static int diff_experiments(FILE *f, const struct diff_run *d)
 {
-	struct ctxmon_run *runs = NULL;
+	struct ctxmon_experiment *xa = NULL, *xb = NULL, *e = NULL;
 	char **names = NULL;
-	size_t nruns = 0, nnames = 0, na;
-	struct ctxmon_experiment *e = NULL;
-	int status = EXIT_FAIL, r;
+	size_t nnames = 0, na = 0, nb = 0, nra, nrb, shown = 0;
+	const struct ctxmon_run *ra, *rb;
+	int status = EXIT_FAIL;
 
-	*was_csv = false;
-	r = load_csv(d->a, "A", &runs, &nruns, &names, &nnames);
-	if (r == 1)
+	xa = ctxmon_experiment_load(d->a);
+	if (!xa) {
+		cli__err(CMD, "cannot read %s: %s", d->a, ctxmon_record_last_error());
 		goto out;
-	*was_csv = true;
-	na = nnames;
-	if (r < 0 || load_csv(d->b, "B", &runs, &nruns, &names, &nnames) != 0) {
-		cli__err(CMD, "%s and %s must both be experiment CSV files "
-			      "(ctxmon experiment --csv)", d->a, d->b);
+	}
+	xb = ctxmon_experiment_load(d->b);
+	if (!xb) {
+		cli__err(CMD, "cannot read %s: %s", d->b, ctxmon_record_last_error());
 		goto out;
+	}
+	/* one collection, A's conditions then B's, named "A:x" and "B:x" */
+	na = ctxmon_experiment_nconds(xa);
+	nb = ctxmon_experiment_nconds(xb);
+	names = calloc(na + nb + 1, sizeof(*names));
+	if (!names)
+		goto oom;
+	for (size_t i = 0; i < na + nb; i++) {
+		const char *n = i < na ? ctxmon_experiment_cond_name(xa, i) :
+					 ctxmon_experiment_cond_name(xb, i - na);
+
+		if (asprintf(&names[i], "%c:%s", i < na ? 'A' : 'B', n) < 0) {
+			names[i] = NULL;
+			goto oom;
+		}
+		nnames++;
 	}
 	e = ctxmon_experiment_new((const char *const *)names, nnames);
-	for (size_t i = 0; e && i < nruns; i++)
-		if (ctxmon_experiment_add(e, &runs[i]) < 0)
-			goto out;
 	if (!e)
-		goto out;
+		goto oom;
+	ra = ctxmon_experiment_runs(xa, &nra);
+	rb = ctxmon_experiment_runs(xb, &nrb);
+	for (size_t i = 0; i < nra + nrb; i++) {
+		struct ctxmon_run r = i < nra ? ra[i] : rb[i - nra];
+
+		if (i >= nra)
+			r.cond += (unsigned)na;
+		if (ctxmon_experiment_add(e, &r) < 0)
+			goto oom;
+	}
 	if (d->json)
 		fprintf(f, "{\"ctxmon\":\"diff\",\"alpha\":%g,\"comparisons\":[",
 			d->alpha);
@@ -438,10 +380,10 @@ static int diff_csv(FILE *f, const struct diff_run *d, bool *was_csv)
 	for (size_t ca = 0, first = 1; ca < na; ca++) {
 		size_t cb;
 
-		for (cb = na; cb < nnames; cb++)
+		for (cb = na; cb < na + nb; cb++)
 			if (!strcmp(names[cb] + 2, names[ca] + 2))
 				break;
-		if (cb == nnames)
+		if (cb == na + nb)
 			continue;
 		for (unsigned m = 0; m < CTXMON_M__MAX; m++) {
 			struct ctxmon_metric_summary sa, sb;
@@ -466,6 +408,7 @@ static int diff_csv(FILE *f, const struct diff_run *d, bool *was_csv)
 					sb.all.mean, k.t.t, k.t.p, k.u.u, k.u.p,
 					k.t.g, k.significant ? "true" : "false");
 				first = 0;
+				shown++;
 				continue;
 			}
 			if (sa.all.mean)
@@ -479,17 +422,24 @@ static int diff_csv(FILE *f, const struct diff_run *d, bool *was_csv)
 				names[ca] + 2, ctxmon_metric_name(m), sa.all.mean,
 				sb.all.mean, ch, k.t.p, k.u.p, k.t.g,
 				k.significant ? "*" : "");
+			shown++;
 		}
 	}
 	if (d->json)
 		fputs("]}\n", f);
+	else if (!shown)
+		fprintf(f, "(no condition with ok runs in both files)\n");
 	status = ferror(f) ? EXIT_FAIL : EXIT_OK;
+	goto out;
+oom:
+	cli__err(CMD, "out of memory");
 out:
 	for (size_t i = 0; i < nnames; i++)
 		free(names[i]);
 	free(names);
-	free(runs);
 	ctxmon_experiment_free(e);
+	ctxmon_experiment_free(xa);
+	ctxmon_experiment_free(xb);
 	return status;
 }
 
@@ -497,13 +447,21 @@ int cmd_diff(int argc, char **argv)
 {
 	struct diff_run d = { .sort = CTXMON_DF_WAIT, .limit = 25,
 			      .alpha = 0.05 };
+	enum kind ka, kb;
 	FILE *f = stdout;
-	bool was_csv;
 	int status, ret;
 
 	ret = parse(&d, argc, argv);
 	if (ret)
 		return ret > 0 ? EXIT_OK : EXIT_USAGE;
+	ka = file_kind(d.a);
+	kb = file_kind(d.b);
+	if ((ka == KIND_EXPERIMENT) != (kb == KIND_EXPERIMENT)) {
+		cli__err(CMD, "%s and %s are not of one kind: give two "
+			      "experiment outputs, or two recordings or stat "
+			      "--json outputs", d.a, d.b);
+		return EXIT_USAGE;
+	}
 	if (d.outpath) {
 		f = fopen(d.outpath, "we");
 		if (!f) {
@@ -512,9 +470,11 @@ int cmd_diff(int argc, char **argv)
 			return EXIT_FAIL;
 		}
 	}
-	status = diff_csv(f, &d, &was_csv);
-	if (!was_csv)
-		status = diff_recordings(f, &d);
+	if (ka == KIND_EXPERIMENT)
+		status = diff_experiments(f, &d);
+	else
+		status = diff_rows(f, &d, ka == KIND_STAT_JSON,
+				   kb == KIND_STAT_JSON);
 	if (f != stdout && fclose(f) == EOF && status == EXIT_OK) {
 		cli__err(CMD, "writing %s: %s", d.outpath, strerror(errno));
 		status = EXIT_FAIL;

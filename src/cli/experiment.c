@@ -562,7 +562,8 @@ static int run_all(struct exp_run *x, struct ctxmon_experiment *e,
 				 * property of the command */
 				if (tty)
 					fputc('\n', stderr);
-				cli__err(CMD, "%s: %s", x->cmdline[c], r.error);
+				cli__err(CMD, "condition %s: %s", x->names[c],
+					 r.error);
 				return -1;
 			}
 			if (k < x->warmup)

@@ -13,6 +13,7 @@
 #include <ctxmon/record.h>
 
 #include "file/file.h"
+#include "file/json.h"
 
 /* Written by `ctxmon record` (src/cli/recording.h). */
 #define META_TARGET_KIND "target.kind"
@@ -22,6 +23,8 @@ struct ctxmon_rowset {
 	struct ctxmon_stats *th, *pr;
 	size_t nth, npr;
 	uint64_t duration;
+	char **owned;		/* comms of rows read from JSON */
+	size_t nowned;
 };
 
 static int on_task(pid_t tid, pid_t tgid, const char *comm, void *ctx)
@@ -114,6 +117,9 @@ void ctxmon_rowset_free(struct ctxmon_rowset *r)
 		return;
 	free(r->th);
 	free(r->pr);
+	for (size_t i = 0; i < r->nowned; i++)
+		free(r->owned[i]);
+	free(r->owned);
 	ctxmon_account_free(r->a);
 	free(r);
 }
@@ -128,4 +134,111 @@ const struct ctxmon_stats *ctxmon_rowset_rows(const struct ctxmon_rowset *r,
 uint64_t ctxmon_rowset_duration(const struct ctxmon_rowset *r)
 {
 	return r->duration;
+}
+
+/* ---- from `ctxmon stat --json` -------------------------------------- */
+
+static uint64_t u64(const struct json *o, const char *key)
+{
+	double v = json__num(o, key, 0);
+
+	return v > 0 && v < 1.8e19 ? (uint64_t)v : 0;
+}
+
+/* Rows of JSON array @arr (stat's "threads" or "processes"). */
+static int json_rows(struct ctxmon_rowset *r, const struct json *arr,
+		     bool procs, struct ctxmon_stats **out, size_t *n)
+{
+	char **ow;
+
+	*out = calloc(arr && arr->n ? arr->n : 1, sizeof(**out));
+	*n = 0;
+	if (!*out)
+		return -ENOMEM;
+	if (!arr || arr->type != JSON_ARR)
+		return 0;
+	ow = realloc(r->owned, (r->nowned + arr->n) * sizeof(*ow));
+	if (!ow)
+		return -ENOMEM;
+	r->owned = ow;
+	for (size_t i = 0; i < arr->n; i++) {
+		const struct json *t = arr->items[i];
+		const struct json *lat = json__get(t, "wakeup_latency");
+		struct ctxmon_stats *s = &(*out)[(*n)++];
+		const char *comm = json__str(t, "comm");
+
+		s->tid = (pid_t)json__num(t, procs ? "pid" : "tid", 0);
+		s->tgid = (pid_t)json__num(t, "tgid", -1);
+		if (procs)
+			s->tgid = s->tid;
+		s->comm = r->owned[r->nowned] = strdup(comm ? comm : "?");
+		if (!s->comm)
+			return -ENOMEM;
+		r->nowned++;
+		s->switch_out = u64(t, "switches");
+		s->switch_in = u64(t, "switch_in");
+		s->voluntary = u64(t, "voluntary");
+		s->involuntary = u64(t, "involuntary");
+		s->exit_switch = u64(t, "exit_switch");
+		s->run_ns = u64(t, "run_ns");
+		s->wait_ns = u64(t, "wait_ns");
+		s->sleep_ns[CTXMON_SLEEP_S] = u64(t, "sleep_s_ns");
+		s->sleep_ns[CTXMON_SLEEP_D] = u64(t, "sleep_d_ns");
+		s->sleep_ns[CTXMON_SLEEP_OTHER] = u64(t, "sleep_other_ns");
+		s->migrations = u64(t, "migrations");
+		s->wakeups = u64(t, "wakeups");
+		s->lat.count = u64(lat, "count");
+		s->lat.sum_ns = u64(lat, "mean_ns") * s->lat.count;
+		s->lat.max_ns = u64(lat, "max_ns");
+	}
+	return 0;
+}
+
+struct ctxmon_rowset *ctxmon_rowset_from_stat_json(const char *path)
+{
+	struct ctxmon_rowset *r = calloc(1, sizeof(*r));
+	struct json *j = NULL;
+	char *text = NULL, err[128];
+	size_t len = 0, cap = 0;
+	FILE *in = fopen(path, "re");
+	int ret = -ENOMEM;
+
+	if (!in) {
+		ret = -errno;
+		file__set_error("%s", strerror(errno));
+		goto out;
+	}
+	/* the first line: stat -I writes one object per interval */
+	if (!r || getline(&text, &cap, in) < 0)
+		goto out;
+	len = strlen(text);
+	j = json__parse(text, len, err, sizeof(err));
+	ret = -EINVAL;
+	if (!j) {
+		file__set_error("not valid JSON: %s", err);
+		goto out;
+	}
+	if (!json__get(j, "threads")) {
+		file__set_error("JSON without \"threads\": not ctxmon "
+				"stat's or report's --json output");
+		goto out;
+	}
+	r->duration = u64(j, "duration_ns");
+	ret = json_rows(r, json__get(j, "threads"), false, &r->th, &r->nth);
+	if (ret == 0)
+		ret = json_rows(r, json__get(j, "processes"), true, &r->pr,
+				&r->npr);
+	if (ret == -ENOMEM)
+		file__set_error("out of memory");
+out:
+	if (in)
+		fclose(in);
+	free(text);
+	json__free(j);
+	if (ret < 0) {
+		ctxmon_rowset_free(r);
+		errno = -ret;
+		return NULL;
+	}
+	return r;
 }

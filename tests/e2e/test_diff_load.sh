@@ -75,4 +75,17 @@ if not top["b"]["wait"] > top["a"]["wait"]:
 print("checked %d rows against ctxmon report --json of each recording" % len(rows))
 sys.exit(1 if bad else 0)
 PYEOF
+
+# the same from the two reports' --json: stat/report JSON is a diff input
+"$CTXMON" diff --json --limit 0 "$T/a.json" "$T/b.json" >"$T/diffj.json" 2>>"$T/diff.err" ||
+	fail "diff of two report --json outputs"
+$PY - "$T/diff.json" "$T/diffj.json" <<'PYEOF' || fail "diff of JSON outputs differs from diff of recordings"
+import json, sys
+a, b = (json.load(open(p))["rows"] for p in sys.argv[1:3])
+keys = ("wait", "run", "sleep", "voluntary", "involuntary", "migrations", "wakeups")
+ra = [(r["key"], [r[s][k] for s in "ab" for k in keys]) for r in a]
+rb = [(r["key"], [r[s][k] for s in "ab" for k in keys]) for r in b]
+print("diff of report --json outputs: %d rows, %s" % (len(rb), "same as the recordings'" if ra == rb else "DIFFERENT"))
+sys.exit(0 if ra == rb else 1)
+PYEOF
 finish

@@ -21,6 +21,7 @@
 #include <ctxmon/diff.h>
 #include <ctxmon/experiment.h>
 
+#include "file/json.h"
 #include "output/exp_output.h"
 
 static struct ctxmon_run mkrun(unsigned cond, unsigned idx, unsigned st,
@@ -223,6 +224,54 @@ static void test_svg(void **state)
 	ctxmon_experiment_free(e);
 }
 
+static void test_json(void **state)
+{
+	const char *doc = " {\"a\": [1, -2.5e3, true, false, null],"
+			  " \"s\": \"x\\\"y\\u00e9\\n\", \"o\": {}} ";
+	const char *bad[] = { "", "{", "[1,]", "{\"a\" 1}", "\"abc", "tru",
+			      "[1] x", "{\"a\":1,}", "\"\\u12\"", "-",
+			      "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
+			      "[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]"
+			      "]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]" };
+	char err[96];
+	struct json *j;
+	const struct json *a;
+
+	(void)state;
+	j = json__parse(doc, strlen(doc), err, sizeof(err));
+	assert_non_null(j);
+	a = json__get(j, "a");
+	assert_non_null(a);
+	assert_int_equal(a->type, JSON_ARR);
+	assert_int_equal(a->n, 5);
+	assert_true(a->items[1]->num == -2500);
+	assert_true(a->items[2]->b && !a->items[3]->b);
+	assert_int_equal(a->items[4]->type, JSON_NULL);
+	assert_string_equal(json__str(j, "s"), "x\"y\xc3\xa9\n");
+	assert_int_equal(json__get(j, "o")->n, 0);
+	assert_true(json__num(j, "missing", 7) == 7);
+	json__free(j);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		j = json__parse(bad[i], strlen(bad[i]), err, sizeof(err));
+		if (j)
+			fail_msg("parsed bad JSON %zu: %s", i, bad[i]);
+		assert_true(err[0] != 0);
+	}
+	/* 64 levels are fine, 65 are not */
+	{
+		char deep[200];
+		size_t n = 0;
+
+		for (int i = 0; i < 64; i++)
+			deep[n++] = '[';
+		for (int i = 0; i < 64; i++)
+			deep[n++] = ']';
+		j = json__parse(deep, n, err, sizeof(err));
+		assert_non_null(j);
+		json__free(j);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -231,6 +280,7 @@ int main(void)
 		cmocka_unit_test(test_metric_names),
 		cmocka_unit_test(test_diff_match),
 		cmocka_unit_test(test_svg),
+		cmocka_unit_test(test_json),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
