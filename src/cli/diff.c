@@ -62,25 +62,19 @@ struct diff_run {
 static void help(void)
 {
 	printf("usage: ctxmon diff [options] A B\n\n"
-	       "Compare two captures. A and B are both recordings (ctxmon record) or\n"
-	       "both 'ctxmon stat --json' outputs (without -I):\n"
-	       "threads are matched by name (PROC/THREAD#K, K counting same-named\n"
-	       "threads in creation order, since tids differ between runs) and every\n"
-	       "count and time is shown for A and B with the change, the largest\n"
-	       "change of --sort first. Or both are 'ctxmon experiment' --csv or\n"
-	       "--json outputs:\n"
-	       "for each condition and metric in both, B's runs against A's with\n"
-	       "Welch's t-test, Mann-Whitney U and Hedges' g, as experiment does.\n\n"
+	       "Compare two captures.\n\n"
+	       "Two recordings (ctxmon record), or two 'ctxmon stat --json' outputs\n"
+	       "(without -I): threads are matched by name, PROC/THREAD#K with K\n"
+	       "counting same-named threads in creation order (tids differ between\n"
+	       "runs); every count and time is shown for A and B with the change,\n"
+	       "the largest change of --sort first.\n\n"
+	       "Two 'ctxmon experiment' outputs (--csv or --json): for each condition\n"
+	       "and metric in both, B's runs against A's with Welch's t-test,\n"
+	       "Mann-Whitney U and Hedges' g, as experiment does.\n\n"
 	       "options:\n");
-	for (size_t i = 0; i < NOPTS; i++) {
-		char left[48], sh[8] = "    ";
-
-		if (opts[i].val < 0x100)
-			snprintf(sh, sizeof(sh), "-%c, ", opts[i].val);
-		snprintf(left, sizeof(left), "%s--%s%s%s", sh, opts[i].name,
-			 opts[i].arg ? " " : "", opts[i].arg ? opts[i].arg : "");
-		printf("  %-24s %s\n", left, opts[i].help);
-	}
+	for (size_t i = 0; i < NOPTS; i++)
+		cli__opt_help(stdout, opts[i].val, opts[i].name, opts[i].arg,
+			      opts[i].help);
 	printf("\nfields:");
 	for (unsigned f = 0; f < CTXMON_DF__MAX; f++)
 		printf(" %s", ctxmon_diff_field_name(f));

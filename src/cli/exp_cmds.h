@@ -4,7 +4,13 @@
 #ifndef CTXMON_EXP_CMDS_H
 #define CTXMON_EXP_CMDS_H
 
+#include <stdio.h>
+
 int cmd_experiment(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+
+/* One option's --help entry: "-x, --name ARG" and @help wrapped. */
+void cli__opt_help(FILE *f, int shortopt, const char *name, const char *arg,
+		   const char *help);
 
 #endif

@@ -19,6 +19,7 @@
 #include <ctxmon/experiment.h>
 
 #include "cli/cli.h"
+#include "cli/exp_cmds.h"
 #include "output/exp_output.h"
 
 static const char *const CMD = "experiment";
@@ -106,16 +107,9 @@ static void help(void)
 	       "(normal approximation, tie and continuity corrections), Hedges' g, and\n"
 	       "a verdict naming the metrics where both tests are below alpha.\n\n"
 	       "options:\n");
-	for (size_t i = 0; i < NOPTS; i++) {
-		char left[48];
-		char sh[8] = "    ";
-
-		if (opts[i].val < 0x100)
-			snprintf(sh, sizeof(sh), "-%c, ", opts[i].val);
-		snprintf(left, sizeof(left), "%s--%s%s%s", sh, opts[i].name,
-			 opts[i].arg ? " " : "", opts[i].arg ? opts[i].arg : "");
-		printf("  %-28s %s\n", left, opts[i].help);
-	}
+	for (size_t i = 0; i < NOPTS; i++)
+		cli__opt_help(stdout, opts[i].val, opts[i].name, opts[i].arg,
+			      opts[i].help);
 	printf("\nmetrics (per run, summed over the command's threads):\n ");
 	for (unsigned m = 0; m < CTXMON_M__MAX; m++) {
 		const char *u = ctxmon_metric_unit(m);
