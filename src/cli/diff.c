@@ -77,7 +77,8 @@ static void help(void)
 			      opts[i].help);
 	printf("\nfields:");
 	for (unsigned f = 0; f < CTXMON_DF__MAX; f++)
-		printf(" %s", ctxmon_diff_field_name(f));
+		printf("%s %s", f == 6 ? "\n       " : "",
+		       ctxmon_diff_field_name(f));
 	printf("\n\nexamples:\n"
 	       "  ctxmon record -o idle.data -- ./server-test\n"
 	       "  ctxmon record -o busy.data -- ./server-test    (under load)\n"

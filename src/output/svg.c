@@ -92,6 +92,8 @@ static double py(const struct svg_plot *p, double y)
 
 void svg__nice_range(double *lo, double *hi, double *step)
 {
+	/* counts and times are never negative: neither is their axis */
+	bool nonneg = *lo >= 0;
 	double span, mag, f;
 
 	if (!(*hi > *lo)) {
@@ -106,6 +108,8 @@ void svg__nice_range(double *lo, double *hi, double *step)
 	if (*lo != 0)
 		*lo -= span * 0.04;
 	*hi += span * 0.04;
+	if (nonneg && *lo < 0)
+		*lo = 0;
 	span = *hi - *lo;
 	mag = pow(10, floor(log10(span / 5)));
 	f = span / 5 / mag;
