@@ -307,6 +307,16 @@ int ctxmon_run_once(const struct ctxmon_run_opts *o, struct ctxmon_run *out)
 			 ctxmon_last_error());
 		goto out;
 	}
+	if (session__counting(s)) {
+		/* the metrics come from the ordered stream */
+		ret = -ENOTSUP;
+		snprintf(out->error, sizeof(out->error),
+			 "backend %s gives counts, not the events the "
+			 "metrics are made from; "
+			 "use a streaming one (bpf, perf, ftrace, perf-switch)",
+			 ctxmon_session_backend(s));
+		goto out;
+	}
 	/* The command inherits the mask at fork, inside start. */
 	if (o->pin) {
 		if (sched_setaffinity(0, sizeof(pin), &pin) < 0) {
