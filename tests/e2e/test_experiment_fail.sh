@@ -48,6 +48,13 @@ if any(c != "ok" for c, m in summ):
 sys.exit(1 if bad else 0)
 PYEOF
 
+# a backend that only counts cannot give the per-run metrics: one line
+rc=0
+"$CTXMON" experiment -n 1 --backend proc -- true >"$T/p.out" 2>"$T/p.err" || rc=$?
+echo "ctxmon experiment --backend proc -> exit $rc: $(cat "$T/p.err")"
+[ "$rc" = 1 ] && [ "$(wc -l <"$T/p.err")" = 1 ] && grep -q 'gives counts' "$T/p.err" ||
+	fail "counting backend not refused in one line"
+
 # SIGINT: the runs done are summarised
 "$CTXMON" experiment -n 500 --json -o "$T/i.json" -- "$WL/pingpong" 2000 2>"$T/i.err" &
 pid=$!
