@@ -225,9 +225,10 @@ static void text_regress(FILE *f, const struct exp_report *r)
 		return;
 	}
 	fprintf(f, "\nregression %s~%s (least squares over %zu ok runs, all "
-		   "conditions):\n  %s = %.6g + %.6g x %s   r = %.4f, r^2 = "
+		   "conditions):\n  %s = %.6g %c %.6g x %s   r = %.4f, r^2 = "
 		   "%.4f, p(slope = 0) = %.3g, slope se %.3g\n",
-		yn, xn, l.n, yn, l.intercept, l.slope, xn, l.r, l.r2, l.p,
+		yn, xn, l.n, yn, l.intercept, l.slope < 0 ? '-' : '+',
+		fabs(l.slope), xn, l.r, l.r2, l.p,
 		l.slope_se);
 }
 

@@ -367,8 +367,9 @@ static int plot_regress(FILE *f, const struct exp_report *r, size_t at)
 	axis_label(yl, sizeof(yl), r->ry);
 	if (have)
 		svg__text(f, p.x + p.w / 2, p.y - 14, "middle", 0, 13,
-			  "%s = %.4g + %.4g x %s, r\xc2\xb2 = %.3f, p = %.2g",
-			  ctxmon_metric_name(r->ry), l.intercept, l.slope,
+			  "%s = %.4g %c %.4g x %s, r\xc2\xb2 = %.3f, p = %.2g",
+			  ctxmon_metric_name(r->ry), l.intercept,
+			  l.slope < 0 ? '-' : '+', fabs(l.slope),
 			  ctxmon_metric_name(r->rx), l.r2, l.p);
 	svg__axes(&p, xl, yl, NULL, 0);
 	for (size_t i = 0; i < nruns; i++) {
