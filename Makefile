@@ -138,3 +138,18 @@ vmlinux:
 
 .PHONY: vmlinux
 # ---- end BPF ----
+
+# ---- kernel matrix (issue 12) ----
+# tests/kernels/run.sh boots Debian's stock kernels (6.1 cloud, 6.12 cloud,
+# 6.12 rt) under qemu (TCG) with the release ctxmon in an initramfs and runs
+# tests/kernels/guest/*.sh in each; KERNEL_BUILD picks the build to test.
+KERNEL_BUILD ?= $(O)
+test-kernels: all
+	@tests/kernels/run.sh $(KERNEL_BUILD)
+
+test: test-kernels-after-run
+test-kernels-after-run:
+	@$(MAKE) --no-print-directory test-kernels O=build
+
+.PHONY: test-kernels test-kernels-after-run
+# ---- end kernel matrix ----
