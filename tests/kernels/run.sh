@@ -44,6 +44,8 @@
 #   CTXMON_KERNEL_CACHE   package cache (default /var/cache/ctxmon/kernels)
 #   KERNEL_TIMEOUT        seconds per guest, boot to power-off (default 900)
 #   GUEST_TIMEOUT         seconds per guest script (default 600)
+#   GUEST_TESTS           guest scripts to run, by name (default: all of
+#                         tests/kernels/guest/*.sh)
 #   V=1                   show every guest line
 set -u
 
@@ -166,7 +168,11 @@ copy_with_libs "$B/ctxmon" /ctxmon/bin/ctxmon
 for w in "$B"/workloads/*; do
 	[ -x "$w" ] && copy_with_libs "$w" "/ctxmon/wl/$(basename "$w")"
 done
-cp "$HERE"/guest/*.sh "$ROOT/ctxmon/guest/"
+cp "$HERE"/guest/lib.sh "$ROOT/ctxmon/guest/"
+for g in ${GUEST_TESTS:-$(cd "$HERE/guest" && ls *.sh | sed 's/\.sh$//')}; do
+	[ -f "$HERE/guest/$g.sh" ] || skip_all "no guest script $HERE/guest/$g.sh"
+	cp -p "$HERE/guest/$g.sh" "$ROOT/ctxmon/guest/"
+done
 # lib64 for the dynamic loader's canonical path
 [ -e "$ROOT/lib64/ld-linux-x86-64.so.2" ] ||
 	skip_all "ldd named no /lib64/ld-linux-x86-64.so.2 for $B/ctxmon"

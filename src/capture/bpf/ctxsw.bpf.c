@@ -874,6 +874,13 @@ static __always_inline void row_advance(struct ctxsw_row *r, __u64 ts)
 
 		if (i > 2)
 			i = 2;
+		/* Bound the index in the register that indexes: clang may
+		 * compare a 32-bit copy, whose bounds older verifiers do not
+		 * carry back (Debian's 6.1 refused exec's program: "R3 max
+		 * value is outside of the allowed memory range").  The mask
+		 * is opaque to clang and a no-op at run time. */
+		barrier_var(i);
+		i &= 3;
 		r->sleep_ns[i] += d;
 	}
 	r->state_ts = ts;
