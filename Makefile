@@ -153,3 +153,19 @@ test-kernels-after-run:
 
 .PHONY: test-kernels test-kernels-after-run
 # ---- end kernel matrix ----
+
+# ---- signal-sleep probe (issue 12) ----
+# src/capture/features.c carries src/capture/bpf/sigprobe.bpf.c as a
+# skeleton, like the bpf backend's (see "BPF" above).
+$(BPF_OUT)/sigprobe.bpf.o: $(BPF_SRC)/sigprobe.bpf.c $(BPF_SRC)/sigprobe.h $(BPF_SRC)/vmlinux.h
+	@mkdir -p $(dir $@)
+	$(BPF_CLANG) $(BPF_CFLAGS) -c -o $@ $<
+	$(LLVM_STRIP) -g $@
+
+$(BPF_OUT)/sigprobe.skel.h: $(BPF_OUT)/sigprobe.bpf.o
+	$(BPFTOOL) gen skeleton $< name sigprobe_bpf > $@.tmp
+	mv $@.tmp $@
+
+$(O)/src/capture/features.o: $(BPF_OUT)/sigprobe.skel.h $(BPF_SRC)/sigprobe.h
+$(O)/src/capture/features.o: CFLAGS += -I$(BPF_OUT) -I$(BPF_SRC)
+# ---- end signal-sleep probe ----

@@ -29,6 +29,8 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include <ctxmon/features.h>
+
 #include "internal.h"
 #include "ctxsw.h"
 #include "bpf_backend.h"
@@ -344,7 +346,9 @@ static uint32_t task_slots(void)
 /* Open and load the skeleton once; NULL and errno on failure. */
 static struct ctxsw_bpf *load_skel(const struct load_cfg *c, int nposs)
 {
-	struct ctxsw_bpf *skel = ctxsw_bpf__open();
+	LIBBPF_OPTS(bpf_object_open_opts, oo,
+		    .btf_custom_path = getenv("CTXMON_BTF"));
+	struct ctxsw_bpf *skel = ctxsw_bpf__open_opts(&oo);
 	bool agg = c->set == SET_AGG;
 	int err;
 
@@ -531,12 +535,17 @@ int bpf_backend__open(struct backend_ctx *ctx, const struct bpf_backend_opts *o,
 	c.cpu_filter = o->cpus != NULL;
 	c.tasks = task_slots();
 
-	vmlinux = btf__load_vmlinux_btf();
+	/* CTXMON_BTF names another kernel BTF (features.h) */
+	vmlinux = getenv("CTXMON_BTF") ?
+			  btf__parse(ctxmon_features_btf_path(), NULL) :
+			  btf__load_vmlinux_btf();
 	if (!vmlinux && c.set != SET_RAW) {
 		/* CO-RE cannot relocate without it: no point loading */
 		ret = -EOPNOTSUPP;
 		fmt__buf(ctx->err, ctx->errlen,
-			 "bpf: no kernel BTF (/sys/kernel/btf/vmlinux)");
+			 "bpf: no kernel BTF at %s (a kernel built without "
+			 "CONFIG_DEBUG_INFO_BTF?): the CO-RE programs cannot "
+			 "load", ctxmon_features_btf_path());
 		goto out;
 	}
 	c.sw_args = tp_nargs(vmlinux, "sched_switch");
