@@ -264,6 +264,9 @@ struct ctxmon_session *capture__start_prefer(const char *cmd,
 		return NULL;
 	}
 	log = ctxmon_session_log(s);
+	if (c->verbose && prefer && !c->backend && !why[0])
+		fprintf(stderr, "backend: chose %s, %s's preference where it "
+				"loads (else auto's choice)\n", prefer, cmd);
 	if (c->verbose) {
 		fprintf(stderr, "%s", log);
 	} else if (!c->backend || !strcmp(c->backend, "auto")) {
