@@ -277,5 +277,14 @@ void tier__print(FILE *f, struct ctxmon_session *s, const struct kernel_cmp *k)
 			"can still be preempted (%" PRIu64 " threads "
 			"exited)\n",
 			di, k->exit_switches);
+	} else if (dv > 0 && di >= 0) {
+		/* the same, and it blocked too (PREEMPT_RT: sleeping locks
+		 * on the exit path), never over */
+		fprintf(f,
+			"  voluntary is %lld short, involuntary %lld: this "
+			"tier does not see an exiting thread after its exit "
+			"record, where it can still block or be preempted "
+			"(%" PRIu64 " threads exited)\n",
+			dv, di, k->exit_switches);
 	}
 }

@@ -21,7 +21,9 @@ export CTXMON=/ctxmon/bin/ctxmon WL=/ctxmon/wl GUEST=/ctxmon/guest
 say() { echo "@@ctxmon $*"; }
 
 say "begin $(uname -r) $(nproc) CPUs"
-"$CTXMON" doctor 2>&1 | while IFS= read -r l; do say "doctor $l"; done
+# doctor's report, shown by the host and read by guest/doctor.sh
+"$CTXMON" doctor -v >/tmp/doctor.txt 2>&1
+while IFS= read -r l; do say "doctor $l"; done </tmp/doctor.txt
 
 # what the tests may alter in tracefs, before and after
 tracefs_state() {

@@ -37,3 +37,9 @@ kcount_get() {
 
 # show FILE: FILE's lines as detail (indented).
 show() { sed 's/^/  | /' "$1"; }
+
+# jkernel FILE KEY: KEY of the "kernel" object (stat's comparison with the
+# command's getrusage).
+jkernel() {
+	grep -o '"kernel":{[^}]*}' "$1" | grep -o "[{,]\"$2\":[^,}]*" | head -n 1 | sed 's/^.*://'
+}
