@@ -8,7 +8,7 @@
 d=/tmp/doctor.txt
 [ -s "$d" ] || { d=doctor.txt; "$CTXMON" doctor >"$d" 2>&1; }
 for b in bpf bpf-agg perf ftrace ftrace-text perf-switch proc; do
-	v=$(sed -n "s/^  $b  *//p" "$d" | head -n 1)
+	v=$(sed -n "s/^  $b  *\\(loads\\|no: .*\\)$/\\1/p" "$d" | head -n 1)
 	case $v in
 	loads) pass "doctor-loads-$b" ;;
 	'') fail "doctor-loads-$b" "no line for it in doctor's report" ;;
