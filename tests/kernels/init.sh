@@ -47,7 +47,11 @@ for t in "$GUEST"/*.sh; do
 	echo "script $n"
 	(cd "$d" && timeout "$GUEST_TIMEOUT" sh "$t" 2>&1)
 	rc=$?
-	[ $rc = 0 ] || echo "FAIL $n: script exited $rc (124: timed out after $GUEST_TIMEOUT s)"
+	if [ $rc = 124 ]; then
+		echo "FAIL $n: timed out after $GUEST_TIMEOUT s"
+	elif [ $rc != 0 ]; then
+		echo "FAIL $n: script exited $rc"
+	fi
 done 2>&1 | while IFS= read -r l; do say "$l"; done
 
 tracefs_state >/tmp/tracefs.after

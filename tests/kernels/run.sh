@@ -189,10 +189,14 @@ boot() {
 	local name=$1 log=$WORK/$1.log start secs rc=0 p=0 f=0 s=0 line v rest
 	local ended=0 out=$WORK/$1.out
 	start=$SECONDS
+	# in the background, so that a signal to this script stops it too
 	timeout -k 10 "$KTIMEOUT" "$QEMU" -accel tcg -smp 2 -m 1G -nographic \
 		-no-reboot -kernel "$VMLINUZ" -initrd "$INITRD" \
 		-append "console=ttyS0 quiet loglevel=3 panic=-1 rdinit=/init" \
-		</dev/null >"$log" 2>&1 || rc=$?
+		</dev/null >"$log" 2>&1 &
+	QPID=$!
+	wait "$QPID" || rc=$?
+	QPID=""
 	secs=$((SECONDS - start))
 	tr -d '\r' <"$log" | sed -n 's/^.*@@ctxmon //p' >"$out"
 	while IFS= read -r line; do

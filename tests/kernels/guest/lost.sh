@@ -34,3 +34,4 @@ for b in perf ftrace bpf; do
 done
 kill "$load" 2>/dev/null
 wait "$load" 2>/dev/null
+exit 0
