@@ -94,9 +94,10 @@ clean:
 .PHONY: all deps run test bench install format clean workloads unit-bins
 
 # ---- BPF ----
-# The bpf backend (src/capture/bpf.c) carries the programs of
-# src/capture/bpf/ctxsw.bpf.c as a bpftool skeleton; the object and the
-# skeleton are generated under $(O)/bpf, never in src/.
+# The bpf backends (src/capture/bpf.c) carry two BPF objects as bpftool
+# skeletons, src/capture/bpf/ctxsw_stream.bpf.c (streaming) and
+# ctxsw_agg.bpf.c (aggregation), which share ctxsw.bpf.h and ctxsw.h; the
+# objects and skeletons are generated under $(O)/bpf, never in src/.
 #   make vmlinux   regenerate src/capture/bpf/vmlinux.h from this kernel's
 #                  BTF (CO-RE: any BTF-enabled kernel will do)
 BPF_CLANG  ?= clang
@@ -109,16 +110,18 @@ BPF_OUT    := $(O)/bpf
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(BPF_ARCH) \
 	-I$(BPF_SRC) -Wall -Werror
 
-$(BPF_OUT)/ctxsw.bpf.o: $(BPF_SRC)/ctxsw.bpf.c $(BPF_SRC)/ctxsw.h $(BPF_SRC)/vmlinux.h
+$(BPF_OUT)/ctxsw_%.bpf.o: $(BPF_SRC)/ctxsw_%.bpf.c $(BPF_SRC)/ctxsw.bpf.h $(BPF_SRC)/ctxsw.h $(BPF_SRC)/vmlinux.h
 	@mkdir -p $(dir $@)
 	$(BPF_CLANG) $(BPF_CFLAGS) -c -o $@ $<
 	$(LLVM_STRIP) -g $@
 
-$(BPF_OUT)/ctxsw.skel.h: $(BPF_OUT)/ctxsw.bpf.o
-	$(BPFTOOL) gen skeleton $< name ctxsw_bpf > $@.tmp
+.PRECIOUS: $(BPF_OUT)/ctxsw_%.bpf.o
+$(BPF_OUT)/ctxsw_%.skel.h: $(BPF_OUT)/ctxsw_%.bpf.o
+	$(BPFTOOL) gen skeleton $< name ctxsw_$*_bpf > $@.tmp
 	mv $@.tmp $@
 
-$(O)/src/capture/bpf.o: $(BPF_OUT)/ctxsw.skel.h $(BPF_SRC)/ctxsw.h $(BPF_SRC)/bpf_backend.h
+$(O)/src/capture/bpf.o: $(BPF_OUT)/ctxsw_stream.skel.h $(BPF_OUT)/ctxsw_agg.skel.h \
+	$(BPF_SRC)/ctxsw.h $(BPF_SRC)/bpf_backend.h
 $(O)/src/capture/bpf.o: CFLAGS += -I$(BPF_OUT) -I$(BPF_SRC)
 
 LIBS += $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf) -lelf -lz
@@ -138,3 +141,34 @@ vmlinux:
 
 .PHONY: vmlinux
 # ---- end BPF ----
+
+# ---- kernel matrix (issue 12) ----
+# tests/kernels/run.sh boots Debian's stock kernels (6.1 cloud, 6.12 cloud,
+# 6.12 rt) under qemu (TCG) with the release ctxmon in an initramfs and runs
+# tests/kernels/guest/*.sh in each; KERNEL_BUILD picks the build to test.
+KERNEL_BUILD ?= $(O)
+test-kernels: all
+	@tests/kernels/run.sh $(KERNEL_BUILD)
+
+test: test-kernels-after-run
+test-kernels-after-run:
+	@$(MAKE) --no-print-directory test-kernels O=build
+
+.PHONY: test-kernels test-kernels-after-run
+# ---- end kernel matrix ----
+
+# ---- signal-sleep probe (issue 12) ----
+# src/capture/features.c carries src/capture/bpf/sigprobe.bpf.c as a
+# skeleton, like the bpf backend's (see "BPF" above).
+$(BPF_OUT)/sigprobe.bpf.o: $(BPF_SRC)/sigprobe.bpf.c $(BPF_SRC)/sigprobe.h $(BPF_SRC)/vmlinux.h
+	@mkdir -p $(dir $@)
+	$(BPF_CLANG) $(BPF_CFLAGS) -c -o $@ $<
+	$(LLVM_STRIP) -g $@
+
+$(BPF_OUT)/sigprobe.skel.h: $(BPF_OUT)/sigprobe.bpf.o
+	$(BPFTOOL) gen skeleton $< name sigprobe_bpf > $@.tmp
+	mv $@.tmp $@
+
+$(O)/src/capture/features.o: $(BPF_OUT)/sigprobe.skel.h $(BPF_SRC)/sigprobe.h
+$(O)/src/capture/features.o: CFLAGS += -I$(BPF_OUT) -I$(BPF_SRC)
+# ---- end signal-sleep probe ----

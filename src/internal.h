@@ -123,8 +123,12 @@ size_t decoder__formats(const struct decoder *d, const char *const **systems,
 
 struct stream;
 
-/* Default slack behind the snapshot time before an event is delivered. */
-#define STREAM_SLACK_NS (2 * 1000 * 1000ull)
+/* Default slack behind the snapshot time before an event is delivered.
+ * An event can reach its buffer this long after its timestamp when the
+ * CPU that writes it stalls in between: on a loaded virtual machine a
+ * vCPU is descheduled by the host for milliseconds while the guest's
+ * clock runs on (2 ms gave an ordering violation under qemu TCG). */
+#define STREAM_SLACK_NS (10 * 1000 * 1000ull)
 
 struct stream *stream__new(int ncpus);
 void stream__free(struct stream *st);

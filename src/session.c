@@ -134,7 +134,17 @@ static int open_backend(struct ctxmon_session *s, const char *tracefs_err)
 			continue;
 		ret = try_backend(s, &backends[i], tracefs_err);
 		if (ret == 0) {
-			logf_(s, "backend: chose %s\n", backends[i].ops->name);
+			char order[128] = "";
+
+			for (size_t j = 0; j < nbackends; j++)
+				if (backends[j].in_auto)
+					snprintf(order + strlen(order),
+						 sizeof(order) - strlen(order),
+						 "%s%s", order[0] ? ", " : "",
+						 backends[j].ops->name);
+			logf_(s, "backend: chose %s, the first of auto's order "
+				 "(%s) that loads here\n",
+			      backends[i].ops->name, order);
 			return 0;
 		}
 		logf_(s, "backend: %s not used: %s\n", backends[i].ops->name,

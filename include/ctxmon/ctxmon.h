@@ -215,6 +215,13 @@ struct ctxmon_stats {
 					 * that many exited tasks of this comm,
 					 * folded to bound memory (tid and
 					 * tgid are 0); see exited_keep */
+	uint64_t shown_running;		/* involuntary switch-outs classified
+					 * from a tracepoint state R without
+					 * preemption: a yield, or on kernels
+					 * whose sched_switch shows a
+					 * signal-cut sleep as R (see
+					 * ctxmon/features.h), a switch the
+					 * kernel counts voluntary */
 };
 
 struct ctxmon_cpu_stats {

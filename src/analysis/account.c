@@ -603,6 +603,9 @@ static unsigned switch_out(struct ctxmon_account *a, struct task *t,
 		break;
 	case CTXMON_SW_INVOLUNTARY:
 		t->st.involuntary++;
+		if (!st && !ev->sw.preempt &&
+		    !(ev->flags & CTXMON_EVF_KIND_EXACT))
+			t->st.shown_running++;
 		/* Preempted while exiting: the kernel folds a thread's counters
 		 * into its process part way through exit, so rusage may or may
 		 * not include this one; counted apart so a comparison can say. */
@@ -1257,6 +1260,7 @@ void ctxmon_stats_add(struct ctxmon_stats *p, const struct ctxmon_stats *s)
 	p->exit_preempt += s->exit_preempt;
 	p->exit_counted += s->exit_counted;
 	p->after_fold += s->after_fold;
+	p->shown_running += s->shown_running;
 	p->run_ns += s->run_ns;
 	p->wait_ns += s->wait_ns;
 	for (unsigned i = 0; i < CTXMON_SLEEP__MAX; i++)

@@ -1,7 +1,8 @@
 /*
- * bpf.c - the bpf capture backend: loads src/capture/bpf/ctxsw.bpf.c (a
- * bpftool skeleton), streams its ring buffer records into the ordered
- * stream, or reads its in-kernel per-thread tables (aggregation mode).
+ * bpf.c - the bpf capture backends: loads one of two BPF objects (bpftool
+ * skeletons sharing src/capture/bpf/ctxsw.bpf.h): ctxsw_stream.bpf.c,
+ * whose ring buffer records it streams into the ordered stream, or
+ * ctxsw_agg.bpf.c, whose in-kernel per-thread tables it reads (bpf-agg).
  *
  * Load order (libbpf-tools' way): open the skeleton, set the rodata knobs
  * and map sizes, choose the programs (tp_btf, else raw_tp; streaming or
@@ -29,10 +30,13 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include <ctxmon/features.h>
+
 #include "internal.h"
 #include "ctxsw.h"
 #include "bpf_backend.h"
-#include "ctxsw.skel.h"
+#include "ctxsw_stream.skel.h"
+#include "ctxsw_agg.skel.h"
 
 #ifndef CGROUP2_SUPER_MAGIC
 #define CGROUP2_SUPER_MAGIC 0x63677270
@@ -79,7 +83,14 @@ _Static_assert(CTXSW_EVENTS_SCHED == CTXMON_EVENTS_SCHED &&
 
 struct bpf_priv {
 	struct backend_ctx *ctx;
-	struct ctxsw_bpf *skel;
+	/* one of the two objects (ctxsw.bpf.h), and the maps used here */
+	struct ctxsw_stream_bpf *st;
+	struct ctxsw_agg_bpf *ag;
+	struct {
+		struct bpf_map *cpu_state, *cpus, *targets, *fork_roots;
+		struct bpf_map *events;		/* streaming */
+		struct bpf_map *rows, *dead_rows;	/* aggregation */
+	} maps;
 	struct ring_buffer *rb;
 	struct reorder *ro;
 	uint32_t filter_kind;
@@ -288,14 +299,14 @@ static unsigned prog_group(const char *name)
 	return CTXMON_EVENTS_SCHED;
 }
 
-static void choose_progs(struct ctxsw_bpf *skel, enum prog_set set,
+static void choose_progs(struct bpf_object *obj, enum prog_set set,
 			 unsigned groups)
 {
 	static const char *const prefix[] = { "btf_", "raw_", "agg_" };
 	struct bpf_program *prog;
 
-	for (prog = bpf_object__next_program(skel->obj, NULL); prog;
-	     prog = bpf_object__next_program(skel->obj, prog)) {
+	for (prog = bpf_object__next_program(obj, NULL); prog;
+	     prog = bpf_object__next_program(obj, prog)) {
 		const char *name = bpf_program__name(prog);
 		bool on = !strncmp(name, prefix[set], 4) &&
 			  (prog_group(name + 4) & groups);
@@ -341,53 +352,97 @@ static uint32_t task_slots(void)
 	return (uint32_t)n;
 }
 
-/* Open and load the skeleton once; NULL and errno on failure. */
-static struct ctxsw_bpf *load_skel(const struct load_cfg *c, int nposs)
+/* The knobs both objects have (ctxsw.bpf.h), set before load. */
+#define SET_KNOBS(skel, c)                                              \
+	do {                                                            \
+		(skel)->rodata->filter_kind = (c)->filter_kind;         \
+		(skel)->rodata->follow_forks = (c)->follow;             \
+		(skel)->rodata->cpu_filter = (c)->cpu_filter;           \
+		(skel)->rodata->cg_id = (c)->cg_id;                     \
+		(skel)->rodata->cg_level = (c)->cg_level;               \
+		(skel)->rodata->sw_state_arg = (c)->sw_args >= 4;       \
+		(skel)->rodata->exit_group_arg = (c)->exit_args >= 2;   \
+		(skel)->rodata->wake_bytes = (c)->ring / 4;             \
+		(skel)->rodata->emit_irq =                              \
+			((c)->groups & CTXMON_EVENTS_IRQ) != 0;         \
+	} while (0)
+
+#define SHARED_MAPS(p, skel)                                            \
+	do {                                                            \
+		(p)->maps.cpu_state = (skel)->maps.cpu_state;           \
+		(p)->maps.cpus = (skel)->maps.cpus;                     \
+		(p)->maps.targets = (skel)->maps.targets;               \
+		(p)->maps.fork_roots = (skel)->maps.fork_roots;         \
+	} while (0)
+
+static void skel_detach(struct bpf_priv *p)
 {
-	struct ctxsw_bpf *skel = ctxsw_bpf__open();
-	bool agg = c->set == SET_AGG;
+	if (p->st)
+		ctxsw_stream_bpf__detach(p->st);
+	if (p->ag)
+		ctxsw_agg_bpf__detach(p->ag);
+}
+
+static void skel_destroy(struct bpf_priv *p)
+{
+	ctxsw_stream_bpf__destroy(p->st);
+	ctxsw_agg_bpf__destroy(p->ag);
+	p->st = NULL;
+	p->ag = NULL;
+	memset(&p->maps, 0, sizeof(p->maps));
+}
+
+/*
+ * Open and load one object, the streaming one or the aggregation one
+ * (c->set), into @p; 0, or -errno with errno set.  CTXMON_BTF names
+ * another kernel BTF for CO-RE (features.h).
+ */
+static int load_skel(struct bpf_priv *p, const struct load_cfg *c, int nposs)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, oo,
+		    .btf_custom_path = getenv("CTXMON_BTF"));
+	__u32 ncpu = (__u32)(nposs > 0 ? nposs : 1);
 	int err;
 
-	if (!skel)
-		return NULL;
-	skel->rodata->filter_kind = c->filter_kind;
-	skel->rodata->follow_forks = c->follow;
-	skel->rodata->cpu_filter = c->cpu_filter;
-	skel->rodata->cg_id = c->cg_id;
-	skel->rodata->cg_level = c->cg_level;
-	skel->rodata->sw_state_arg = c->sw_args >= 4;
-	skel->rodata->exit_group_arg = c->exit_args >= 2;
-	skel->rodata->wake_bytes = c->ring / 4;
-	skel->rodata->emit_irq = (c->groups & CTXMON_EVENTS_IRQ) != 0;
-	choose_progs(skel, c->set, c->groups);
+	skel_destroy(p);
+	if (c->set == SET_AGG) {
+		struct ctxsw_agg_bpf *a = ctxsw_agg_bpf__open_opts(&oo);
 
-	err = bpf_map__set_max_entries(skel->maps.events, (__u32)c->ring);
-	if (!err)
-		err = bpf_map__set_max_entries(skel->maps.csw, c->tasks);
-	if (!err)
-		err = bpf_map__set_max_entries(skel->maps.cpus,
-					       (__u32)(nposs > 0 ? nposs : 1));
-	/* maps of the other mode are not created */
-	if (!err)
-		err = bpf_map__set_autocreate(skel->maps.events, !agg);
-	if (!err)
-		err = bpf_map__set_autocreate(skel->maps.csw, !agg);
-	if (!err)
-		err = bpf_map__set_autocreate(skel->maps.rows, agg);
-	if (!err)
-		err = bpf_map__set_autocreate(skel->maps.dead_rows, agg);
-	if (!err)
-		err = bpf_map__set_autocreate(skel->maps.row_zero, agg);
-	if (!err)
-		err = bpf_map__set_autocreate(skel->maps.row_copy, agg);
-	if (!err)
-		err = ctxsw_bpf__load(skel);
-	if (err) {
-		ctxsw_bpf__destroy(skel);
-		errno = err < 0 ? -err : EINVAL;
-		return NULL;
+		if (!a)
+			return -errno;
+		p->ag = a;
+		SET_KNOBS(a, c);
+		choose_progs(a->obj, c->set, c->groups);
+		err = bpf_map__set_max_entries(a->maps.cpus, ncpu);
+		if (!err)
+			err = ctxsw_agg_bpf__load(a);
+		SHARED_MAPS(p, a);
+		p->maps.rows = a->maps.rows;
+		p->maps.dead_rows = a->maps.dead_rows;
+	} else {
+		struct ctxsw_stream_bpf *st = ctxsw_stream_bpf__open_opts(&oo);
+
+		if (!st)
+			return -errno;
+		p->st = st;
+		SET_KNOBS(st, c);
+		choose_progs(st->obj, c->set, c->groups);
+		err = bpf_map__set_max_entries(st->maps.events, (__u32)c->ring);
+		if (!err)
+			err = bpf_map__set_max_entries(st->maps.csw, c->tasks);
+		if (!err)
+			err = bpf_map__set_max_entries(st->maps.cpus, ncpu);
+		if (!err)
+			err = ctxsw_stream_bpf__load(st);
+		SHARED_MAPS(p, st);
+		p->maps.events = st->maps.events;
 	}
-	return skel;
+	if (err) {
+		skel_destroy(p);
+		errno = err < 0 ? -err : EINVAL;
+		return -errno;
+	}
+	return 0;
 }
 
 static int fill_filters(struct bpf_priv *p, const struct load_cfg *c,
@@ -398,7 +453,7 @@ static int fill_filters(struct bpf_priv *p, const struct load_cfg *c,
 	int fd, ret;
 
 	if (c->cpu_filter) {
-		fd = bpf_map__fd(p->skel->maps.cpus);
+		fd = bpf_map__fd(p->maps.cpus);
 		for (int i = 0; i < ctx->ncpus && i < p->nposs; i++) {
 			__u32 k = (__u32)i;
 			__u8 v = o->cpus[i];
@@ -409,7 +464,7 @@ static int fill_filters(struct bpf_priv *p, const struct load_cfg *c,
 	}
 	if (c->filter_kind == CTXSW_FILTER_NONE)
 		return 0;
-	fd = bpf_map__fd(p->skel->maps.targets);
+	fd = bpf_map__fd(p->maps.targets);
 	if (ctx->target == CTXMON_TARGET_CMD && ctx->root_pid > 0) {
 		__u32 k = (__u32)ctx->root_pid;
 
@@ -420,7 +475,7 @@ static int fill_filters(struct bpf_priv *p, const struct load_cfg *c,
 		/* the command is not forked yet: follow what we fork */
 		__u32 k = (__u32)getpid();
 
-		ret = bpf_map_update_elem(bpf_map__fd(p->skel->maps.fork_roots),
+		ret = bpf_map_update_elem(bpf_map__fd(p->maps.fork_roots),
 					  &k, &one, BPF_ANY);
 		return ret < 0 ? -errno : 0;
 	}
@@ -444,7 +499,7 @@ static void bpf_close(void *priv)
 		return;
 	old = lb_begin();
 	ring_buffer__free(p->rb);
-	ctxsw_bpf__destroy(p->skel);
+	skel_destroy(p);
 	lb_end(old);
 	reorder__free(p->ro);
 	free(p->cpubuf);
@@ -531,27 +586,31 @@ int bpf_backend__open(struct backend_ctx *ctx, const struct bpf_backend_opts *o,
 	c.cpu_filter = o->cpus != NULL;
 	c.tasks = task_slots();
 
-	vmlinux = btf__load_vmlinux_btf();
+	/* CTXMON_BTF names another kernel BTF (features.h) */
+	vmlinux = getenv("CTXMON_BTF") ?
+			  btf__parse(ctxmon_features_btf_path(), NULL) :
+			  btf__load_vmlinux_btf();
 	if (!vmlinux && c.set != SET_RAW) {
 		/* CO-RE cannot relocate without it: no point loading */
 		ret = -EOPNOTSUPP;
 		fmt__buf(ctx->err, ctx->errlen,
-			 "bpf: no kernel BTF (/sys/kernel/btf/vmlinux)");
+			 "bpf: no kernel BTF at %s (a kernel built without "
+			 "CONFIG_DEBUG_INFO_BTF?): the CO-RE programs cannot "
+			 "load", ctxmon_features_btf_path());
 		goto out;
 	}
 	c.sw_args = tp_nargs(vmlinux, "sched_switch");
 	c.exit_args = tp_nargs(vmlinux, "sched_process_exit");
 	btf__free(vmlinux);
 
-	p->skel = load_skel(&c, p->nposs);
-	if (!p->skel && c.set == SET_BTF) {
+	if (load_skel(p, &c, p->nposs) < 0 && c.set == SET_BTF) {
 		fmt__buf(btf_err, sizeof(btf_err), "%s (%s)", strerror(errno),
 			 lb_msg[0] ? lb_msg : "no detail");
 		lb_msg[0] = '\0';
 		c.set = SET_RAW;
-		p->skel = load_skel(&c, p->nposs);
+		load_skel(p, &c, p->nposs);
 	}
-	if (!p->skel) {
+	if (!p->st && !p->ag) {
 		ret = -errno;
 		if (c.set == SET_AGG)
 			ret = -EOPNOTSUPP;
@@ -577,7 +636,7 @@ int bpf_backend__open(struct backend_ctx *ctx, const struct bpf_backend_opts *o,
 			ret = -errno;
 			goto out;
 		}
-		p->rb = ring_buffer__new(bpf_map__fd(p->skel->maps.events),
+		p->rb = ring_buffer__new(bpf_map__fd(p->maps.events),
 					 on_record, p, NULL);
 		if (!p->rb) {
 			ret = -errno;
@@ -613,12 +672,13 @@ static int bpf_enable(void *priv)
 	if (p->enabled)
 		return 0;
 	old = lb_begin();
-	ret = ctxsw_bpf__attach(p->skel);
+	ret = p->st ? ctxsw_stream_bpf__attach(p->st) :
+		      ctxsw_agg_bpf__attach(p->ag);
 	if (ret < 0) {
 		fmt__buf(p->ctx->err, p->ctx->errlen,
 			 "bpf: cannot attach: %s (%s)", strerror(-ret),
 			 lb_msg[0] ? lb_msg : "no detail");
-		ctxsw_bpf__detach(p->skel);
+		skel_detach(p);
 	} else {
 		p->enabled = true;
 		p->drained = false;
@@ -637,7 +697,7 @@ static int bpf_disable(void *priv)
 	old = lb_begin();
 	/* detaching waits until no program runs any more: every record
 	 * stamped before disable_ts is committed to the ring by then */
-	ctxsw_bpf__detach(p->skel);
+	skel_detach(p);
 	lb_end(old);
 	p->enabled = false;
 	p->disable_ts = clock__now_ns();
@@ -778,7 +838,7 @@ static int rec_decode(struct strtab *strs, const void *data, size_t len,
 /*
  * Per-CPU reordering.  Records of one CPU come out of the ring nearly in
  * time order: a program interrupted between taking its time and reserving
- * lands after the interrupting ones (see rec_reserve() in ctxsw.bpf.c).
+ * lands after the interrupting ones (see rec_reserve() in ctxsw_stream.bpf.c).
  * Each CPU's events are kept sorted here (insertion from the end: almost
  * always no move) and handed to the stream only up to the time before
  * which nothing can still arrive, the same bound the stream delivers to.
@@ -937,7 +997,7 @@ static int read_cpu_state(struct bpf_priv *p)
 {
 	__u32 k = 0;
 
-	if (bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.cpu_state), &k,
+	if (bpf_map_lookup_elem(bpf_map__fd(p->maps.cpu_state), &k,
 				p->cpubuf) < 0)
 		return -errno;
 	return 0;
@@ -965,7 +1025,7 @@ static int report_pending_lost(struct bpf_priv *p)
 			stream__lost(st, c, p->cpubuf[c].lost, p->disable_ts);
 		p->cpubuf[c].lost = 0;
 	}
-	if (any && bpf_map_update_elem(bpf_map__fd(p->skel->maps.cpu_state), &k,
+	if (any && bpf_map_update_elem(bpf_map__fd(p->maps.cpu_state), &k,
 				       p->cpubuf, BPF_ANY) < 0)
 		return -errno;
 	return 0;
@@ -1069,7 +1129,7 @@ void bpf_row__stats(const struct ctxsw_row *r, uint64_t now,
 /* Move the rows of dead threads from the kernel into p->dead. */
 static int drain_dead(struct bpf_priv *p)
 {
-	int fd = bpf_map__fd(p->skel->maps.dead_rows);
+	int fd = bpf_map__fd(p->maps.dead_rows);
 	struct ctxsw_dead_key key, next, *keys = NULL;
 	size_t n = 0, cap = 0;
 	int ret = 0;
@@ -1168,7 +1228,7 @@ int bpf_backend__read_rows(void *priv, uint64_t now, struct ctxmon_stats **rows,
 
 	if (!p->aggregate)
 		return -EINVAL;
-	fd = bpf_map__fd(p->skel->maps.rows);
+	fd = bpf_map__fd(p->maps.rows);
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
 		key = next;
 		prev = &key;
@@ -1306,7 +1366,7 @@ static int bpf_attach(void *priv, pid_t pid)
 
 	if (p->filter_kind != CTXSW_FILTER_TGIDS || pid <= 0)
 		return 0;
-	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.targets), &k, &one,
+	if (bpf_map_update_elem(bpf_map__fd(p->maps.targets), &k, &one,
 				BPF_ANY) < 0) {
 		fmt__buf(p->ctx->err, p->ctx->errlen,
 			 "bpf: cannot select pid %d: %s", (int)pid,

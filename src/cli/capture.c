@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/top.h"
 #include "internal.h"
 
 volatile sig_atomic_t cli_signal;
@@ -237,6 +238,8 @@ struct ctxmon_session *capture__start_prefer(const char *cmd,
 {
 	struct ctxmon_session_opts o;
 	struct ctxmon_session *s = NULL;
+	char why[512] = "";
+	const char *log;
 	int ret;
 
 	capture__session_opts(c, &o);
@@ -246,9 +249,12 @@ struct ctxmon_session *capture__start_prefer(const char *cmd,
 		 * load, the usual choice follows, and -v says why. */
 		o.backend = prefer;
 		s = ctxmon_session_open(&o);
-		if (!s && c->verbose)
-			fprintf(stderr, "backend: %s not used: %s\n", prefer,
-				ctxmon_last_error());
+		if (!s) {
+			snprintf(why, sizeof(why), "%s not used: %s", prefer,
+				 ctxmon_last_error());
+			if (c->verbose)
+				fprintf(stderr, "backend: %s\n", why);
+		}
 		o.backend = c->backend;
 	}
 	if (!s)
@@ -257,8 +263,26 @@ struct ctxmon_session *capture__start_prefer(const char *cmd,
 		cli__err(cmd, "%s", ctxmon_last_error());
 		return NULL;
 	}
-	if (c->verbose)
-		fprintf(stderr, "%s", ctxmon_session_log(s));
+	log = ctxmon_session_log(s);
+	if (c->verbose && prefer && !c->backend && !why[0])
+		fprintf(stderr, "backend: chose %s, %s's preference where it "
+				"loads (else auto's choice)\n", prefer, cmd);
+	if (c->verbose) {
+		fprintf(stderr, "%s", log);
+	} else if (!c->backend || !strcmp(c->backend, "auto")) {
+		/* A fallback is said in one line; the unprivileged tiers say
+		 * more (tier__announce). */
+		const char *nu = strstr(log, " not used: ");
+
+		while (!why[0] && nu && nu > log && nu[-1] != '\n')
+			nu--;
+		if (!why[0] && nu && !strncmp(nu, "backend: ", 9))
+			snprintf(why, sizeof(why), "%.*s",
+				 (int)strcspn(nu + 9, "\n"), nu + 9);
+		if (why[0] && !tier__limits(s))
+			cli__err(cmd, "using the %s backend: %s",
+				 ctxmon_session_backend(s), why);
+	}
 	ret = ctxmon_session_start(s);
 	if (ret < 0) {
 		cli__err(cmd, "%s", ctxmon_session_error(s));

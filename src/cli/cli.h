@@ -141,6 +141,7 @@ int cli__parse_double(const char *s, double *out);
 int cli__parse_uint(const char *s, unsigned long max, unsigned long *out);
 
 int cmd_stat(int argc, char **argv);
+int cmd_doctor(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_taskstats(int argc, char **argv);
 

@@ -25,6 +25,7 @@ static const struct cli_cmd commands[] = {
 	{ "import", cmd_import, "an ftrace text trace into a recording" },
 	{ "diff", cmd_diff, "two recordings or experiments compared, largest change first" },
 	{ "experiment", cmd_experiment, "run commands N times each: statistics, tests, regression, plots" },
+	{ "doctor", cmd_doctor, "what this kernel offers and which backends load" },
 };
 
 static void usage(FILE *f)

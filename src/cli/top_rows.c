@@ -41,6 +41,7 @@ static void row_sub(struct ctxmon_stats *c, const struct ctxmon_stats *p)
 	c->exit_preempt = sub(c->exit_preempt, p->exit_preempt);
 	c->exit_counted = sub(c->exit_counted, p->exit_counted);
 	c->after_fold = sub(c->after_fold, p->after_fold);
+	c->shown_running = sub(c->shown_running, p->shown_running);
 	c->run_ns = sub(c->run_ns, p->run_ns);
 	c->wait_ns = sub(c->wait_ns, p->wait_ns);
 	for (int i = 0; i < CTXMON_SLEEP__MAX; i++)
@@ -276,5 +277,14 @@ void tier__print(FILE *f, struct ctxmon_session *s, const struct kernel_cmp *k)
 			"can still be preempted (%" PRIu64 " threads "
 			"exited)\n",
 			di, k->exit_switches);
+	} else if (dv > 0 && di >= 0) {
+		/* the same, and it blocked too (PREEMPT_RT: sleeping locks
+		 * on the exit path), never over */
+		fprintf(f,
+			"  voluntary is %lld short, involuntary %lld: this "
+			"tier does not see an exiting thread after its exit "
+			"record, where it can still block or be preempted "
+			"(%" PRIu64 " threads exited)\n",
+			dv, di, k->exit_switches);
 	}
 }

@@ -40,6 +40,13 @@ struct kernel_cmp {
 						 * switched, counted or not */
 	uint64_t exit_preempt;			/* ambiguous involuntary */
 	uint64_t after_fold;			/* involuntary rusage misses */
+	uint64_t shown_running;			/* involuntary shown R without
+						 * preemption, from the state */
+	bool sig_bound;				/* this kernel may show a
+						 * signal-cut sleep as R: up to
+						 * shown_running of involuntary
+						 * may be voluntary */
+	char sig_why[160];			/* how that was found */
 };
 
 /* Add thread rows of the command's tree to @k's traced sums (not the

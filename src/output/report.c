@@ -145,6 +145,7 @@ void output__kernel_add(struct kernel_cmp *k, const struct ctxmon_stats *rows,
 		 * the parent marks it dead, then reads its counters, and the
 		 * switch's increment may fall either side of that read. */
 		k->leader_exits += t->exit_counted;
+		k->shown_running += t->shown_running;
 		k->traced_vol += t->exit_counted;
 		if (t->tid == t->tgid && !t->folded &&
 		    t->exit_switch > t->exit_counted)
@@ -159,24 +160,34 @@ void output__kernel_add(struct kernel_cmp *k, const struct ctxmon_stats *rows,
 	}
 }
 
-/* ru_nvcsw in [traced, traced + leaders reaped as they switched out] */
+/* Involuntary switches that may be voluntary: signal-cut sleeps shown R
+ * on a kernel that shows them so (features.h). */
+static uint64_t sig_amb(const struct kernel_cmp *k)
+{
+	return k->sig_bound ? k->shown_running : 0;
+}
+
+/* ru_nvcsw in [traced, traced + leaders reaped as they switched out
+ * + signal-cut sleeps shown R] */
 static bool vol_in_range(const struct kernel_cmp *k)
 {
 	return k->traced_vol <= k->ru_nvcsw &&
-	       k->ru_nvcsw <= k->traced_vol + k->leader_reaped;
+	       k->ru_nvcsw <= k->traced_vol + k->leader_reaped + sig_amb(k);
 }
 
 bool output__kernel_match(const struct kernel_cmp *k)
 {
 	return vol_in_range(k) && k->ru_nivcsw <= k->traced_invol &&
-	       k->ru_nivcsw + k->exit_preempt >= k->traced_invol;
+	       k->ru_nivcsw + k->exit_preempt + sig_amb(k) >= k->traced_invol;
 }
 
 /* ---- text ---------------------------------------------------------- */
 
 static void text_kernel(FILE *f, const struct kernel_cmp *k)
 {
-	if (!k->leader_reaped || k->traced_vol == k->ru_nvcsw)
+	uint64_t amb = sig_amb(k);
+
+	if ((!k->leader_reaped && !amb) || k->traced_vol == k->ru_nvcsw)
 		fprintf(f, "kernel counters: voluntary %" PRIu64 " %s %" PRIu64,
 			k->traced_vol, k->traced_vol == k->ru_nvcsw ? "=" : "!=",
 			k->ru_nvcsw);
@@ -184,8 +195,14 @@ static void text_kernel(FILE *f, const struct kernel_cmp *k)
 		fprintf(f, "kernel counters: voluntary %" PRIu64 " %s %" PRIu64
 			   "..%" PRIu64,
 			k->ru_nvcsw, vol_in_range(k) ? "in" : "not in",
-			k->traced_vol, k->traced_vol + k->leader_reaped);
-	if (!k->exit_preempt || k->traced_invol < k->exit_preempt)
+			k->traced_vol, k->traced_vol + k->leader_reaped + amb);
+	if (amb && k->traced_invol != k->ru_nivcsw)
+		fprintf(f, ", involuntary %" PRIu64 " %s %" PRIu64 "..%" PRIu64,
+			k->ru_nivcsw, output__kernel_match(k) ? "in" : "not in",
+			k->traced_invol > k->exit_preempt + amb ?
+				k->traced_invol - k->exit_preempt - amb : 0,
+			k->traced_invol);
+	else if (!k->exit_preempt || k->traced_invol < k->exit_preempt)
 		fprintf(f, ", involuntary %" PRIu64 " %s %" PRIu64, k->traced_invol,
 			k->traced_invol == k->ru_nivcsw ? "=" : "!=", k->ru_nivcsw);
 	else
@@ -207,6 +224,12 @@ static void text_kernel(FILE *f, const struct kernel_cmp *k)
 			   "the kernel folded their counters, left out as the "
 			   "kernel does\n",
 			k->after_fold);
+	if (amb)
+		fprintf(f, "  %" PRIu64 " involuntary switch-outs showed R "
+			   "without preemption: a yield, or a sleep cut short "
+			   "by a signal, which the kernel counts voluntary and "
+			   "this kernel shows as R (%s)\n",
+			amb, k->sig_why);
 	if (k->exit_preempt)
 		fprintf(f, "  %" PRIu64 " preemptions of exiting threads: the "
 			   "kernel counts those before exit folds the thread's "
@@ -396,6 +419,7 @@ static void json_row(FILE *f, const struct ctxmon_stats *r, bool procs,
 		",\"voluntary\":%" PRIu64 ",\"involuntary\":%" PRIu64
 		",\"exit_switch\":%" PRIu64 ",\"exit_counted\":%" PRIu64
 		",\"exit_preempt\":%" PRIu64 ",\"after_fold\":%" PRIu64
+		",\"shown_running\":%" PRIu64
 		",\"run_ns\":%" PRIu64
 		",\"wait_ns\":%" PRIu64 ",\"sleep_s_ns\":%" PRIu64
 		",\"sleep_d_ns\":%" PRIu64 ",\"sleep_other_ns\":%" PRIu64
@@ -405,7 +429,7 @@ static void json_row(FILE *f, const struct ctxmon_stats *r, bool procs,
 		r->exited ? "true" : "false", r->incomplete ? "true" : "false",
 		r->switch_out, r->switch_in,
 		r->voluntary, r->involuntary, r->exit_switch, r->exit_counted,
-		r->exit_preempt, r->after_fold,
+		r->exit_preempt, r->after_fold, r->shown_running,
 		r->run_ns, r->wait_ns, r->sleep_ns[CTXMON_SLEEP_S],
 		r->sleep_ns[CTXMON_SLEEP_D], r->sleep_ns[CTXMON_SLEEP_OTHER],
 		r->last_ts - r->first_ts, r->first_ts, r->migrations,
@@ -491,11 +515,13 @@ static void json_report(FILE *f, struct report *r)
 			",\"leader_exit_switches\":%" PRIu64
 			",\"leader_reaped\":%" PRIu64
 			",\"exit_preempt\":%" PRIu64 ",\"after_fold\":%" PRIu64
+			",\"shown_running\":%" PRIu64 ",\"sigsleep_bound\":%s"
 			",\"match\":%s"
 			",\"exact\":%s}",
 			k->ru_nvcsw, k->ru_nivcsw, k->traced_vol,
 			k->traced_invol, k->exit_switches, k->leader_exits,
 			k->leader_reaped, k->exit_preempt, k->after_fold,
+			k->shown_running, k->sig_bound ? "true" : "false",
 			output__kernel_match(k) ? "true" : "false",
 			k->traced_vol == k->ru_nvcsw &&
 					k->traced_invol == k->ru_nivcsw ?

@@ -112,9 +112,33 @@ static void test_involuntary(void **state)
 	check_window(&k, &k.ru_nivcsw, 13, 15);
 }
 
+/* Switches shown R without preemption: where the kernel shows a signal-cut
+ * sleep as R (sig_bound), up to that many involuntary may be voluntary;
+ * where it shows S, they do not widen anything. */
+static void test_sigsleep_bound(void **state)
+{
+	struct ctxmon_stats rows[] = {
+		row(500, 500, 20, 7, 1, 1),
+	};
+	struct kernel_cmp k = { .valid = true };
+
+	(void)state;
+	rows[0].shown_running = 3;
+	output__kernel_add(&k, rows, 1);
+	assert_int_equal(k.shown_running, 3);
+	assert_int_equal(k.traced_vol, 21);
+	k.ru_nivcsw = 7;
+	check_window(&k, &k.ru_nvcsw, 21, 21);
+	k.sig_bound = true;
+	check_window(&k, &k.ru_nvcsw, 21, 24);
+	k.ru_nvcsw = 21;
+	check_window(&k, &k.ru_nivcsw, 4, 7);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sigsleep_bound),
 		cmocka_unit_test(test_exact),
 		cmocka_unit_test(test_leader_reaped),
 		cmocka_unit_test(test_folded),

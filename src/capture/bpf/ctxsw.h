@@ -1,5 +1,5 @@
 /*
- * ctxsw.h - what the BPF programs (ctxsw.bpf.c) and their user-space loader
+ * ctxsw.h - what the BPF programs (ctxsw_*.bpf.c) and their user-space loader
  * (src/capture/bpf.c) share: the ring buffer record layouts of streaming
  * mode, the per-thread table of aggregation mode, and the knobs.
  *

@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * ctxsw.bpf.h - what the two BPF objects of the bpf backends share: the
+ * loader's knobs, the filter maps, kernel layouts that changed across
+ * versions, the task filters and fork following.  Each object,
+ * ctxsw_stream.bpf.c (records into a ring buffer) and ctxsw_agg.bpf.c
+ * (per-thread tables kept in maps), includes it once; the loader
+ * (src/capture/bpf.c) loads one of the two.
+ */
+#ifndef CTXMON_CTXSW_BPF_H
+#define CTXMON_CTXSW_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "ctxsw.h"
+
+/* ---- knobs, set by the loader before load ------------------------ */
+
+const volatile __u32 filter_kind = CTXSW_FILTER_NONE;
+const volatile bool follow_forks = false;
+const volatile bool cpu_filter = false;
+const volatile __u64 cg_id = 0; /* cgroup v2 id, 0: any */
+const volatile __s32 cg_level = 0; /* its depth below the root */
+/* the tracepoints' arguments on this kernel (from its BTF) */
+const volatile bool sw_state_arg = false; /* sched_switch's prev_state */
+const volatile bool exit_group_arg = false; /* exit's group_dead */
+const volatile __u64 wake_bytes = 0; /* wake the reader past this fill */
+const volatile bool emit_irq = false; /* irq and softirq records wanted */
+
+/* ---- maps of both objects ---------------------------------------- */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ctxsw_cpu);
+} cpu_state SEC(".maps");
+
+/* CPUs to trace when cpu_filter (value 1), sized to the possible CPUs. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u8);
+} cpus SEC(".maps");
+
+/* Selected tids or tgids (filter_kind); forks of selected tasks are added,
+ * processes removed when their leader is freed. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u8);
+} targets SEC(".maps");
+
+/* Processes whose new child processes become targets, themselves not:
+ * the caller of a command target not forked yet (its pid is unknown at
+ * load), so the command is followed from its fork. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 64);
+	__type(key, __u32);
+	__type(value, __u8);
+} fork_roots SEC(".maps");
+
+/* ---- kernel layouts that changed across versions ------------------- */
+
+struct task_struct___pre514 {
+	long state;
+} __attribute__((preserve_access_index));
+
+struct task_struct___pre516 {
+	unsigned int cpu;
+} __attribute__((preserve_access_index));
+
+struct cgroup___pre61 {
+	__u64 ancestor_ids[0];
+} __attribute__((preserve_access_index));
+
+/* task_struct.__state and exit_state bits (include/linux/sched.h) */
+#define K_TASK_REPORT 0x7f
+#define K_TASK_NOLOAD 0x0400
+#define K_TASK_IDLE (0x0002 | K_TASK_NOLOAD)
+#define K_TASK_RTLOCK_WAIT 0x1000
+#define K_TASK_FROZEN 0x8000
+#define K_TASK_REPORT_IDLE 0x80
+
+static const __u32 zero;
+
+/* ---- helpers ------------------------------------------------------ */
+
+static __always_inline struct ctxsw_cpu *this_cpu(void)
+{
+	return bpf_map_lookup_elem(&cpu_state, &zero);
+}
+
+static __always_inline bool cpu_selected(void)
+{
+	__u32 cpu;
+	__u8 *on;
+
+	if (!cpu_filter)
+		return true;
+	cpu = bpf_get_smp_processor_id();
+	on = bpf_map_lookup_elem(&cpus, &cpu);
+	return on && *on;
+}
+
+static __always_inline __u32 task_state_raw(struct task_struct *t)
+{
+	struct task_struct___pre514 *o = (void *)t;
+
+	if (bpf_core_field_exists(t->__state))
+		return BPF_CORE_READ(t, __state);
+	return (__u32)BPF_CORE_READ(o, state);
+}
+
+static __always_inline __s32 task_cpu(struct task_struct *t)
+{
+	struct task_struct___pre516 *o = (void *)t;
+
+	if (bpf_core_field_exists(t->thread_info.cpu))
+		return BPF_CORE_READ(t, thread_info.cpu);
+	return BPF_CORE_READ(o, cpu);
+}
+
+/* The kernel's __trace_sched_switch_state(), as enum ctxmon_task_state. */
+static __always_inline __u32 report_state(__u32 state, __u32 exit_state)
+{
+	__u32 s = (state | exit_state) & K_TASK_REPORT;
+	__u32 bit = 0;
+
+	if ((state & K_TASK_IDLE) == K_TASK_IDLE)
+		return K_TASK_REPORT_IDLE;
+	if (state & (K_TASK_RTLOCK_WAIT | K_TASK_FROZEN))
+		return CTXSW_STATE_D;
+	/* fls(): the highest bit wins, as in the kernel */
+	for (int i = 6; i >= 0; i--) {
+		if (s & (1u << i)) {
+			bit = 1u << i;
+			break;
+		}
+	}
+	return bit;
+}
+
+/* Whether task @t passes the pid and cgroup filters. */
+static __always_inline bool task_selected(struct task_struct *t)
+{
+	if (filter_kind == CTXSW_FILTER_TIDS) {
+		__u32 id = BPF_CORE_READ(t, pid);
+
+		if (!bpf_map_lookup_elem(&targets, &id))
+			return false;
+	} else if (filter_kind == CTXSW_FILTER_TGIDS) {
+		__u32 id = BPF_CORE_READ(t, tgid);
+
+		if (!bpf_map_lookup_elem(&targets, &id))
+			return false;
+	}
+	if (cg_id) {
+		struct cgroup *cg = BPF_CORE_READ(t, cgroups, dfl_cgrp);
+		__u64 id = 0;
+
+		if (!cg || BPF_CORE_READ(cg, level) < cg_level)
+			return false;
+		if (bpf_core_field_exists(cg->ancestors)) {
+			struct cgroup *a = NULL;
+
+			bpf_core_read(&a, sizeof(a), &cg->ancestors[cg_level]);
+			id = a ? BPF_CORE_READ(a, kn, id) : 0;
+		} else {
+			struct cgroup___pre61 *o = (void *)cg;
+
+			bpf_core_read(&id, sizeof(id),
+				      &o->ancestor_ids[cg_level]);
+		}
+		if (id != cg_id)
+			return false;
+	}
+	return true;
+}
+
+static __always_inline bool filtering(void)
+{
+	return filter_kind != CTXSW_FILTER_NONE || cg_id;
+}
+
+static __always_inline struct task_struct *current_task(void)
+{
+	return (struct task_struct *)bpf_get_current_task();
+}
+
+/* ---- fork following and the end of a process ----------------------- */
+
+/*
+ * Follow the descendants of selected processes: the child's tgid joins
+ * the targets before the child can run, whatever CPU the fork ran on.
+ * Returns whether the parent passes the pid filter.
+ */
+static __always_inline bool fork_follow(struct task_struct *parent,
+					struct task_struct *child)
+{
+	__u32 ptgid, ctgid;
+	__u8 one = 1;
+	bool sel;
+
+	if (filter_kind == CTXSW_FILTER_NONE)
+		return true;
+	sel = task_selected(parent);
+	if (!follow_forks || filter_kind != CTXSW_FILTER_TGIDS)
+		return sel;
+	ptgid = BPF_CORE_READ(parent, tgid);
+	ctgid = BPF_CORE_READ(child, tgid);
+	if (sel || (ctgid != ptgid && bpf_map_lookup_elem(&fork_roots, &ptgid)))
+		bpf_map_update_elem(&targets, &ctgid, &one, BPF_ANY);
+	return sel;
+}
+
+/*
+ * A process's tgid leaves the targets when its leader is freed: every
+ * thread is released by then, so nothing of it can follow, and the tgid
+ * may go to an unrelated process next.  (The pid is freed an RCU grace
+ * period earlier; a process that gets it within that window is seen as a
+ * target until now.)
+ */
+static __always_inline int on_free(struct task_struct *p)
+{
+	__u32 tid = BPF_CORE_READ(p, pid), tgid = BPF_CORE_READ(p, tgid);
+
+	if (filter_kind == CTXSW_FILTER_TGIDS && follow_forks && tid == tgid)
+		bpf_map_delete_elem(&targets, &tgid);
+	return 0;
+}
+
+#endif

@@ -1,0 +1,752 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ctxsw_agg.bpf.c - the aggregation object of the bpf-agg backend (tp_btf
+ * only): the sched programs keep per-thread counters, times and latency
+ * histograms in maps, with the state machine of src/analysis/account.c,
+ * and send nothing; the loader reads the tables.  Voluntary or
+ * involuntary comes from the task's own nvcsw/nivcsw, as in the streaming
+ * object (ctxsw_stream.bpf.c).  What the two share is in ctxsw.bpf.h.
+ */
+#include "ctxsw.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* ---- maps of this object ------------------------------------------ */
+
+/* Aggregation: live threads by tid, dead ones by (exit time, tid).  Rows
+ * are big and their number unknown: allocate as they come. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct ctxsw_row);
+} rows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 65536);
+	__type(key, struct ctxsw_dead_key);
+	__type(value, struct ctxsw_row_blob);
+} dead_rows SEC(".maps");
+
+/* An all-zero row to create rows from (too big for the BPF stack), never
+ * written, and a per-CPU one to copy a dead row into. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ctxsw_row_blob);
+} row_zero SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ctxsw_row_blob);
+} row_copy SEC(".maps");
+
+_Static_assert(sizeof(struct ctxsw_row) % 8 == 0, "row blobs are u64s");
+
+/* ---- aggregation ---------------------------------------------------- */
+
+/*
+ * The per-thread state machine of src/analysis/account.c, run at the
+ * tracepoints.  Events of one task can fire on two CPUs at once (a waking
+ * takes only the task's pi_lock, its switch-out its rq lock), so every row
+ * has a spin lock, and a waking that the lock serialises in the other order
+ * than its timestamp is undone to what the time-ordered stream gives.
+ * Nothing in a locked region calls a helper: the times, comms and counters
+ * are read before.
+ */
+
+struct task_info { /* what is read of a task before locking */
+	__s32 tid, tgid;
+	char comm[CTXSW_COMM_LEN];
+};
+
+static __always_inline void read_task(struct task_struct *t,
+				      struct task_info *ti)
+{
+	ti->tid = BPF_CORE_READ(t, pid);
+	ti->tgid = BPF_CORE_READ(t, tgid);
+	bpf_core_read(ti->comm, sizeof(ti->comm), &t->comm);
+}
+
+/*
+ * The same for the aggregation programs, which are tp_btf only: there the
+ * task is a trusted BTF pointer and its fields are plain loads (with CO-RE
+ * offsets), not a bpf_probe_read_kernel() call each, which is most of the
+ * cost of a program this size.
+ */
+static __always_inline void read_task_btf(struct task_struct *t,
+					  struct task_info *ti)
+{
+	ti->tid = t->pid;
+	ti->tgid = t->tgid;
+	__builtin_memcpy(ti->comm, t->comm, sizeof(ti->comm));
+}
+
+static __always_inline void count_dropped(void)
+{
+	struct ctxsw_cpu *c = this_cpu();
+
+	if (c)
+		__sync_fetch_and_add(&c->rows_dropped, 1);
+}
+
+/* The live row of @tid, created (all zero, tid 0) when missing. */
+static __always_inline struct ctxsw_row *row_get(__u32 tid, bool create)
+{
+	struct ctxsw_row *r = bpf_map_lookup_elem(&rows, &tid);
+	const struct ctxsw_row_blob *z;
+
+	if (r || !create)
+		return r;
+	z = bpf_map_lookup_elem(&row_zero, &zero);
+	if (!z)
+		return NULL;
+	/* -EEXIST: another CPU created it first, fine */
+	bpf_map_update_elem(&rows, &tid, z, BPF_NOEXIST);
+	r = bpf_map_lookup_elem(&rows, &tid);
+	if (!r)
+		count_dropped();
+	return r;
+}
+
+/*
+ * Move a dead row to dead_rows, where a new task with its tid cannot touch
+ * it.  Copied by hand past the lock into a blob: no helper may read a
+ * value that holds a spin lock.  Only sched_switch (irqs off), fork and
+ * exec bury, and none of them nests in another on one CPU, so one per-CPU
+ * copy buffer is enough.
+ */
+static __always_inline void row_bury(__u32 tid, struct ctxsw_row *r, __u64 ts)
+{
+	struct ctxsw_dead_key k = { .ts = ts, .tid = tid };
+	struct ctxsw_row_blob *b = bpf_map_lookup_elem(&row_copy, &zero);
+
+	if (b) {
+		b->w[0] = 0;
+		for (int i = 1; i < sizeof(b->w) / sizeof(b->w[0]); i++)
+			b->w[i] = ((__u64 *)r)[i];
+		if (bpf_map_update_elem(&dead_rows, &k, b, BPF_NOEXIST))
+			count_dropped();
+	} else {
+		count_dropped();
+	}
+	bpf_map_delete_elem(&rows, &tid);
+}
+
+/* First use of a row created by row_get() (under its lock). */
+static __always_inline void row_init(struct ctxsw_row *r,
+				     const struct task_info *ti)
+{
+	if (r->tid)
+		return;
+	r->tid = ti->tid;
+	r->ppid = -1;
+	r->cpu = -1;
+	r->lat.max_waker_tid = -1;
+	r->lat.max_cpu = -1;
+	r->lat.max_prev_tid = -1;
+}
+
+static __always_inline void row_learn(struct ctxsw_row *r,
+				      const struct task_info *ti)
+{
+	row_init(r, ti);
+	if (ti->tgid > 0)
+		r->tgid = ti->tgid;
+	__builtin_memcpy(r->comm, ti->comm, sizeof(r->comm));
+}
+
+static __always_inline bool row_alive(const struct ctxsw_row *r)
+{
+	return r->state != CTXSW_ST_NEW && r->state != CTXSW_ST_DEAD;
+}
+
+static __always_inline void row_start(struct ctxsw_row *r, __u8 state, __u64 ts)
+{
+	r->first_ts = r->last_ts = r->state_ts = ts;
+	r->state = state;
+}
+
+/* Charge the time since the last change to the current state.  A time
+ * older than the state (another CPU's event that lost the race for the
+ * lock) charges nothing. */
+static __always_inline void row_advance(struct ctxsw_row *r, __u64 ts)
+{
+	__u64 d;
+
+	if (!row_alive(r))
+		return;
+	if (ts < r->state_ts)
+		return;
+	d = ts - r->state_ts;
+	if (r->state == CTXSW_ST_RUNNING) {
+		r->run_ns += d;
+	} else if (r->state == CTXSW_ST_RUNNABLE) {
+		r->wait_ns += d;
+	} else {
+		__u32 i = r->sleep_idx;
+
+		if (i > 2)
+			i = 2;
+		/* Bound the index in the register that indexes: clang may
+		 * compare a 32-bit copy, whose bounds older verifiers do not
+		 * carry back (Debian's 6.1 refused exec's program: "R3 max
+		 * value is outside of the allowed memory range").  The mask
+		 * is opaque to clang and a no-op at run time. */
+		barrier_var(i);
+		i &= 3;
+		r->sleep_ns[i] += d;
+	}
+	r->state_ts = ts;
+	r->last_ts = ts;
+}
+
+static __always_inline void row_end(struct ctxsw_row *r, __u64 ts)
+{
+	row_advance(r, ts);
+	r->state = CTXSW_ST_DEAD;
+	r->exited = 1;
+	r->cpu = -1;
+	r->flags = 0;
+}
+
+static __always_inline void lat_begin(struct ctxsw_row *r, __u64 ts,
+				      __s32 waker)
+{
+	r->flags |= CTXSW_RF_LAT_PENDING;
+	r->lat_ts = ts;
+	r->lat_waker = waker < 0 ? -1 : waker;
+}
+
+/* floor(log2(d)) for d > 0, without a loop (none in a locked region) */
+static __always_inline __u32 log2_u64(__u64 d)
+{
+	__u32 b = 0;
+
+	if (d >> 32) {
+		d >>= 32;
+		b += 32;
+	}
+	if (d >> 16) {
+		d >>= 16;
+		b += 16;
+	}
+	if (d >> 8) {
+		d >>= 8;
+		b += 8;
+	}
+	if (d >> 4) {
+		d >>= 4;
+		b += 4;
+	}
+	if (d >> 2) {
+		d >>= 2;
+		b += 2;
+	}
+	if (d >> 1)
+		b += 1;
+	return b;
+}
+
+static __always_inline void lat_end(struct ctxsw_row *r, __u64 ts, __s32 cpu,
+				    __s32 prev_tid)
+{
+	__u64 d = ts > r->lat_ts ? ts - r->lat_ts : 0;
+	__u32 b = d ? log2_u64(d) : 0;
+
+	if (b >= CTXSW_HIST_BUCKETS)
+		b = CTXSW_HIST_BUCKETS - 1;
+	r->lat.count++;
+	r->lat.sum_ns += d;
+	r->lat.hist[b & 63]++;
+	if (r->lat.count == 1 || d > r->lat.max_ns) {
+		r->lat.max_ns = d;
+		r->lat.max_ts = ts;
+		r->lat.max_waker_tid = r->lat_waker;
+		r->lat.max_cpu = cpu;
+		r->lat.max_prev_tid = prev_tid;
+	}
+	r->flags &= ~CTXSW_RF_LAT_PENDING;
+}
+
+static __always_inline __u8 sleep_class(__u32 state)
+{
+	if (state & CTXSW_STATE_S)
+		return 0;
+	if (state & CTXSW_STATE_D)
+		return 1;
+	return 2;
+}
+
+struct sw_out { /* prev's side of a switch */
+	__u64 ts;
+	__u64 nv, niv; /* its counters, the kernel's increment in */
+	__u32 state; /* enum ctxmon_task_state bits */
+	bool preempt;
+	bool after_fold; /* a non-leader whose counters exit has folded */
+};
+
+/* Returns the switch kind used, +8 when it had to be guessed. */
+static __always_inline __u32 row_switch_out(struct ctxsw_row *r,
+					    const struct sw_out *o)
+{
+	__u64 ts = o->ts;
+	__u32 kind, guessed = 0;
+
+	if (o->state & (CTXSW_STATE_X | CTXSW_STATE_Z)) {
+		kind = CTXSW_KIND_EXIT;
+	} else if (r->csw_valid && o->nv != r->nvcsw && o->niv == r->nivcsw) {
+		kind = CTXSW_KIND_VOLUNTARY;
+	} else if (r->csw_valid && o->niv != r->nivcsw && o->nv == r->nvcsw) {
+		kind = CTXSW_KIND_INVOLUNTARY;
+	} else {
+		kind = o->preempt || !o->state ? CTXSW_KIND_INVOLUNTARY :
+						 CTXSW_KIND_VOLUNTARY;
+		guessed = 8;
+	}
+	/* the counters after this switch are the base for the next one,
+	 * even if its switch-in goes unseen */
+	r->nvcsw = o->nv;
+	r->nivcsw = o->niv;
+	r->csw_valid = 1;
+
+	if (r->state == CTXSW_ST_NEW)
+		row_start(r, CTXSW_ST_RUNNING, ts);
+	else
+		row_advance(r, ts);
+	r->switch_out++;
+	if (kind == CTXSW_KIND_VOLUNTARY) {
+		r->voluntary++;
+	} else if (kind == CTXSW_KIND_INVOLUNTARY) {
+		r->involuntary++;
+		if (o->after_fold)
+			r->after_fold++;
+	} else {
+		r->exit_switch++;
+		if (o->state & CTXSW_STATE_Z)
+			r->exit_counted++;
+	}
+	if (kind == CTXSW_KIND_EXIT) {
+		row_end(r, ts);
+		return kind | guessed;
+	}
+	r->cpu = -1;
+	r->flags &= ~CTXSW_RF_LAT_PENDING;
+	if (kind == CTXSW_KIND_VOLUNTARY && !o->preempt && o->state) {
+		if (!(r->flags & CTXSW_RF_EARLY_WAKE)) {
+			r->state = CTXSW_ST_SLEEP;
+			r->sleep_idx = sleep_class(o->state);
+		} else if (r->early_ts > ts) {
+			/* the waking came after this switch-out in time: it
+			 * slept until then, as the ordered stream says */
+			r->state = CTXSW_ST_SLEEP;
+			r->sleep_idx = sleep_class(o->state);
+			row_advance(r, r->early_ts);
+			r->state = CTXSW_ST_RUNNABLE;
+			lat_begin(r, r->early_ts, r->early_waker);
+		} else {
+			r->state = CTXSW_ST_RUNNABLE;
+			lat_begin(r, ts, r->early_waker);
+		}
+	} else {
+		r->state = CTXSW_ST_RUNNABLE;
+	}
+	r->flags &= ~CTXSW_RF_EARLY_WAKE;
+	return kind | guessed;
+}
+
+static __always_inline void row_switch_in(struct ctxsw_row *r, __u64 ts,
+					  __s32 cpu, __s32 prev_tid, __u64 nv,
+					  __u64 niv)
+{
+	if (r->state == CTXSW_ST_NEW)
+		row_start(r, CTXSW_ST_RUNNING, ts);
+	else
+		row_advance(r, ts);
+	if (r->flags & CTXSW_RF_LAT_PENDING)
+		lat_end(r, ts, cpu, prev_tid);
+	r->switch_in++;
+	r->state = CTXSW_ST_RUNNING;
+	r->cpu = cpu;
+	r->nvcsw = nv;
+	r->nivcsw = niv;
+	r->csw_valid = 1;
+}
+
+static __always_inline void row_waking(struct ctxsw_row *r, __u64 ts,
+				       __s32 waker)
+{
+	r->wakeups++;
+	r->flags |= CTXSW_RF_WAKED;
+	if (r->state == CTXSW_ST_NEW) {
+		row_start(r, CTXSW_ST_RUNNABLE, ts);
+		lat_begin(r, ts, waker);
+	} else if (r->state == CTXSW_ST_SLEEP) {
+		if (ts < r->state_ts) {
+			/* it fired before the switch-out that put the task
+			 * to sleep (that CPU won the lock): in time order it
+			 * was an early wake, waiting from the switch-out */
+			r->state = CTXSW_ST_RUNNABLE;
+			lat_begin(r, r->state_ts, waker);
+		} else {
+			row_advance(r, ts);
+			r->state = CTXSW_ST_RUNNABLE;
+			lat_begin(r, ts, waker);
+		}
+	} else if (r->state == CTXSW_ST_RUNNING && ts >= r->state_ts) {
+		/* it will sleep at once, already woken, or it is woken
+		 * before it left: the wakeup that follows tells which */
+		r->flags |= CTXSW_RF_EARLY_WAKE;
+		r->early_waker = waker < 0 ? -1 : waker;
+		r->early_ts = ts;
+	}
+}
+
+static __always_inline void row_wakeup(struct ctxsw_row *r, __u64 ts)
+{
+	if (r->flags & CTXSW_RF_WAKED) {
+		r->flags &= ~CTXSW_RF_WAKED;
+		if (r->state == CTXSW_ST_RUNNING)
+			r->flags &= ~CTXSW_RF_EARLY_WAKE;
+		return;
+	}
+	r->wakeups++;
+	if (r->state == CTXSW_ST_NEW) {
+		row_start(r, CTXSW_ST_RUNNABLE, ts);
+		lat_begin(r, ts, -1);
+	} else if (r->state == CTXSW_ST_SLEEP) {
+		row_advance(r, ts);
+		r->state = CTXSW_ST_RUNNABLE;
+		lat_begin(r, ts, -1);
+	}
+}
+
+static __always_inline void row_wakeup_new(struct ctxsw_row *r, __u64 ts,
+					   __s32 waker)
+{
+	r->wakeups++;
+	if (r->state == CTXSW_ST_NEW) {
+		row_start(r, CTXSW_ST_RUNNABLE, ts);
+		lat_begin(r, ts, waker);
+	} else if (r->state == CTXSW_ST_RUNNABLE) {
+		if (!(r->flags & CTXSW_RF_LAT_PENDING))
+			lat_begin(r, ts, waker);
+	} else if (r->state == CTXSW_ST_SLEEP) {
+		row_advance(r, ts);
+		r->state = CTXSW_ST_RUNNABLE;
+		lat_begin(r, ts, waker);
+	}
+}
+
+static __always_inline void agg_cpu_switch(__u64 ts, __s32 next_tid)
+{
+	struct ctxsw_cpu *c = this_cpu();
+	struct ctxsw_cpu_agg *a;
+
+	if (!c)
+		return;
+	a = &c->agg;
+	if (a->in_span) {
+		__u64 d = ts > a->state_ts ? ts - a->state_ts : 0;
+
+		if (a->cur == 0)
+			a->idle_ns += d;
+		else
+			a->busy_ns += d;
+		a->state_ts = a->last_ts = ts;
+	} else {
+		a->in_span = 1;
+		a->first_ts = a->last_ts = a->state_ts = ts;
+	}
+	a->cur = next_tid;
+	a->switches++;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(agg_sched_switch, bool preempt, struct task_struct *prev,
+	     struct task_struct *next)
+{
+	struct sw_out o = { .preempt = preempt };
+	struct task_info pi, ni;
+	struct ctxsw_row *r;
+	__s32 cpu;
+	__u64 nnv, nniv;
+	__u32 raw, kind = 0;
+
+	if (!cpu_selected())
+		return 0;
+	o.ts = bpf_ktime_get_ns();
+	cpu = bpf_get_smp_processor_id();
+	if (sw_state_arg)
+		raw = (__u32)ctx[3];
+	else
+		raw = task_state_raw(prev);
+	o.state = preempt ? 0 : report_state(raw, prev->exit_state);
+	read_task_btf(prev, &pi);
+	read_task_btf(next, &ni);
+	agg_cpu_switch(o.ts, ni.tid);
+	o.after_fold = prev->exit_state && pi.tid != pi.tgid;
+
+	if (pi.tid > 0 && (!filtering() || task_selected(prev))) {
+		o.nv = prev->nvcsw;
+		o.niv = prev->nivcsw;
+		r = row_get(pi.tid, true);
+		if (r) {
+			bpf_spin_lock(&r->lock);
+			row_learn(r, &pi);
+			kind = row_switch_out(r, &o);
+			bpf_spin_unlock(&r->lock);
+			if ((kind & 7) == CTXSW_KIND_EXIT)
+				row_bury(pi.tid, r, o.ts);
+			if (kind & 8) {
+				struct ctxsw_cpu *c = this_cpu();
+
+				if (c)
+					c->inexact++;
+			}
+		}
+	}
+	if (ni.tid > 0 && (!filtering() || task_selected(next))) {
+		nnv = next->nvcsw;
+		nniv = next->nivcsw;
+		r = row_get(ni.tid, true);
+		if (r) {
+			bpf_spin_lock(&r->lock);
+			row_learn(r, &ni);
+			row_switch_in(r, o.ts, cpu, pi.tid, nnv, nniv);
+			bpf_spin_unlock(&r->lock);
+		}
+	}
+	return 0;
+}
+
+/* The row of @p for an event, after the filters; NULL to ignore it. */
+static __always_inline struct ctxsw_row *agg_row(struct task_struct *p,
+						 struct task_info *ti)
+{
+	if (!cpu_selected())
+		return NULL;
+	if (filtering() && !task_selected(p))
+		return NULL;
+	read_task_btf(p, ti);
+	if (ti->tid <= 0)
+		return NULL;
+	return row_get(ti->tid, true);
+}
+
+static __always_inline int agg_wake(struct task_struct *p, __u8 type)
+{
+	__u64 ts = bpf_ktime_get_ns();
+	__s32 waker = (__s32)(__u32)bpf_get_current_pid_tgid();
+	struct task_info ti;
+	struct ctxsw_row *r = agg_row(p, &ti);
+
+	if (!r)
+		return 0;
+	bpf_spin_lock(&r->lock);
+	row_learn(r, &ti);
+	if (type == CTXSW_WAKING)
+		row_waking(r, ts, waker);
+	else if (type == CTXSW_WAKEUP)
+		row_wakeup(r, ts);
+	else
+		row_wakeup_new(r, ts, waker);
+	bpf_spin_unlock(&r->lock);
+	return 0;
+}
+
+SEC("tp_btf/sched_waking")
+int BPF_PROG(agg_sched_waking, struct task_struct *p)
+{
+	return agg_wake(p, CTXSW_WAKING);
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(agg_sched_wakeup, struct task_struct *p)
+{
+	return agg_wake(p, CTXSW_WAKEUP);
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(agg_sched_wakeup_new, struct task_struct *p)
+{
+	return agg_wake(p, CTXSW_WAKEUP_NEW);
+}
+
+SEC("tp_btf/sched_migrate_task")
+int BPF_PROG(agg_sched_migrate_task, struct task_struct *p, int dest_cpu)
+{
+	struct task_info ti;
+	struct ctxsw_row *r = agg_row(p, &ti);
+
+	if (!r)
+		return 0;
+	bpf_spin_lock(&r->lock);
+	row_learn(r, &ti);
+	r->migrations++;
+	bpf_spin_unlock(&r->lock);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(agg_sched_process_fork, struct task_struct *parent,
+	     struct task_struct *child)
+{
+	__u64 ts = bpf_ktime_get_ns();
+	bool sel = fork_follow(parent, child);
+	__s32 ppid = BPF_CORE_READ(parent, tgid);
+	struct task_info ti;
+	struct ctxsw_row *r;
+	bool reuse = false;
+
+	if (!cpu_selected() || !sel || (cg_id && !task_selected(child)))
+		return 0;
+	read_task(child, &ti);
+	if (ti.tid <= 0)
+		return 0;
+	r = row_get(ti.tid, false);
+	if (r) {
+		/* a row only declared (state never seen) is this child;
+		 * anything else had this tid before and died unseen */
+		bpf_spin_lock(&r->lock);
+		if (r->state == CTXSW_ST_NEW && !r->exited && !r->migrations)
+			reuse = true;
+		else if (row_alive(r))
+			row_end(r, ts);
+		bpf_spin_unlock(&r->lock);
+		if (!reuse)
+			row_bury(ti.tid, r, ts);
+	}
+	r = row_get(ti.tid, true);
+	if (!r)
+		return 0;
+	bpf_spin_lock(&r->lock);
+	row_learn(r, &ti);
+	r->ppid = ppid;
+	row_start(r, CTXSW_ST_RUNNABLE, ts);
+	bpf_spin_unlock(&r->lock);
+	return 0;
+}
+
+struct inflight { /* the part of a row that says what it does */
+	__u64 lat_ts, early_ts, nvcsw, nivcsw;
+	__s32 lat_waker, early_waker, cpu;
+	__u32 csw_valid;
+	__u8 state, sleep_idx, flags;
+};
+
+/*
+ * A non-leader thread exec'd: the kernel gave it the leader's tid.  It
+ * goes on as a new row under that tid, from now on, in the state it was
+ * in; its old row ends here (account.c's exec_takeover()).
+ */
+static __always_inline void agg_takeover(struct task_info *ti, __u32 old_pid,
+					 __u64 ts)
+{
+	struct ctxsw_row *o = row_get(old_pid, false), *l, *n;
+	struct inflight st = {};
+	bool alive = false;
+	__u32 tid = ti->tid;
+
+	if (o) {
+		bpf_spin_lock(&o->lock);
+		alive = row_alive(o);
+		if (o->tgid <= 0)
+			o->tgid = tid;
+		if (alive) {
+			row_advance(o, ts);
+			st.state = o->state;
+			st.sleep_idx = o->sleep_idx;
+			st.flags = o->flags;
+			st.cpu = o->cpu;
+			st.lat_ts = o->lat_ts;
+			st.lat_waker = o->lat_waker;
+			st.early_ts = o->early_ts;
+			st.early_waker = o->early_waker;
+			st.csw_valid = o->csw_valid;
+			st.nvcsw = o->nvcsw;
+			st.nivcsw = o->nivcsw;
+		}
+		row_end(o, ts);
+		bpf_spin_unlock(&o->lock);
+		row_bury(old_pid, o, ts);
+	}
+	l = row_get(tid, false);
+	if (l) {
+		bpf_spin_lock(&l->lock);
+		if (row_alive(l))
+			row_end(l, ts);
+		bpf_spin_unlock(&l->lock);
+		row_bury(tid, l, ts);
+	}
+	n = row_get(tid, true);
+	if (!n)
+		return;
+	bpf_spin_lock(&n->lock);
+	row_learn(n, ti);
+	n->tgid = tid;
+	if (alive) {
+		row_start(n, st.state, ts);
+		n->sleep_idx = st.sleep_idx;
+		n->flags = st.flags;
+		n->cpu = st.cpu;
+		n->lat_ts = st.lat_ts;
+		n->lat_waker = st.lat_waker;
+		n->early_ts = st.early_ts;
+		n->early_waker = st.early_waker;
+		n->csw_valid = st.csw_valid;
+		n->nvcsw = st.nvcsw;
+		n->nivcsw = st.nivcsw;
+	}
+	bpf_spin_unlock(&n->lock);
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(agg_sched_process_exec, struct task_struct *p, int old_pid)
+{
+	__u64 ts = bpf_ktime_get_ns();
+	struct task_info ti;
+	struct ctxsw_row *r;
+
+	if (!cpu_selected() || (filtering() && !task_selected(p)))
+		return 0;
+	read_task(p, &ti);
+	if (ti.tid <= 0)
+		return 0;
+	if (old_pid > 0 && old_pid != ti.tid)
+		agg_takeover(&ti, old_pid, ts);
+	r = row_get(ti.tid, true);
+	if (!r)
+		return 0;
+	bpf_spin_lock(&r->lock);
+	row_learn(r, &ti);
+	bpf_spin_unlock(&r->lock);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_free")
+int BPF_PROG(agg_sched_process_free, struct task_struct *p)
+{
+	return on_free(p);
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(agg_sched_process_exit, struct task_struct *p)
+{
+	struct task_info ti;
+	struct ctxsw_row *r = agg_row(p, &ti);
+
+	if (!r)
+		return 0;
+	bpf_spin_lock(&r->lock);
+	row_learn(r, &ti);
+	r->exited = 1;
+	bpf_spin_unlock(&r->lock);
+	return 0;
+}

@@ -1,0 +1,471 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ctxsw_stream.bpf.c - the streaming object of the bpf backend: each
+ * scheduler (and optionally irq and raw_syscalls) event becomes a compact
+ * record (ctxsw.h) in one BPF ring buffer.  Every program exists twice, as
+ * tp_btf (typed arguments) and raw_tp; the loader keeps one of each pair
+ * with bpf_program__set_autoload().  Both call the same inline bodies,
+ * which read task fields with BPF_CORE_READ (or plain loads where the
+ * pointer is a trusted BTF one) so they relocate to the running kernel's
+ * layout (CO-RE).  What it shares with the aggregation object
+ * (ctxsw_agg.bpf.c) is in ctxsw.bpf.h.
+ *
+ * Voluntary or involuntary: at sched_switch the kernel has already added
+ * one to prev's nvcsw or nivcsw.  We remember both counters of a task when
+ * it is switched in and after each switch-out; at its next switch-out, the
+ * one that moved is the kernel's own verdict.  That stays right where the
+ * tracepoint's state cannot tell (a task that tried to sleep with a
+ * signal pending is counted voluntary, and newer kernels show it as R),
+ * and where a switch-in goes unseen.  A task already running when capture
+ * starts has no remembered counters at its first switch-out: that one
+ * switch is classified from the state, without CTXSW_F_KIND_EXACT.
+ */
+#include "ctxsw.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* ---- maps of this object ------------------------------------------ */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20); /* resized by the loader */
+} events SEC(".maps");
+
+/* Streaming: each task's nvcsw/nivcsw when last switched in or out. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 32768);
+	__type(key, __u32);
+	__type(value, struct ctxsw_csw);
+} csw SEC(".maps");
+
+/* ---- records ------------------------------------------------------ */
+
+/*
+ * Reserve a record and stamp its header with the time taken just before
+ * the reserve: the event's own time.  A program that interrupts us in
+ * between (an irq or softirq tracepoint, or a wakeup from one) reserves
+ * its slot before ours with a later time, so on one CPU ring order is
+ * only nearly time order.  No clamping here can fix that: with two
+ * nested programs after our reserve, raising our time to the newest one
+ * puts it after the first.  User space (bpf.c) therefore sorts each
+ * CPU's records by time before the stream takes them, holding them until
+ * nothing older can still arrive, which the stream's slack bounds anyway.
+ */
+static __always_inline void *rec_reserve(__u32 size, __u8 type, __u8 flags)
+{
+	__u64 t = bpf_ktime_get_ns(), pid_tgid, lost;
+	struct ctxsw_cpu *c = this_cpu();
+	struct ctxsw_hdr *h;
+
+	if (!c)
+		return NULL;
+	h = bpf_ringbuf_reserve(&events, size, 0);
+	if (!h) {
+		__sync_fetch_and_add(&c->lost, 1);
+		__sync_fetch_and_add(&c->lost_total, 1);
+		return NULL;
+	}
+	lost = c->lost;
+	if (lost) {
+		if (lost > 0xffffffffu)
+			lost = 0xffffffffu;
+		/* subtract, not clear: a nested failure may have added one */
+		__sync_fetch_and_add(&c->lost, -lost);
+	}
+	pid_tgid = bpf_get_current_pid_tgid();
+	h->ts = t;
+	h->lost = (__u32)lost;
+	h->cpu = (__u16)bpf_get_smp_processor_id();
+	h->type = type;
+	h->flags = flags;
+	h->tid = (__s32)(__u32)pid_tgid;
+	h->tgid = (__s32)(pid_tgid >> 32);
+	return h;
+}
+
+/*
+ * Commit a record.  The reader is woken only once a quarter of the ring
+ * is used (as the perf backend asks of perf): a wakeup per record would
+ * cost a context switch of the reader per event, and the reader polls
+ * with a timeout anyway.
+ */
+static __always_inline void rec_submit(void *r)
+{
+	__u64 flags = BPF_RB_NO_WAKEUP;
+
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wake_bytes)
+		flags = BPF_RB_FORCE_WAKEUP;
+	bpf_ringbuf_submit(r, flags);
+}
+
+/*
+ * Interrupt context of a waking, as the tracepoint's common_flags tell
+ * perf.  preempt_count is out of reach (a per-CPU variable whose address
+ * kallsyms gives only with CONFIG_KALLSYMS_ALL), so the handlers that wake
+ * tasks are counted per CPU as they nest: device irq handlers, hrtimer
+ * callbacks run in hard irq (the timer interrupt's wakeups: sleeps,
+ * timers), and softirqs.  Wakeups from other hard irq work (IPIs,
+ * irq_work) are seen as task context.  An exit without its entry (capture
+ * began inside the handler) is ignored.
+ */
+static __always_inline void irq_nest(bool hard, bool entry)
+{
+	struct ctxsw_cpu *c = this_cpu();
+	__u32 *n;
+
+	if (!c)
+		return;
+	n = hard ? &c->hardirq : &c->softirq;
+	if (entry)
+		(*n)++;
+	else if (*n)
+		(*n)--;
+}
+
+static __always_inline void irq_reset(void)
+{
+	struct ctxsw_cpu *c = this_cpu();
+
+	if (c)
+		c->hardirq = c->softirq = 0;
+}
+
+static __always_inline __u8 irq_ctx(void)
+{
+	struct ctxsw_cpu *c = this_cpu();
+
+	if (!c)
+		return 0;
+	if (c->hardirq)
+		return CTXSW_F_IN_IRQ;
+	return c->softirq ? CTXSW_F_IN_SOFTIRQ : 0;
+}
+
+/* ---- event bodies -------------------------------------------------- */
+
+/*
+ * A field of a task: a plain load (CO-RE offset) in a tp_btf program, whose
+ * task pointers are trusted BTF pointers, a bpf_probe_read_kernel() in its
+ * raw_tp twin.  @btf is a constant of each twin, so the other branch is
+ * compiled out of each.
+ */
+#define TREAD(btf, t, f) ((btf) ? (t)->f : BPF_CORE_READ(t, f))
+#define TREAD_COMM(btf, dst, t)                                        \
+	do {                                                           \
+		if (btf)                                               \
+			__builtin_memcpy(dst, (t)->comm, sizeof(dst)); \
+		else                                                   \
+			bpf_core_read(dst, sizeof(dst), &(t)->comm);   \
+	} while (0)
+
+static __always_inline int on_switch(unsigned long long *ctx, bool preempt,
+				     struct task_struct *prev,
+				     struct task_struct *next, bool btf)
+{
+	__u32 prev_tid = TREAD(btf, prev, pid);
+	__u32 next_tid = TREAD(btf, next, pid);
+	__u64 nv = TREAD(btf, prev, nvcsw),
+	      niv = TREAD(btf, prev, nivcsw);
+	__u32 raw, state;
+	__u8 kind, flags = 0;
+	struct ctxsw_csw *old;
+	struct ctxsw_switch *r;
+
+	if (!cpu_selected())
+		return 0;
+	/* the tracepoint's prev_state (5.18+) is what __schedule decided;
+	 * prev->__state may already read TASK_WAKING from a remote waker */
+	if (sw_state_arg)
+		raw = (__u32)ctx[3];
+	else
+		raw = task_state_raw(prev);
+	state = preempt ? 0 :
+			  report_state(raw, TREAD(btf, prev, exit_state));
+
+	if (filtering() && !task_selected(prev) && !task_selected(next))
+		return 0;
+	/* No switch happens inside an irq handler: a nesting count left up
+	 * by an entry whose exit we missed (attached in between) ends here. */
+	irq_reset();
+
+	if (state & (CTXSW_STATE_X | CTXSW_STATE_Z)) {
+		kind = CTXSW_KIND_EXIT;
+		bpf_map_delete_elem(&csw, &prev_tid);
+	} else {
+		old = prev_tid ? bpf_map_lookup_elem(&csw, &prev_tid) : NULL;
+		if (old && nv != old->nvcsw && niv == old->nivcsw) {
+			kind = CTXSW_KIND_VOLUNTARY;
+			flags = CTXSW_F_KIND_EXACT;
+		} else if (old && niv != old->nivcsw && nv == old->nvcsw) {
+			kind = CTXSW_KIND_INVOLUNTARY;
+			flags = CTXSW_F_KIND_EXACT;
+		} else {
+			/* first sight (running when capture began): the
+			 * tracepoint's own rule */
+			kind = preempt || !state ? CTXSW_KIND_INVOLUNTARY :
+						   CTXSW_KIND_VOLUNTARY;
+			if (prev_tid) {
+				struct ctxsw_cpu *c = this_cpu();
+
+				if (c)
+					c->inexact++;
+			}
+		}
+		/* exit_notify() sets exit_state as it folds a thread's
+		 * counters into its process (a leader's are read at reap):
+		 * rusage will not see a switch after that */
+		flags |= CTXSW_F_FOLD_KNOWN;
+		if (kind == CTXSW_KIND_INVOLUNTARY &&
+		    TREAD(btf, prev, exit_state) &&
+		    prev_tid != TREAD(btf, prev, tgid))
+			flags |= CTXSW_F_AFTER_FOLD;
+		/* the counters after this switch are the base for the next
+		 * one, even if the switch-in between goes unseen */
+		if (old) {
+			old->nvcsw = nv;
+			old->nivcsw = niv;
+		} else if (prev_tid) {
+			struct ctxsw_csw cur = { .nvcsw = nv, .nivcsw = niv };
+
+			bpf_map_update_elem(&csw, &prev_tid, &cur, BPF_ANY);
+		}
+	}
+	if (next_tid) {
+		struct ctxsw_csw cur = {
+			.nvcsw = TREAD(btf, next, nvcsw),
+			.nivcsw = TREAD(btf, next, nivcsw),
+		};
+
+		old = bpf_map_lookup_elem(&csw, &next_tid);
+		if (old)
+			*old = cur;
+		else
+			bpf_map_update_elem(&csw, &next_tid, &cur, BPF_ANY);
+	}
+
+	r = rec_reserve(sizeof(*r), CTXSW_SWITCH, flags);
+	if (!r)
+		return 0;
+	r->prev_prio = TREAD(btf, prev, prio);
+	r->prev_state = state;
+	r->next_tid = next_tid;
+	r->next_tgid = TREAD(btf, next, tgid);
+	r->next_prio = TREAD(btf, next, prio);
+	r->preempt = preempt;
+	r->kind = kind;
+	r->pad[0] = r->pad[1] = 0;
+	/* prev is current, but its tid/tgid in the header come from the
+	 * helper; keep them identical to the task we read */
+	r->h.tid = prev_tid;
+	r->h.tgid = TREAD(btf, prev, tgid);
+	TREAD_COMM(btf, r->prev_comm, prev);
+	TREAD_COMM(btf, r->next_comm, next);
+	rec_submit(r);
+	return 0;
+}
+
+static __always_inline int on_wake(struct task_struct *p, __u8 type, bool btf)
+{
+	struct ctxsw_wake *r;
+
+	if (!cpu_selected())
+		return 0;
+	if (filtering() && !task_selected(p) && !task_selected(current_task()))
+		return 0;
+	r = rec_reserve(sizeof(*r), type, type == CTXSW_WAKING ? irq_ctx() : 0);
+	if (!r)
+		return 0;
+	r->tid = TREAD(btf, p, pid);
+	r->prio = TREAD(btf, p, prio);
+	r->target_cpu = task_cpu(p);
+	r->pad = 0;
+	TREAD_COMM(btf, r->comm, p);
+	rec_submit(r);
+	return 0;
+}
+
+static __always_inline int on_migrate(struct task_struct *p, int dest_cpu)
+{
+	struct ctxsw_migrate *r;
+
+	if (!cpu_selected())
+		return 0;
+	if (filtering() && !task_selected(p))
+		return 0;
+	r = rec_reserve(sizeof(*r), CTXSW_MIGRATE, 0);
+	if (!r)
+		return 0;
+	r->tid = BPF_CORE_READ(p, pid);
+	r->prio = BPF_CORE_READ(p, prio);
+	r->orig_cpu = task_cpu(p);
+	r->dest_cpu = dest_cpu;
+	rec_submit(r);
+	return 0;
+}
+
+static __always_inline int on_fork(struct task_struct *parent,
+				   struct task_struct *child)
+{
+	struct ctxsw_fork *r;
+	bool sel = fork_follow(parent, child);
+
+	if (!cpu_selected() || !sel || (cg_id && !task_selected(parent)))
+		return 0;
+	r = rec_reserve(sizeof(*r), CTXSW_FORK, 0);
+	if (!r)
+		return 0;
+	r->parent_tid = BPF_CORE_READ(parent, pid);
+	r->child_tid = BPF_CORE_READ(child, pid);
+	r->child_tgid = BPF_CORE_READ(child, tgid);
+	r->pad = 0;
+	bpf_core_read(r->child_comm, sizeof(r->child_comm), &child->comm);
+	rec_submit(r);
+	return 0;
+}
+
+static __always_inline int on_exec(struct task_struct *p, int old_pid)
+{
+	struct ctxsw_exec *r;
+
+	if (!cpu_selected())
+		return 0;
+	if (filtering() && !task_selected(p))
+		return 0;
+	r = rec_reserve(sizeof(*r), CTXSW_EXEC, 0);
+	if (!r)
+		return 0;
+	r->tid = BPF_CORE_READ(p, pid);
+	r->old_tid = old_pid;
+	/* begin_new_exec() has set the new comm by now */
+	bpf_core_read(r->comm, sizeof(r->comm), &p->comm);
+	rec_submit(r);
+	return 0;
+}
+
+static __always_inline int on_exit(unsigned long long *ctx,
+				   struct task_struct *p)
+{
+	struct ctxsw_exit *r;
+	bool group_dead;
+
+	if (!cpu_selected())
+		return 0;
+	if (exit_group_arg)
+		group_dead = (bool)ctx[1];
+	else
+		/* do_exit() has decremented signal->live before the event */
+		group_dead = BPF_CORE_READ(p, signal, live.counter) == 0;
+	if (filtering() && !task_selected(p))
+		return 0;
+	r = rec_reserve(sizeof(*r), CTXSW_EXIT, 0);
+	if (!r)
+		return 0;
+	r->tid = BPF_CORE_READ(p, pid);
+	r->prio = BPF_CORE_READ(p, prio);
+	r->group_dead = group_dead;
+	__builtin_memset(r->pad, 0, sizeof(r->pad));
+	bpf_core_read(r->comm, sizeof(r->comm), &p->comm);
+	rec_submit(r);
+	return 0;
+}
+
+/* irq, softirq and syscall events concern the current task */
+static __always_inline bool current_selected(void)
+{
+	return cpu_selected() &&
+	       (!filtering() || task_selected(current_task()));
+}
+
+static __always_inline int on_irq(__u8 type, int vec, int ret)
+{
+	struct ctxsw_irq *r;
+
+	irq_nest(type == CTXSW_IRQ_ENTRY || type == CTXSW_IRQ_EXIT,
+		 type == CTXSW_IRQ_ENTRY || type == CTXSW_SOFTIRQ_ENTRY);
+	if (!emit_irq || !current_selected())
+		return 0;
+	r = rec_reserve(sizeof(*r), type, 0);
+	if (!r)
+		return 0;
+	r->vec = vec;
+	r->ret = ret;
+	rec_submit(r);
+	return 0;
+}
+
+static __always_inline int on_hrtimer(struct hrtimer *t, bool entry)
+{
+	/* soft hrtimers run in the hrtimer softirq, counted there */
+	if (!BPF_CORE_READ(t, is_soft))
+		irq_nest(true, entry);
+	return 0;
+}
+
+static __always_inline long syscall_nr(struct pt_regs *regs)
+{
+#if defined(__TARGET_ARCH_x86)
+	return BPF_CORE_READ(regs, orig_ax);
+#elif defined(__TARGET_ARCH_arm64)
+	return BPF_CORE_READ((struct pt_regs *)regs, syscallno);
+#else
+	return -1;
+#endif
+}
+
+static __always_inline int on_sys(__u8 type, long id, long ret)
+{
+	struct ctxsw_sys *r;
+
+	if (!current_selected())
+		return 0;
+	r = rec_reserve(sizeof(*r), type, 0);
+	if (!r)
+		return 0;
+	r->id = id;
+	r->ret = ret;
+	rec_submit(r);
+	return 0;
+}
+
+/* ---- the programs: tp_btf and raw_tp twins ------------------------- */
+
+/* BTF in body_args is true in the tp_btf twin, false in the raw_tp one */
+#define TWIN(tp, body_args, ...)                                \
+	SEC("tp_btf/" #tp)                                      \
+	int BPF_PROG(btf_##tp, ##__VA_ARGS__)                   \
+	{                                                       \
+		const bool BTF __attribute__((unused)) = true;  \
+		return body_args;                               \
+	}                                                       \
+	SEC("raw_tp/" #tp)                                      \
+	int BPF_PROG(raw_##tp, ##__VA_ARGS__)                   \
+	{                                                       \
+		const bool BTF __attribute__((unused)) = false; \
+		return body_args;                               \
+	}
+
+TWIN(sched_switch, on_switch(ctx, preempt, prev, next, BTF), bool preempt,
+     struct task_struct *prev, struct task_struct *next)
+TWIN(sched_waking, on_wake(p, CTXSW_WAKING, BTF), struct task_struct *p)
+TWIN(sched_wakeup, on_wake(p, CTXSW_WAKEUP, BTF), struct task_struct *p)
+TWIN(sched_wakeup_new, on_wake(p, CTXSW_WAKEUP_NEW, BTF),
+     struct task_struct *p)
+TWIN(sched_migrate_task, on_migrate(p, dest_cpu), struct task_struct *p,
+     int dest_cpu)
+TWIN(sched_process_fork, on_fork(parent, child), struct task_struct *parent,
+     struct task_struct *child)
+TWIN(sched_process_exec, on_exec(p, old_pid), struct task_struct *p,
+     int old_pid)
+TWIN(sched_process_exit, on_exit(ctx, p), struct task_struct *p)
+TWIN(sched_process_free, on_free(p), struct task_struct *p)
+TWIN(irq_handler_entry, on_irq(CTXSW_IRQ_ENTRY, irq, 0), int irq)
+TWIN(irq_handler_exit, on_irq(CTXSW_IRQ_EXIT, irq, ret), int irq, void *action,
+     int ret)
+TWIN(softirq_entry, on_irq(CTXSW_SOFTIRQ_ENTRY, (int)vec, 0), unsigned int vec)
+TWIN(softirq_exit, on_irq(CTXSW_SOFTIRQ_EXIT, (int)vec, 0), unsigned int vec)
+TWIN(hrtimer_expire_entry, on_hrtimer(t, true), struct hrtimer *t)
+TWIN(hrtimer_expire_exit, on_hrtimer(t, false), struct hrtimer *t)
+TWIN(sys_enter, on_sys(CTXSW_SYS_ENTER, id, 0), struct pt_regs *regs, long id)
+TWIN(sys_exit, on_sys(CTXSW_SYS_EXIT, syscall_nr(regs), ret),
+     struct pt_regs *regs, long ret)

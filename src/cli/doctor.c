@@ -1,0 +1,273 @@
+/*
+ * doctor.c - `ctxmon doctor`: what this kernel offers ctxmon and which
+ * backends load on it, each with the reason when it does not.
+ *
+ * The features come from ctxmon_features_probe() (include/ctxmon/
+ * features.h); a backend "loads" when a session for a command opens with
+ * it (programs loaded, events opened, nothing enabled, the command never
+ * started), exactly as `ctxmon stat -- CMD` would.  Options are declared
+ * once, in opts[], from which --help and getopt's table are made.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ctxmon/ctxmon.h>
+#include <ctxmon/features.h>
+
+#include "cli/cli.h"
+
+static const char *const cmd = "doctor";
+
+struct doctor_opt {
+	const char *name;
+	int key;
+	const char *arg;
+	const char *help;
+};
+
+enum { OPT_NO_PROBE = 0x100 };
+
+static const struct doctor_opt opts[] = {
+	{ "json", 'j', NULL, "one JSON object" },
+	{ "no-probe", OPT_NO_PROBE, NULL,
+	  "skip the signal-sleep probe and the backend loads (quick)" },
+	{ "verbose", 'v', NULL, "also say what auto tried, in order" },
+	{ "help", 'h', NULL, "this help" },
+};
+#define NOPTS (sizeof(opts) / sizeof(opts[0]))
+
+static const char *const names[] = { "bpf",	    "bpf-agg",	   "perf",
+				     "ftrace",	    "ftrace-text", "perf-switch",
+				     "proc" };
+#define NNAMES (sizeof(names) / sizeof(names[0]))
+
+static void help(FILE *f)
+{
+	fprintf(f, "usage: ctxmon doctor [options]\n\n"
+		   "What this kernel offers ctxmon (BTF, tp_btf, BPF ring "
+		   "buffer and task storage,\nftrace hist triggers, "
+		   "perf_event_paranoid, tracefs, cgroup v2, how a\n"
+		   "signal-cut sleep shows in sched_switch) and which "
+		   "capture backends load, or\nwhy not.  CTXMON_BTF=PATH "
+		   "names the kernel BTF to use instead of\n"
+		   "/sys/kernel/btf/vmlinux.\n\noptions:\n");
+	for (size_t i = 0; i < NOPTS; i++) {
+		char left[40];
+
+		if (opts[i].key < 0x100)
+			snprintf(left, sizeof(left), "-%c, --%s", opts[i].key,
+				 opts[i].name);
+		else
+			snprintf(left, sizeof(left), "    --%s", opts[i].name);
+		fprintf(f, "  %-22s %s\n", left, opts[i].help);
+	}
+	fprintf(f, "\nexamples:\n"
+		   "  ctxmon doctor                  features and backends\n"
+		   "  ctxmon doctor --json           the same, for a script\n"
+		   "  CTXMON_BTF=/nonexistent ctxmon doctor   as on a kernel "
+		   "without BTF\n\nNeeds root (or CAP_BPF and CAP_PERFMON) "
+		   "for the BPF probes and backends.\n");
+}
+
+static const char *yn(int v)
+{
+	return v > 0 ? "yes" : v == 0 ? "no" : "unknown";
+}
+
+static const char *sig_text(enum ctxmon_sigsleep s)
+{
+	switch (s) {
+	case CTXMON_SIGSLEEP_SHOWN_SLEEP:
+		return "shown S";
+	case CTXMON_SIGSLEEP_SHOWN_RUNNING:
+		return "shown R";
+	default:
+		return "unknown";
+	}
+}
+
+static const char *sig_effect(enum ctxmon_sigsleep s)
+{
+	switch (s) {
+	case CTXMON_SIGSLEEP_SHOWN_SLEEP:
+		return "tracepoint backends exact";
+	case CTXMON_SIGSLEEP_SHOWN_RUNNING:
+		return "tracepoint backends print a bound; bpf exact";
+	default:
+		return "tracepoint backends print a bound";
+	}
+}
+
+struct load {
+	bool ok;
+	char why[256];
+};
+
+/* Open a session for a command with backend @name (NULL: auto) and close
+ * it: the command is never started. */
+static void try_load(const char *name, struct load *l, char *log,
+		     size_t loglen)
+{
+	static char *argv[] = { "true", NULL };
+	struct ctxmon_session_opts o = {
+		.sz = sizeof(o),
+		.target = CTXMON_TARGET_CMD,
+		.argv = argv,
+		.backend = name,
+		.verbose = 1,
+	};
+	struct ctxmon_session *s = ctxmon_session_open(&o);
+
+	l->ok = s != NULL;
+	snprintf(l->why, sizeof(l->why), "%s",
+		 s ? ctxmon_session_backend(s) : ctxmon_last_error());
+	if (log && loglen)
+		snprintf(log, loglen, "%s", s ? ctxmon_session_log(s) : "");
+	ctxmon_session_close(s);
+}
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fprintf(f, "\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			fprintf(f, "\\u%04x", *s);
+		else
+			fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+int cmd_doctor(int argc, char **argv)
+{
+	struct option lo[NOPTS + 1];
+	char so[2 * NOPTS + 1] = "", log[2048] = "";
+	struct ctxmon_features ft;
+	struct load ld[NNAMES], autol = { 0 };
+	bool json = false, probe = true;
+	int verbose = 0, c;
+
+	for (size_t i = 0, n = 0; i < NOPTS; i++) {
+		lo[i] = (struct option){ opts[i].name,
+					 opts[i].arg ? required_argument :
+						       no_argument,
+					 NULL, opts[i].key };
+		if (opts[i].key < 0x100) {
+			so[n++] = (char)opts[i].key;
+			if (opts[i].arg)
+				so[n++] = ':';
+		}
+	}
+	lo[NOPTS] = (struct option){ 0 };
+	while ((c = getopt_long(argc, argv, so, lo, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json = true;
+			break;
+		case OPT_NO_PROBE:
+			probe = false;
+			break;
+		case 'v':
+			verbose++;
+			break;
+		case 'h':
+			help(stdout);
+			return EXIT_OK;
+		default:
+			fprintf(stderr, "ctxmon %s: 'ctxmon doctor --help' lists "
+					"the options\n", cmd);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		cli__err(cmd, "unexpected argument '%s'; doctor takes only "
+			      "options", argv[optind]);
+		return EXIT_USAGE;
+	}
+
+	ctxmon_features_probe(&ft, probe ? CTXMON_PROBE_SIGSLEEP : 0);
+	if (probe) {
+		for (size_t i = 0; i < NNAMES; i++)
+			try_load(names[i], &ld[i], NULL, 0);
+		try_load(NULL, &autol, log, sizeof(log));
+	}
+
+	if (json) {
+		printf("{\"ctxmon\":\"%s\",\"kernel\":", CTXMON_VERSION);
+		json_str(stdout, ft.release);
+		printf(",\"btf\":%d,\"btf_path\":", ft.btf);
+		json_str(stdout, ft.btf_path);
+		printf(",\"tp_btf\":%d,\"ringbuf\":%d,\"task_storage\":%d,"
+		       "\"hist_triggers\":%d,\"perf_event_paranoid\":%d,"
+		       "\"tracefs\":",
+		       ft.tp_btf, ft.ringbuf, ft.task_storage, ft.hist_triggers,
+		       ft.perf_event_paranoid);
+		json_str(stdout, ft.tracefs);
+		printf(",\"cgroup2\":");
+		json_str(stdout, ft.cgroup2);
+		printf(",\"sigsleep\":");
+		json_str(stdout, sig_text(ft.sigsleep));
+		printf(",\"sigsleep_why\":");
+		json_str(stdout, ft.sigsleep_why);
+		if (probe) {
+			printf(",\"backends\":{");
+			for (size_t i = 0; i < NNAMES; i++) {
+				printf("%s\"%s\":{\"loads\":%s,\"why\":", i ? "," : "",
+				       names[i], ld[i].ok ? "true" : "false");
+				json_str(stdout, ld[i].ok ? "" : ld[i].why);
+				printf("}");
+			}
+			printf("},\"auto\":");
+			json_str(stdout, autol.ok ? autol.why : "");
+		}
+		printf("}\n");
+		return EXIT_OK;
+	}
+
+	printf("ctxmon %s on Linux %s\n", CTXMON_VERSION, ft.release);
+	printf("kernel:\n");
+	printf("  %-22s %s  %s\n", "BTF", yn(ft.btf), ft.btf_path);
+	printf("  %-22s %s\n", "tp_btf programs", yn(ft.tp_btf));
+	printf("  %-22s %s\n", "BPF ring buffer", yn(ft.ringbuf));
+	printf("  %-22s %s\n", "BPF task storage", yn(ft.task_storage));
+	printf("  %-22s %s\n", "ftrace hist triggers", yn(ft.hist_triggers));
+	if (ft.perf_event_paranoid == -100)
+		printf("  %-22s unreadable\n", "perf_event_paranoid");
+	else
+		printf("  %-22s %d\n", "perf_event_paranoid",
+		       ft.perf_event_paranoid);
+	printf("  %-22s %s\n", "tracefs",
+	       ft.tracefs[0] ? ft.tracefs : "not mounted");
+	printf("  %-22s %s\n", "cgroup v2",
+	       ft.cgroup2[0] ? ft.cgroup2 : "not mounted");
+	if (probe)
+		printf("  %-22s %s: %s (%s)\n", "signal-cut sleep",
+		       sig_text(ft.sigsleep), sig_effect(ft.sigsleep),
+		       ft.sigsleep_why);
+	if (!probe)
+		return EXIT_OK;
+	printf("backends:\n");
+	for (size_t i = 0; i < NNAMES; i++)
+		printf("  %-12s %s%s\n", names[i], ld[i].ok ? "loads" : "no: ",
+		       ld[i].ok ? "" : ld[i].why);
+	if (autol.ok)
+		printf("  %-12s chooses %s\n", "auto", autol.why);
+	else
+		printf("  %-12s no backend loads: %s\n", "auto", autol.why);
+	if (verbose && log[0]) {
+		char *line = log, *nl;
+
+		for (; *line; line = nl + 1) {
+			nl = strchrnul(line, '\n');
+			printf("    %.*s\n", (int)(nl - line), line);
+			if (!*nl)
+				break;
+		}
+	}
+	return EXIT_OK;
+}

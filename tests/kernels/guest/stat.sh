@@ -1,0 +1,185 @@
+# guest/stat.sh - every backend on the stat workloads, against the kernel.
+#
+# For each backend and workload: ctxmon stat --backend B --json -- kcount
+# WORKLOAD.  kcount prints the workload's wait4() rusage; the workload's
+# process row must agree with it by the host e2e tests' rules
+# (tests/e2e/lib.sh, stat_kcount), and ctxmon's own comparison with its
+# getrusage of kcount (the "kernel" object: match) must hold too:
+#   voluntary + leader exit (exit_counted) == ru_nvcsw (the leader's exit
+#     may or may not be counted when it was reaped as it switched out)
+#   involuntary - after_fold in [ru_nivcsw, ru_nivcsw + exit_preempt]
+#     (a bpf backend reads the task's own counters: exact)
+#   nothing lost, no ordering violation, stat's exit status the workload's.
+# Signal-cut sleeps (sigsleep): where ctxmon finds (its signal-sleep probe,
+# `ctxmon doctor`) that this kernel's sched_switch shows them as R, the
+# rows' shown_running switches may be voluntary: ctxmon says so
+# (kernel.sigsleep_bound) and the ranges widen by that many; where the
+# kernel shows them S, a tracepoint backend must be exact.
+# perf-switch: its events leave a dying leader before its parent reaps it,
+# and kcount reaps at once (docs/unprivileged.md), so it runs the workload
+# itself and is judged by ctxmon's own getrusage comparison; a signal-cut
+# sleep's record says preempted on every kernel (a documented limit), so
+# sigsleep is not run with it.  proc samples /proc, also on its own child:
+# never above the kernel's counts, and not nothing.
+. "$GUEST/lib.sh"
+
+BACKENDS=${BACKENDS:-"bpf bpf-agg perf ftrace ftrace-text perf-switch proc"}
+
+# check NAME BACKEND WORKLOAD ARGS...
+check() {
+	name=$1 b=$2
+	shift 2
+	out=$name.json err=$name.err
+	rc=0
+	kc="$WL/kcount" fmt="--json"
+	[ "$b" != perf-switch ] || { kc="" fmt="" out=$name.txt; }
+	[ "$b" != proc ] || kc=""
+	"$CTXMON" stat --backend "$b" $fmt -o "$out" -- $kc "$@" \
+		>/dev/null 2>"$err" || rc=$?
+	echo "$name: ctxmon stat --backend $b${fmt:+ $fmt} -- ${kc:+kcount }$* -> exit $rc"
+	show "$err"
+	if [ "$b" = proc ]; then
+		sample_check "$name" "$rc"
+		return
+	elif [ -z "$kc" ]; then
+		own_check "$name" "$b" "$rc"
+		return
+	fi
+	pid=$(kcount_get "$err" pid)
+	nv=$(kcount_get "$err" nvcsw)
+	niv=$(kcount_get "$err" nivcsw)
+	st=$(kcount_get "$err" status)
+	if [ -z "$pid" ] || [ ! -s "$out" ]; then
+		fail "$name" "$(grep -v '^kcount' "$err" | head -n 1) (exit $rc)"
+		return
+	fi
+	[ "$rc" = "$st" ] || { fail "$name" "stat exited $rc, the workload $st"; return; }
+	got=$(jfirst "$out" backend)
+	[ "$got" = "$b" ] || { fail "$name" "backend $got, asked for $b"; return; }
+	vol=$(jrow "$out" process "$pid" voluntary)
+	inv=$(jrow "$out" process "$pid" involuntary)
+	if [ -z "$vol" ] || [ -z "$inv" ]; then
+		fail "$name" "no process row for the workload (pid $pid)"
+		return
+	fi
+	ec=$(jrow "$out" process "$pid" exit_counted)
+	af=$(jrow "$out" process "$pid" after_fold)
+	ep=$(jrow "$out" process "$pid" exit_preempt)
+	nthr=$(jrow "$out" process "$pid" nthreads)
+	lx=$(jrow "$out" thread "$pid" exit_switch)
+	lost=$(jfirst "$out" lost)
+	ov=$(jfirst "$out" order_violations)
+	match=$(jfirst "$out" match)
+	sr=$(jrow "$out" process "$pid" shown_running)
+	sb=$(jfirst "$out" sigsleep_bound)
+	amb=0
+	[ "$sb" != true ] || amb=${sr:-0}
+	tv=$((vol + ${ec:-0}))
+	ti=$((inv - ${af:-0}))
+	reaped=$((${lx:-0} - ${ec:-0}))
+	echo "  kernel (kcount): nvcsw=$nv nivcsw=$niv; traced: voluntary $vol+$ec=$tv involuntary $inv-$af=$ti (exit_preempt $ep, shown_running $sr, sigsleep_bound $sb, threads $nthr); lost=$lost order_violations=$ov kernel.match=$match"
+	why=""
+	case $b in
+	proc)
+		[ "$vol" -le "$nv" ] || why="sampled voluntary $vol > kernel $nv"
+		[ "$inv" -le "$niv" ] || why="$why sampled involuntary $inv > kernel $niv"
+		[ $((vol + inv)) -gt 0 ] || why="nothing sampled"
+		;;
+	*)
+		# traced involuntary in [niv, niv + exit_preempt + amb]
+		lo=$niv hi=$niv
+		case $b in
+		bpf | bpf-agg) ;;
+		*) hi=$((niv + ${ep:-0} + amb)) ;;
+		esac
+		# kernel nvcsw in [traced, traced + reaped leader + amb]
+		if [ "$nv" -lt "$tv" ] || [ "$nv" -gt $((tv + reaped + amb)) ]; then
+			why="voluntary: kernel $nv not in $tv..$((tv + reaped + amb))"
+		fi
+		if [ "$ti" -lt "$lo" ] || [ "$ti" -gt "$hi" ]; then
+			why="$why involuntary $ti not in kernel $lo..$hi"
+		fi
+		[ "$lost" = 0 ] || why="$why lost $lost"
+		[ "$ov" = 0 ] || why="$why $ov order violations"
+		[ "$match" = true ] || why="$why ctxmon's kernel.match $match"
+		;;
+	esac
+	if [ -n "$why" ]; then
+		fail "$name" "$why"
+	else
+		pass "$name"
+	fi
+}
+
+# own_check NAME BACKEND RC: ctxmon ran the workload itself, table form
+# (NAME.txt): its kernel comparison (getrusage from its own wait4) must
+# match, or be within the bound the tier prints: voluntary equal, and
+# "involuntary is N short ... (M threads exited)" with N <= M.
+own_check() {
+	out=$1.txt
+	[ -s "$out" ] || { fail "$1" "no output (exit $3)"; return; }
+	show "$out" | grep -E 'capture:|kernel counters|short|tier:'
+	if [ "$3" != 0 ]; then
+		fail "$1" "stat exited $3"
+	elif ! grep -q "^capture: $2 backend" "$out"; then
+		fail "$1" "not the $2 backend: $(grep '^capture:' "$out")"
+	elif ! grep -q "^capture: .* 0 lost" "$out"; then
+		fail "$1" "events lost: $(grep '^capture:' "$out")"
+	elif grep -q "traced vs getrusage: match" "$out"; then
+		pass "$1"
+	else
+		n=$(sed -n 's/.*involuntary is \([0-9]*\) short.*(\([0-9]*\) threads exited.*/\1 \2/p' "$out")
+		set -- "$1" $n
+		if grep -q "^kernel counters: voluntary \([0-9]*\) = \1," "$out" &&
+			[ -n "${2:-}" ] && [ "$2" -le "$3" ]; then
+			echo "  within the bound the tier prints: $2 short, $3 threads exited"
+			pass "$1"
+		elif grep -q "voluntary is [0-9]* short, involuntary [0-9]*: this tier does not see an exiting thread" "$out"; then
+			# blocked after its exit record too (PREEMPT_RT):
+			# short, never over, and said
+			echo "  short, never over, as the tier prints"
+			pass "$1"
+		else
+			fail "$1" "$(grep '^kernel counters' "$out")"
+		fi
+	fi
+}
+
+# sample_check NAME RC: the proc tier ran the workload itself (NAME.json):
+# its rows are samples of /proc, so their sums are never above the
+# kernel's getrusage totals of the command, and not nothing.
+sample_check() {
+	out=$1.json
+	[ -s "$out" ] || { fail "$1" "no JSON (exit $2)"; return; }
+	got=$(jfirst "$out" backend)
+	kv=$(jkernel "$out" voluntary) kiv=$(jkernel "$out" involuntary)
+	tv=$(jkernel "$out" traced_voluntary) tiv=$(jkernel "$out" traced_involuntary)
+	echo "  $(grep -o '"kernel":{[^}]*}' "$out")"
+	if [ "$2" != 0 ] || [ "$got" != proc ]; then
+		fail "$1" "exit $2, backend $got"
+	elif [ -z "$tv" ] || [ "$tv" -gt "$kv" ] || [ "$tiv" -gt "$kiv" ]; then
+		fail "$1" "sampled $tv/$tiv above the kernel's $kv/$kiv"
+	elif [ $((tv + tiv)) = 0 ]; then
+		fail "$1" "nothing sampled (kernel $kv/$kiv)"
+	else
+		pass "$1"
+	fi
+}
+
+for b in $BACKENDS; do
+	case $b in
+	proc)
+		check "$b-spin2" "$b" "$WL/spin2" 300
+		check "$b-sigsleep" "$b" "$WL/sigsleep" 2 300 100 1000
+		continue
+		;;
+	esac
+	check "$b-yield" "$b" "$WL/yield" 500
+	check "$b-pingpong" "$b" "$WL/pingpong" 500
+	check "$b-spin2" "$b" "$WL/spin2" 100
+	if [ "$b" = perf-switch ]; then
+		skip "$b-sigsleep" "a signal-cut sleep's switch record says preempted on every kernel: counted involuntary (docs/unprivileged.md)"
+	else
+		check "$b-sigsleep" "$b" "$WL/sigsleep" 2 200 100 1000
+	fi
+done
