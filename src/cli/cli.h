@@ -143,5 +143,6 @@ int cli__parse_uint(const char *s, unsigned long max, unsigned long *out);
 int cmd_stat(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_taskstats(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 
 #endif

@@ -22,6 +22,7 @@ static const struct cli_cmd commands[] = {
 	{ "report", cmd_report, "stat's numbers from a recording" },
 	{ "script", cmd_script, "a recording as ftrace text, one line per event" },
 	{ "import", cmd_import, "an ftrace text trace into a recording" },
+	{ "serve", cmd_serve, "per-cgroup and per-process metrics for Prometheus" },
 };
 
 static void usage(FILE *f)
