@@ -149,6 +149,14 @@ int capture__opt(const char *cmd, struct capture_opts *c, int opt,
 	case CAP_OPT_TRACEFS:
 		c->tracefs = arg;
 		return 1;
+	case CAP_OPT_CGROUP:
+		if (c->cgroup) {
+			cli__err(cmd, "one --cgroup per capture (give their "
+				      "common parent)");
+			return -1;
+		}
+		c->cgroup = arg;
+		return 1;
 	case CAP_OPT_DURATION:
 		if (cli__parse_double(arg, &c->duration_s) < 0) {
 			cli__err(cmd, "bad duration '%s': give seconds, e.g. "
@@ -222,6 +230,7 @@ void capture__session_opts(const struct capture_opts *c,
 		.tracefs = c->tracefs,
 		.mount_tracefs = c->mount_tracefs,
 		.verbose = c->verbose,
+		.cgroup = c->cgroup,
 	};
 }
 
