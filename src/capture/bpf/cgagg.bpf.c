@@ -550,9 +550,15 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	return 0;
 }
 
+/*
+ * A waking (in the waker's context, before the enqueue) starts the wakeup
+ * latency; the wakeup (after the enqueue, on the wakee's CPU, perhaps later
+ * from an IPI) ends the sleep and starts the runnable wait, where the
+ * kernel's own schedstat run_delay starts it too.
+ */
 static __always_inline int on_waking(struct task_struct *p, bool new_task)
 {
-	__u64 ts = bpf_ktime_get_ns(), sleep = 0;
+	__u64 ts = bpf_ktime_get_ns();
 	__u32 tid = BPF_CORE_READ(p, pid);
 	struct cgagg_task *tk;
 
@@ -560,21 +566,38 @@ static __always_inline int on_waking(struct task_struct *p, bool new_task)
 		return 0;
 	tk = task_get(tid, true);
 	if (tk) {
-		if (tk->state == CGAGG_T_SLEEPING) {
-			if (ts > tk->state_ts)
-				sleep = ts - tk->state_ts;
+		if (new_task || tk->state == CGAGG_T_UNKNOWN) {
 			tk->state = CGAGG_T_RUNNABLE;
 			tk->state_ts = ts;
 			tk->wake_ts = ts;
-		} else if (tk->state == CGAGG_T_UNKNOWN || new_task) {
-			tk->state = CGAGG_T_RUNNABLE;
-			tk->state_ts = ts;
+		} else if (tk->state == CGAGG_T_SLEEPING) {
 			tk->wake_ts = ts;
 		} else if (tk->state == CGAGG_T_RUNNING) {
 			tk->pad[0] = 1; /* about to sleep, already woken */
 		}
 	}
-	acct_wake(task_cgid(p), BPF_CORE_READ(p, tgid), sleep, 0);
+	acct_wake(task_cgid(p), BPF_CORE_READ(p, tgid), 0, 0);
+	return 0;
+}
+
+static __always_inline int on_wakeup(struct task_struct *p)
+{
+	__u64 ts = bpf_ktime_get_ns(), sleep;
+	__u32 tid = BPF_CORE_READ(p, pid);
+	struct cgagg_task *tk;
+
+	if (!tid || !selected(p))
+		return 0;
+	tk = bpf_map_lookup_elem(&tasks, &tid);
+	if (!tk || tk->state != CGAGG_T_SLEEPING)
+		return 0;
+	sleep = ts > tk->state_ts ? ts - tk->state_ts : 0;
+	tk->state = CGAGG_T_RUNNABLE;
+	tk->state_ts = ts;
+	if (!tk->wake_ts)
+		tk->wake_ts = ts;
+	if (sleep)
+		acct_in(task_cgid(p), BPF_CORE_READ(p, tgid), 0, sleep, 0);
 	return 0;
 }
 
@@ -637,6 +660,12 @@ int BPF_PROG(btf_waking, struct task_struct *p)
 	return on_waking(p, false);
 }
 
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(btf_wakeup, struct task_struct *p)
+{
+	return on_wakeup(p);
+}
+
 SEC("tp_btf/sched_wakeup_new")
 int BPF_PROG(btf_wakeup_new, struct task_struct *p)
 {
@@ -674,6 +703,12 @@ SEC("raw_tp/sched_waking")
 int BPF_PROG(raw_waking, struct task_struct *p)
 {
 	return on_waking(p, false);
+}
+
+SEC("raw_tp/sched_wakeup")
+int BPF_PROG(raw_wakeup, struct task_struct *p)
+{
+	return on_wakeup(p);
 }
 
 SEC("raw_tp/sched_wakeup_new")
