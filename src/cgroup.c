@@ -17,6 +17,7 @@
 
 #include "internal.h"
 #include "cgroup.h"
+#include <ctxmon/cgroup.h>
 
 #ifndef CGROUP2_SUPER_MAGIC
 #define CGROUP2_SUPER_MAGIC 0x63677270
@@ -188,4 +189,71 @@ const char *cgroup_names__find(const struct cgroup_names *n, uint64_t id)
 			hi = mid;
 	}
 	return NULL;
+}
+
+/* ---- processes of a subtree ---------------------------------------------- */
+
+struct pid_walk {
+	pid_t *pids;
+	size_t n, cap;
+	int err;
+};
+
+static struct pid_walk *pid_walk; /* nftw has no context argument */
+
+static int pids_one(const char *path, const struct stat *st, int flag,
+		    struct FTW *ftw)
+{
+	struct pid_walk *w = pid_walk;
+	char file[PATH_MAX + 16];
+	FILE *f;
+	long v;
+
+	(void)st;
+	(void)ftw;
+	if (flag != FTW_D)
+		return 0;
+	snprintf(file, sizeof(file), "%s/cgroup.procs", path);
+	f = fopen(file, "re");
+	if (!f)
+		return 0; /* removed meanwhile */
+	while (fscanf(f, "%ld", &v) == 1) {
+		if (w->n == w->cap) {
+			size_t cap = w->cap ? w->cap * 2 : 64;
+			pid_t *p = realloc(w->pids, cap * sizeof(*p));
+
+			if (!p) {
+				w->err = -ENOMEM;
+				break;
+			}
+			w->pids = p;
+			w->cap = cap;
+		}
+		w->pids[w->n++] = (pid_t)v;
+	}
+	fclose(f);
+	return w->err ? -1 : 0;
+}
+
+int ctxmon_cgroup_pids(const char *path, pid_t **pids, size_t *n, char *err,
+		       size_t errlen)
+{
+	struct pid_walk w = { 0 };
+	char abs[PATH_MAX];
+	int ret = cgroup2__resolve(path, abs, sizeof(abs), NULL, err, errlen);
+
+	if (ret < 0)
+		return ret;
+	pid_walk = &w;
+	if (nftw(abs, pids_one, 16, FTW_PHYS | FTW_MOUNT) < 0 && !w.err)
+		w.err = -errno;
+	pid_walk = NULL;
+	if (w.err) {
+		free(w.pids);
+		fmt__buf(err, errlen, "cgroup %s: %s", path, strerror(-w.err));
+		return w.err;
+	}
+	*pids = w.pids;
+	*n = w.n;
+	return 0;
 }

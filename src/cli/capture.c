@@ -13,6 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <ctxmon/cgroup.h>
+
 #include "cli/cli.h"
 #include "internal.h"
 
@@ -182,6 +184,26 @@ int capture__finish(const char *cmd, struct capture_opts *c, int argc,
 	if (c->npids && c->argv) {
 		cli__err(cmd, "give either -p/-t or a command, not both");
 		return -1;
+	}
+	if (c->cgroup && !c->npids && !c->argv) {
+		/* the cgroup's processes now, and their children, are the
+		 * targets: a streaming backend also shows the other side of
+		 * their switches, which must not become rows */
+		char err[512];
+
+		if (ctxmon_cgroup_pids(c->cgroup, &c->pids, &c->npids, err,
+				       sizeof(err)) < 0) {
+			cli__err(cmd, "%s", err);
+			return -1;
+		}
+		if (!c->npids) {
+			cli__err(cmd, "cgroup %s has no process to watch",
+				 c->cgroup);
+			return -1;
+		}
+		c->all = false;
+		c->target = CTXMON_TARGET_PIDS;
+		return 0;
 	}
 	if (c->all)
 		c->target = CTXMON_TARGET_ALL;

@@ -1,0 +1,30 @@
+/*
+ * ctxmon/cgroup.h - cgroup v2 directories as capture targets.
+ *
+ * The v2 hierarchy is found through /proc/mounts (on a hybrid layout it is
+ * /sys/fs/cgroup/unified).  A cgroup is named by an absolute directory in
+ * it, or by a path relative to its root.
+ */
+#ifndef CTXMON_CGROUP_H_PUBLIC
+#define CTXMON_CGROUP_H_PUBLIC
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * The processes (tgids) in cgroup @path and every cgroup below it, from
+ * their cgroup.procs files.  *@pids is malloc'd (the caller frees it), *@n
+ * its length (0 for an empty cgroup).  0, or a negative errno with one
+ * line of explanation in @err (@errlen bytes).
+ */
+int ctxmon_cgroup_pids(const char *path, pid_t **pids, size_t *n, char *err,
+		       size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
