@@ -246,7 +246,9 @@ int fam__update(struct fam *f, struct fam_row *rows, size_t n)
 			f->other[j] += rows[i].v[j];
 	for (size_t i = 0; i < f->nm; i++)
 		for (size_t j = 0; j < w; j++) {
-			uint64_t e = f->m[i].cur[j] - f->m[i].base[j];
+			uint64_t e = f->m[i].cur[j] >= f->m[i].base[j] ?
+					     f->m[i].cur[j] - f->m[i].base[j] :
+					     0;
 
 			f->other[j] = f->other[j] >= e ? f->other[j] - e : 0;
 		}
