@@ -18,6 +18,7 @@
 #include "internal.h"
 #include "cgroup.h"
 #include <ctxmon/cgroup.h>
+#include <ctxmon/ctxmon.h>
 
 #ifndef CGROUP2_SUPER_MAGIC
 #define CGROUP2_SUPER_MAGIC 0x63677270
@@ -256,4 +257,97 @@ int ctxmon_cgroup_pids(const char *path, pid_t **pids, size_t *n, char *err,
 	*pids = w.pids;
 	*n = w.n;
 	return 0;
+}
+
+/* ---- rows by cgroup --------------------------------------------------- */
+
+/* The v2 path of thread @tid now ("0::PATH" of /proc/TID/cgroup). */
+static int thread_cgroup(pid_t tid, char *buf, size_t len)
+{
+	char file[64], line[PATH_MAX];
+	int ret = -ENOENT;
+	FILE *f;
+
+	snprintf(file, sizeof(file), "/proc/%d/cgroup", (int)tid);
+	f = fopen(file, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "0::", 3))
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		snprintf(buf, len, "%.*s", (int)(len - 1), line + 3);
+		ret = 0;
+		break;
+	}
+	fclose(f);
+	return ret;
+}
+
+static int cmp_switches(const void *a, const void *b)
+{
+	const struct ctxmon_stats *x = a, *y = b;
+
+	return x->switch_out < y->switch_out ? 1 :
+	       x->switch_out > y->switch_out ? -1 : 0;
+}
+
+struct ctxmon_stats *ctxmon_cgroup_rollup(const struct ctxmon_stats *threads,
+					  size_t nthreads, size_t *n)
+{
+	char (*paths)[PATH_MAX] = calloc(nthreads ? nthreads : 1,
+					 sizeof(*paths));
+	struct ctxmon_stats *rows = calloc(nthreads ? nthreads : 1,
+					   sizeof(*rows));
+	struct ctxmon_stats *out = NULL;
+	size_t nr = 0, strbytes = 0;
+	char *sp;
+
+	if (!paths || !rows)
+		goto out;
+	for (size_t i = 0; i < nthreads; i++) {
+		const struct ctxmon_stats *t = &threads[i];
+		char path[PATH_MAX] = "(exited)";
+		size_t j;
+
+		if (!t->folded && !t->exited && t->tid > 0)
+			thread_cgroup(t->tid, path, sizeof(path));
+		for (j = 0; j < nr; j++)
+			if (!strcmp(paths[j], path))
+				break;
+		if (j == nr) {
+			snprintf(paths[nr], sizeof(paths[nr]), "%s", path);
+			rows[nr].tid = 0;
+			rows[nr].tgid = -1;
+			rows[nr].ppid = -1;
+			rows[nr].first_ts = t->first_ts;
+			rows[nr].target = true;
+			nr++;
+		}
+		ctxmon_stats_add(&rows[j], t);
+		rows[j].nthreads += t->folded ? t->folded : 1;
+		if (t->first_ts && (!rows[j].first_ts ||
+				    t->first_ts < rows[j].first_ts))
+			rows[j].first_ts = t->first_ts;
+		if (t->last_ts > rows[j].last_ts)
+			rows[j].last_ts = t->last_ts;
+	}
+	for (size_t j = 0; j < nr; j++)
+		strbytes += strlen(paths[j]) + 1;
+	out = malloc((nr ? nr : 1) * sizeof(*out) + strbytes);
+	if (!out)
+		goto out;
+	memcpy(out, rows, nr * sizeof(*out));
+	sp = (char *)(out + (nr ? nr : 1));
+	for (size_t j = 0; j < nr; j++) {
+		strcpy(sp, paths[j]);
+		out[j].comm = sp;
+		sp += strlen(sp) + 1;
+	}
+	qsort(out, nr, sizeof(*out), cmp_switches);
+	*n = nr;
+out:
+	free(paths);
+	free(rows);
+	return out;
 }

@@ -2,8 +2,9 @@
 # stat --cgroup (root, BPF, cgroup v2): a pipe ping-pong inside a test
 # cgroup, another one outside it; `stat -a --cgroup` must show exactly the
 # threads the kernel lists in the cgroup's cgroup.threads, with both the
-# counting (bpf-agg) and the streaming (bpf) backend, and a backend that
-# cannot filter must refuse in one line.
+# counting (bpf-agg) and the streaming (bpf) backend; --per-cgroup rolls
+# them into one row named by the cgroup; a backend that cannot filter must
+# refuse in one line.
 . "$(dirname "$0")/lib.sh"
 
 [ "$(id -u)" = 0 ] || skip "needs root (BPF programs, cgroups)"
@@ -41,6 +42,18 @@ print(" ".join(str(t["tid"]) for t in sorted(d["threads"], key=lambda t: t["tid"
 	[ "$got" = "$truth" ] || fail "$be: --cgroup shows [$got], the cgroup holds [$truth]"
 	san_check "stat $be" "$T/$be.err"
 done
+
+# --per-cgroup: the cgroup's threads rolled up into one row named by it
+"$CTXMON" stat -a --cgroup "$NAME" --per-cgroup --duration 1 --json \
+	>"$T/pc.json" 2>"$T/pc.err" || fail "--per-cgroup failed"
+pc=$(python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print(" ".join("%s:%d:%d" % (p["comm"], p["nthreads"], p["switches"]) for p in d["processes"]))' "$T/pc.json")
+echo "  --per-cgroup rows (path:threads:switches): $pc"
+case "$pc" in
+"/$NAME:$(wc -w <"$CG/cgroup.threads"):"[1-9]*) ;;
+*) fail "--per-cgroup: [$pc], expected one row /$NAME with the cgroup's $(wc -w <"$CG/cgroup.threads") threads" ;;
+esac
 
 "$CTXMON" stat -a --cgroup "$NAME" --backend perf --duration 0.2 >/dev/null 2>"$T/perf.err"
 rc=$?
