@@ -112,6 +112,7 @@ unsigned cgagg__syscall_class(const char *name)
 		{ "rt_sigsuspend", CGAGG_CAUSE_SLEEP },
 		{ "rt_sigtimedwait", CGAGG_CAUSE_SLEEP },
 		{ "wait4", CGAGG_CAUSE_WAIT },
+		{ "sched_yield", CGAGG_CAUSE_YIELD },
 		{ "waitid", CGAGG_CAUSE_WAIT },
 	};
 

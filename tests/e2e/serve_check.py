@@ -91,6 +91,30 @@ def window(a0, a1, p0, p1, cga, cgb):
                 print('FAIL: %s %s switches: ctxmon %d != /proc %d'
                       % (rel, kind, ours, kern), file=sys.stderr)
                 bad += 1
+        causes = {}
+        for k in m1:
+            mm = re.match(r'ctxmon_cgroup_switch_causes_total\{cause=(.*),'
+                          r'cgroup=%s\}$' % re.escape(rel), k)
+            if mm:
+                causes[mm.group(1)] = d(k)
+        kinds = sum(d('ctxmon_cgroup_switches_total{cgroup=%s,kind=%s}'
+                      % (rel, kd)) for kd in ('voluntary', 'involuntary',
+                                              'exit'))
+        print('  %s causes: %s' % (rel, ', '.join(
+            '%s %d' % kv for kv in sorted(causes.items()) if kv[1])))
+        if sum(causes.values()) != kinds:
+            print('FAIL: %s causes sum to %d, kinds to %d'
+                  % (rel, sum(causes.values()), kinds), file=sys.stderr)
+            bad += 1
+        if cg.get('blocks_in') and causes.get(cg['blocks_in'], 0) < 0.9 * d(
+                'ctxmon_cgroup_switches_total{cgroup=%s,kind=voluntary}' % rel):
+            print('FAIL: %s: fewer than 90%% of the voluntary switches in %s'
+                  % (rel, cg['blocks_in']), file=sys.stderr)
+            bad += 1
+        if causes.get('yield', 0):
+            print('FAIL: %s: %d switches in sched_yield, which neither '
+                  'workload calls' % (rel, causes['yield']), file=sys.stderr)
+            bad += 1
         wait = d('ctxmon_cgroup_runnable_wait_seconds_total{cgroup=%s}' % rel)
         delay = (s1[cg['dir']]['run_delay_ns'] -
                  s0[cg['dir']]['run_delay_ns']) / 1e9
@@ -242,7 +266,9 @@ def main():
         json.dump(parse(fetch(sys.argv[2])[2]), sys.stdout)
     elif cmd == 'window':
         a0, a1, p0, p1, ra, da, rb, db = sys.argv[2:10]
-        sys.exit(window(a0, a1, p0, p1, {'rel': ra, 'dir': da},
+        # a is a pipe ping-pong: it blocks in read()
+        sys.exit(window(a0, a1, p0, p1,
+                        {'rel': ra, 'dir': da, 'blocks_in': 'read'},
                         {'rel': rb, 'dir': db}))
     elif cmd == 'storm':
         sys.exit(storm(sys.argv[2], int(sys.argv[3])))

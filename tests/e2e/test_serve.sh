@@ -8,7 +8,9 @@
 #     are read), each cgroup's voluntary and involuntary switch counters
 #     move exactly as much as the sum of its threads' /proc status
 #     counters, and its runnable wait as much as their schedstat run_delay
-#     (10%);
+#     (10%), and its switches by cause add up to its switches by kind,
+#     the ping-pong's voluntary ones (90%) blocked in read, none in
+#     sched_yield (neither calls it);
 #   - a's runnable wait is charged to b as culprit more than the reverse,
 #     (other cgroups of the machine may run there too);
 #   - a real Prometheus on 127.0.0.1 scrapes it every second and its HTTP

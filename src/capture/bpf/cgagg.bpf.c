@@ -489,12 +489,14 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 			cause = CGAGG_CAUSE_EXIT;
 		else if (kind == CGAGG_VOLUNTARY)
 			cause = block_cause(prev, btf);
-		else if (!preempt)
-			cause = CGAGG_CAUSE_YIELD;
-		else if (next_woken)
-			cause = CGAGG_CAUSE_WAKEUP_PREEMPT;
 		else
-			cause = CGAGG_CAUSE_SLICE;
+			cause = block_cause(prev, btf);
+		/* involuntary: the preempt flag does not tell a yield (a
+		 * task preempted on its way back to user space switches in
+		 * schedule() too); its syscall does */
+		if (kind == CGAGG_INVOLUNTARY && cause != CGAGG_CAUSE_YIELD)
+			cause = next_woken ? CGAGG_CAUSE_WAKEUP_PREEMPT :
+					     CGAGG_CAUSE_SLICE;
 		if (tk && tk->state == CGAGG_T_RUNNING && ts > tk->state_ts)
 			run = ts - tk->state_ts;
 		acct_out(task_cgid(prev), BPF_CORE_READ(prev, tgid), kind,

@@ -26,7 +26,8 @@
 
 /* Causes of a switch-out: voluntary ones by the class of the syscall the
  * task blocked in (tp_btf only; raw_tp gives CAUSE_BLOCKED), involuntary
- * ones by how the CPU was taken. */
+ * ones by how the CPU was taken: in sched_yield (tp_btf only), to a task
+ * woken while it ran, else slice (tick, slice end, migration). */
 #define CGAGG_CAUSE_FUTEX 0
 #define CGAGG_CAUSE_POLL 1
 #define CGAGG_CAUSE_READ 2
