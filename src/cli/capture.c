@@ -185,7 +185,13 @@ int capture__finish(const char *cmd, struct capture_opts *c, int argc,
 		cli__err(cmd, "give either -p/-t or a command, not both");
 		return -1;
 	}
-	if (c->cgroup && !c->npids && !c->argv) {
+	if (c->cgroup && c->argv) {
+		cli__err(cmd, "--cgroup watches a cgroup's tasks, not a command "
+			      "(which would run in ctxmon's cgroup); start the "
+			      "command in the cgroup and use --cgroup alone");
+		return -1;
+	}
+	if (c->cgroup && !c->npids) {
 		/* the cgroup's processes now, and their children, are the
 		 * targets: a streaming backend also shows the other side of
 		 * their switches, which must not become rows */

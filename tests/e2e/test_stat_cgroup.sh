@@ -64,4 +64,8 @@ echo "  --backend perf: status $rc, $(cat "$T/perf.err")"
 rc=$?
 echo "  missing cgroup: status $rc, $(cat "$T/bad.err")"
 [ $rc != 0 ] && [ "$(wc -l <"$T/bad.err")" = 1 ] || fail "a missing cgroup: status $rc"
+"$CTXMON" stat --cgroup "$NAME" -- true >/dev/null 2>"$T/cmd.err"
+rc=$?
+echo "  --cgroup with a command: status $rc"
+[ $rc = 2 ] && [ "$(wc -l <"$T/cmd.err")" = 1 ] || fail "--cgroup with a command: status $rc"
 finish
