@@ -19,7 +19,8 @@ extern "C" {
  * The processes (tgids) in cgroup @path and every cgroup below it, from
  * their cgroup.procs files.  *@pids is malloc'd (the caller frees it), *@n
  * its length (0 for an empty cgroup).  0, or a negative errno with one
- * line of explanation in @err (@errlen bytes).
+ * line of explanation in @err (@errlen bytes).  Walks the directories with
+ * nftw(): not to be called from two threads at once.
  */
 int ctxmon_cgroup_pids(const char *path, pid_t **pids, size_t *n, char *err,
 		       size_t errlen);
