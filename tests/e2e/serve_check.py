@@ -106,6 +106,10 @@ def window(a0, a1, p0, p1, cga, cgb):
             print('FAIL: %s causes sum to %d, kinds to %d'
                   % (rel, sum(causes.values()), kinds), file=sys.stderr)
             bad += 1
+        raw_tp = any(k.startswith('ctxmon_build_info{programs=raw_tp')
+                     for k in m1)
+        if raw_tp:  # no registers, no syscall: blocked, and no yield
+            cg = dict(cg, blocks_in='blocked')
         if cg.get('blocks_in') and causes.get(cg['blocks_in'], 0) < 0.9 * d(
                 'ctxmon_cgroup_switches_total{cgroup=%s,kind=voluntary}' % rel):
             print('FAIL: %s: fewer than 90%% of the voluntary switches in %s'

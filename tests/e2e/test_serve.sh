@@ -48,8 +48,9 @@ cleanup() {
 trap cleanup EXIT
 mkdir "$CG" "$CG/a" "$CG/b" || skip "cannot create cgroups under $cg2"
 
+# SERVE_ARGS=--raw-tp checks the raw_tp programs the same way
 "$CTXMON" serve --listen 127.0.0.1:0 --interval 200 --cgroup "$NAME" \
-	2>"$T/serve.err" &
+	${SERVE_ARGS:-} 2>"$T/serve.err" &
 SRV=$!
 for _ in $(seq 600); do
 	grep -q "listening on" "$T/serve.err" && break
