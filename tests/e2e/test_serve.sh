@@ -1,7 +1,8 @@
 #!/bin/bash
 # ctxmon serve against independent truths (root, BPF, cgroup v2, promtool,
-# prometheus, curl): a latency-sensitive pipe ping-pong in cgroup a and a
-# CPU hog in cgroup b, both pinned to CPU 1, under a test parent cgroup.
+# prometheus, curl): a latency-sensitive thread in cgroup a (it sleeps
+# 1 ms in nanosleep, again and again) and a CPU hog (two spinners at nice
+# -10) in cgroup b, all pinned to CPU 1, under a test parent cgroup.
 #   - promtool check metrics passes on the Prometheus text exposition; the
 #     OpenMetrics one ends with # EOF;
 #   - over a window bounded by SIGSTOP (so nothing moves while both sides
@@ -9,9 +10,10 @@
 #     move exactly as much as the sum of its threads' /proc status
 #     counters, and its runnable wait as much as their schedstat run_delay
 #     (10%), and its switches by cause add up to its switches by kind,
-#     the ping-pong's voluntary ones (90%) blocked in read, none in
-#     sched_yield (neither calls it);
-#   - a's runnable wait is charged to b as culprit more than the reverse,
+#     a's voluntary ones (90%) blocked in nanosleep, none in sched_yield
+#     (neither workload calls it);
+#   - a's runnable wait, split over its culprits, adds up (5%), and is
+#     charged to b as culprit more than the reverse
 #     (other cgroups of the machine may run there too);
 #   - a real Prometheus on 127.0.0.1 scrapes it every second and its HTTP
 #     API returns a's series and histogram_quantile(0.99, ...) of a's
@@ -22,7 +24,7 @@
 . "$(dirname "$0")/lib.sh"
 
 [ "$(id -u)" = 0 ] || skip "needs root (BPF programs, cgroups)"
-for c in promtool prometheus curl python3; do
+for c in promtool prometheus curl python3 taskset; do
 	command -v $c >/dev/null || skip "$c not installed (scripts/setup.sh installs it)"
 done
 [ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs (the workloads share CPU 1)"
@@ -64,9 +66,9 @@ URL=http://127.0.0.1:$PORT/metrics
 echo "  $(head -1 "$T/serve.err")"
 
 # the workloads start in their cgroups (moved before exec)
-sh -c "echo \$\$ > $CG/a/cgroup.procs && exec $WL/pingpong 1000000000 1 1" &
+sh -c "echo \$\$ > $CG/a/cgroup.procs && exec taskset -c 1 $WL/sigsleep 1 600000 1000000 1000" &
 WA=$!
-sh -c "echo \$\$ > $CG/b/cgroup.procs && exec $WL/spin2 600000 1" &
+sh -c "echo \$\$ > $CG/b/cgroup.procs && exec nice -n -10 $WL/spin2 600000 1" &
 WB=$!
 WPIDS="$WA $WB"
 

@@ -7,7 +7,8 @@
  * by cgroup v2 id and by tgid: switches by kind and cause, run / runnable
  * wait / sleep time, migrations, wakeups, and a wakeup latency histogram
  * charged to the wakee (the task switched in), whatever cgroup woke it.
- * A per-CPU history of who ran (the last CGAGG_SLICES run slices) lets the
+ * A per-CPU history of which cgroup ran (the last CGAGG_SLICES slices, one
+ * per run of a cgroup's tasks) lets the
  * switch-in of a task that waited runnable charge that wait, slice by
  * slice, to the cgroups whose tasks ran on the CPU meanwhile: the noisy
  * neighbour pairs (victim, culprit).  Nothing is sent per event.
@@ -444,15 +445,24 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	/* close the run slice of prev on this CPU */
 	if (c->cur_ts && ts > c->cur_ts) {
 		__u32 h = c->head & (CGAGG_SLICES - 1);
+		__u32 last = (c->head - 1) & (CGAGG_SLICES - 1);
+		__u64 cg = c->cur_idle ? 0 : c->cur_cgid;
 
 		if (c->cur_idle)
 			c->idle_ns += ts - c->cur_ts;
 		else
 			c->busy_ns += ts - c->cur_ts;
-		c->slices[h].cgid = c->cur_idle ? 0 : c->cur_cgid;
-		c->slices[h].start = c->cur_ts;
-		c->slices[h].end = ts;
-		c->head = h + 1;
+		/* consecutive runs of one cgroup are one slice: the history
+		 * then spans many switches among a cgroup's own tasks */
+		if (c->slices[last].end == c->cur_ts &&
+		    c->slices[last].cgid == cg && c->slices[last].end) {
+			c->slices[last].end = ts;
+		} else {
+			c->slices[h].cgid = cg;
+			c->slices[h].start = c->cur_ts;
+			c->slices[h].end = ts;
+			c->head = h + 1;
+		}
 	}
 	c->cur_ts = ts;
 	c->cur_idle = ntid == 0;

@@ -16,7 +16,7 @@
 /* latency buckets: bucket i counts d with 2^(i-1) < d <= 2^i ns (bucket 0:
  * d <= 1 ns), so 2^i ns is an inclusive upper bound, as Prometheus' le */
 #define CGAGG_HIST 40
-#define CGAGG_SLICES 16	/* per-CPU history of who ran, for culprits */
+#define CGAGG_SLICES 64	/* per-CPU history of which cgroup ran, for culprits */
 
 /* Switch kinds. */
 #define CGAGG_VOLUNTARY 0
