@@ -172,3 +172,22 @@ $(BPF_OUT)/sigprobe.skel.h: $(BPF_OUT)/sigprobe.bpf.o
 $(O)/src/capture/features.o: $(BPF_OUT)/sigprobe.skel.h $(BPF_SRC)/sigprobe.h
 $(O)/src/capture/features.o: CFLAGS += -I$(BPF_OUT) -I$(BPF_SRC)
 # ---- end signal-sleep probe ----
+
+# ---- serve (issue 18) ----
+# `ctxmon serve`: the per-cgroup / per-process aggregation programs
+# (src/capture/bpf/cgagg.bpf.c, their own object and skeleton, built like
+# ctxsw's above) and the HTTP endpoint (libmicrohttpd, CLI only).
+$(BPF_OUT)/cgagg.bpf.o: $(BPF_SRC)/cgagg.bpf.c $(BPF_SRC)/cgagg.h $(BPF_SRC)/vmlinux.h
+	@mkdir -p $(dir $@)
+	$(BPF_CLANG) $(BPF_CFLAGS) -c -o $@ $<
+	$(LLVM_STRIP) -g $@
+
+$(BPF_OUT)/cgagg.skel.h: $(BPF_OUT)/cgagg.bpf.o
+	$(BPFTOOL) gen skeleton $< name cgagg_bpf > $@.tmp
+	mv $@.tmp $@
+
+$(O)/src/capture/cgagg.o: $(BPF_OUT)/cgagg.skel.h $(BPF_SRC)/cgagg.h
+$(O)/src/capture/cgagg.o: CFLAGS += -I$(BPF_OUT) -I$(BPF_SRC)
+
+LIBS += $(shell pkg-config --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd) -pthread
+# ---- end serve ----

@@ -6,7 +6,8 @@ PKGS="gcc make pkg-config libcmocka-dev libtraceevent-dev libtracefs-dev \
 libzstd-dev libbpf-dev bpftool clang llvm libelf-dev zlib1g-dev \
 libncurses-dev tmux procps util-linux python3 libclang-rt-dev \
 python3-scipy chromium \
-qemu-system-x86 busybox-static cpio"
+qemu-system-x86 busybox-static cpio \
+libmicrohttpd-dev prometheus curl"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

@@ -166,6 +166,8 @@ struct backend_ctx {		/* what a backend may read of the session */
 	struct strtab *strs;
 	struct stream *stream;
 	int verbose;
+	const char *cgroup;	/* absolute cgroup v2 directory to keep,
+				 * NULL: any (only bpf backends filter) */
 	char *err;		/* one line of error text, errlen bytes */
 	size_t errlen;
 };

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "cgroup.h"
 
 struct ctxmon_session {
 	struct ctxmon_session_opts opts;
@@ -33,6 +34,7 @@ struct ctxmon_session {
 	bool *online;
 	int ncpus;
 	char tracefs[PATH_MAX];
+	char cgroup[PATH_MAX];	/* opts.cgroup resolved, "" if none */
 	char err[512];
 	char log[2048];
 	bool enabled, stopped;
@@ -101,6 +103,12 @@ static int try_backend(struct ctxmon_session *s, const struct backend_entry *be,
 	int ret;
 
 	s->err[0] = '\0';
+	if (s->cgroup[0] && strncmp(be->ops->name, "bpf", 3)) {
+		fmt__buf(s->err, sizeof(s->err),
+			 "backend %s cannot filter by cgroup (--cgroup needs "
+			 "the bpf or bpf-agg backend)", be->ops->name);
+		return -EOPNOTSUPP;
+	}
 	if (be->needs_tracefs && !s->tracefs[0]) {
 		fmt__buf(s->err, sizeof(s->err), "%s", tracefs_err);
 		return -ENOENT;
@@ -183,6 +191,14 @@ struct ctxmon_session *ctxmon_session_open(const struct ctxmon_session_opts *o)
 		ret = -ENOMEM;
 		goto fail;
 	}
+	if (o->sz >= offsetof(struct ctxmon_session_opts, cgroup) +
+			     sizeof(o->cgroup) &&
+	    o->cgroup) {
+		ret = cgroup2__resolve(o->cgroup, s->cgroup, sizeof(s->cgroup),
+				       NULL, s->err, sizeof(s->err));
+		if (ret < 0)
+			goto fail;
+	}
 	if (tracefs__find(s->opts.tracefs, s->opts.mount_tracefs, s->tracefs,
 			  sizeof(s->tracefs), tferr, sizeof(tferr)) < 0)
 		s->tracefs[0] = '\0';
@@ -200,6 +216,7 @@ struct ctxmon_session *ctxmon_session_open(const struct ctxmon_session_opts *o)
 		.strs = s->strs,
 		.stream = s->st,
 		.verbose = s->opts.verbose,
+		.cgroup = s->cgroup[0] ? s->cgroup : NULL,
 		.err = s->err,
 		.errlen = sizeof(s->err),
 	};

@@ -66,6 +66,11 @@ struct ctxmon_session_opts {
 	const char *tracefs;		/* tracefs mount point, NULL: find it */
 	bool mount_tracefs;		/* mount tracefs if it is not mounted */
 	int verbose;			/* >0: explain choices in ctxmon_session_log */
+	const char *cgroup;		/* only tasks in this cgroup v2 directory
+					 * or below (absolute, or relative to
+					 * the v2 mount), filtered in the
+					 * kernel: bpf backends only, the
+					 * others refuse; NULL: any */
 };
 
 struct ctxmon_session;

@@ -658,7 +658,9 @@ out:
 
 static int bpf_open(struct backend_ctx *ctx, void **priv)
 {
-	return bpf_backend__open(ctx, NULL, priv);
+	struct bpf_backend_opts o = { .sz = sizeof(o), .cgroup = ctx->cgroup };
+
+	return bpf_backend__open(ctx, &o, priv);
 }
 
 /* ---- enable / disable ------------------------------------------------- */
@@ -1378,7 +1380,8 @@ static int bpf_attach(void *priv, pid_t pid)
 
 static int bpf_agg_open(struct backend_ctx *ctx, void **priv)
 {
-	struct bpf_backend_opts o = { .sz = sizeof(o), .aggregate = true };
+	struct bpf_backend_opts o = { .sz = sizeof(o), .aggregate = true,
+				      .cgroup = ctx->cgroup };
 
 	return bpf_backend__open(ctx, &o, priv);
 }

@@ -13,6 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <ctxmon/cgroup.h>
+
 #include "cli/cli.h"
 #include "cli/top.h"
 #include "internal.h"
@@ -150,6 +152,14 @@ int capture__opt(const char *cmd, struct capture_opts *c, int opt,
 	case CAP_OPT_TRACEFS:
 		c->tracefs = arg;
 		return 1;
+	case CAP_OPT_CGROUP:
+		if (c->cgroup) {
+			cli__err(cmd, "one --cgroup per capture (give their "
+				      "common parent)");
+			return -1;
+		}
+		c->cgroup = arg;
+		return 1;
 	case CAP_OPT_DURATION:
 		if (cli__parse_double(arg, &c->duration_s) < 0) {
 			cli__err(cmd, "bad duration '%s': give seconds, e.g. "
@@ -175,6 +185,32 @@ int capture__finish(const char *cmd, struct capture_opts *c, int argc,
 	if (c->npids && c->argv) {
 		cli__err(cmd, "give either -p/-t or a command, not both");
 		return -1;
+	}
+	if (c->cgroup && c->argv) {
+		cli__err(cmd, "--cgroup watches a cgroup's tasks, not a command "
+			      "(which would run in ctxmon's cgroup); start the "
+			      "command in the cgroup and use --cgroup alone");
+		return -1;
+	}
+	if (c->cgroup && !c->npids) {
+		/* the cgroup's processes now, and their children, are the
+		 * targets: a streaming backend also shows the other side of
+		 * their switches, which must not become rows */
+		char err[512];
+
+		if (ctxmon_cgroup_pids(c->cgroup, &c->pids, &c->npids, err,
+				       sizeof(err)) < 0) {
+			cli__err(cmd, "%s", err);
+			return -1;
+		}
+		if (!c->npids) {
+			cli__err(cmd, "cgroup %s has no process to watch",
+				 c->cgroup);
+			return -1;
+		}
+		c->all = false;
+		c->target = CTXMON_TARGET_PIDS;
+		return 0;
 	}
 	if (c->all)
 		c->target = CTXMON_TARGET_ALL;
@@ -223,6 +259,7 @@ void capture__session_opts(const struct capture_opts *c,
 		.tracefs = c->tracefs,
 		.mount_tracefs = c->mount_tracefs,
 		.verbose = c->verbose,
+		.cgroup = c->cgroup,
 	};
 }
 

@@ -45,6 +45,7 @@ struct capture_opts {
 	bool mount_tracefs;
 	unsigned events;
 	double duration_s;	/* 0: until the command ends or a signal */
+	const char *cgroup;	/* --cgroup, NULL: any */
 	int verbose;
 };
 
@@ -52,7 +53,7 @@ struct capture_opts {
  * short letter.  Commands append their own. */
 enum {
 	CAP_OPT_BACKEND = 0x100, CAP_OPT_MOUNT, CAP_OPT_TRACEFS,
-	CAP_OPT_DURATION, CAP_OPT__END,
+	CAP_OPT_DURATION, CAP_OPT_CGROUP, CAP_OPT__END,
 };
 #define CAPTURE_SHORTOPTS "ap:t:m:v"
 #define CAPTURE_LONGOPTS                                                  \
@@ -64,7 +65,8 @@ enum {
 	{ "backend", required_argument, NULL, CAP_OPT_BACKEND },          \
 	{ "mount-tracefs", no_argument, NULL, CAP_OPT_MOUNT },            \
 	{ "tracefs", required_argument, NULL, CAP_OPT_TRACEFS },          \
-	{ "duration", required_argument, NULL, CAP_OPT_DURATION }
+	{ "duration", required_argument, NULL, CAP_OPT_DURATION },        \
+	{ "cgroup", required_argument, NULL, CAP_OPT_CGROUP }
 
 /* Help text for the options above. */
 #define CAPTURE_HELP                                                          \
@@ -73,6 +75,9 @@ enum {
 	"                         the children they fork during capture)\n"   \
 	"  -t, --tid TID[,TID..]  these threads only\n"                       \
 	"      --duration SEC     stop after SEC seconds\n"                   \
+	"      --cgroup PATH      only tasks in this cgroup v2 directory or\n" \
+	"                         below (or relative to the v2 mount);\n"    \
+	"                         filtered in the kernel (bpf backends)\n"   \
 	"      --backend NAME     capture backend: auto (default: bpf, else\n" \
 	"                         perf, else the unprivileged tiers), bpf,\n"  \
 	"                         bpf-agg (counted in the kernel; stat's\n"    \
@@ -144,5 +149,6 @@ int cmd_stat(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_taskstats(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 
 #endif

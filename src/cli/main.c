@@ -26,6 +26,7 @@ static const struct cli_cmd commands[] = {
 	{ "diff", cmd_diff, "two recordings or experiments compared, largest change first" },
 	{ "experiment", cmd_experiment, "run commands N times each: statistics, tests, regression, plots" },
 	{ "doctor", cmd_doctor, "what this kernel offers and which backends load" },
+	{ "serve", cmd_serve, "per-cgroup and per-process metrics for Prometheus" },
 };
 
 static void usage(FILE *f)

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <ctxmon/features.h>
+#include <ctxmon/cgroup.h>
 
 #include "cli/cli.h"
 #include "cli/latency.h"
@@ -29,6 +30,7 @@ struct stat_run {
 	struct capture_opts cap;
 	struct output_opts out;
 	bool want_threads, want_procs, limit_set;
+	bool per_cgroup;	/* --per-cgroup: process rows become cgroup rows */
 	bool rates;		/* --rates: per second, top's columns */
 	const char *outpath;
 	FILE *f;
@@ -75,6 +77,8 @@ static void help(void)
 	       "                         syscall, preempted by a woken task, slice end,\n"
 	       "                         yield, exit; irq time (traces syscalls and irqs\n"
 	       "                         too, which costs more; docs/causes.md)\n"
+	       "      --per-cgroup       one row per cgroup v2 (the threads' cgroups at the\n"
+	       "                         end; exited threads as \"(exited)\")\n"
 	       "      --rates            per second, with top's columns (with -I and -p: a\n"
 	       "                         per-thread pidstat -w)\n"
 	       "  -o, --output FILE      write to FILE (default: stderr with a command, as\n"
@@ -172,6 +176,12 @@ static int emit(struct stat_run *r, uint64_t ts, bool final)
 			    &nth, &pr, &npr);
 	if (ret < 0)
 		goto out;
+	if (r->per_cgroup) {
+		free(pr);
+		pr = ctxmon_cgroup_rollup(th, nth, &npr);
+		if (!pr)
+			goto out;
+	}
 	ret = -ENOMEM;
 	cpus = stat_cpus(r, ts, &ncpu);
 	if (!cpus)
@@ -218,8 +228,8 @@ static int emit(struct stat_run *r, uint64_t ts, bool final)
 					CTXMON_SIGSLEEP_SHOWN_SLEEP;
 		}
 	}
-	r->out.processes = r->want_procs || (!r->want_threads &&
-					     (r->cap.all || npr > 1));
+	r->out.processes = r->want_procs || r->per_cgroup ||
+			   (!r->want_threads && (r->cap.all || npr > 1));
 	r->out.threads = r->want_threads || (!r->want_procs && !r->cap.all);
 	if (r->rates && r->out.fmt == OUT_TABLE)
 		ret = top_view__print_rates(r->f, &r->out, &rep);
@@ -271,6 +281,7 @@ static int parse(struct stat_run *r, int argc, char **argv)
 		{ "causes", no_argument, NULL, CAP_OPT__END + 0x40 },
 		{ "output", required_argument, NULL, 'o' },
 		{ "rates", no_argument, NULL, CAP_OPT__END + 0x41 },
+		{ "per-cgroup", no_argument, NULL, CAP_OPT__END + 0x42 },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -334,6 +345,9 @@ static int parse(struct stat_run *r, int argc, char **argv)
 			break;
 		case CAP_OPT__END + 0x41:
 			r->rates = true;
+			break;
+		case CAP_OPT__END + 0x42:
+			r->per_cgroup = true;
 			break;
 		case 'h':
 			help();

@@ -261,6 +261,8 @@ static void table_row(FILE *f, const struct ctxmon_stats *r, bool procs)
 	comm[i] = '\0';
 	if (r->folded) /* many exited tasks: "exited", then how many */
 		snprintf(id, sizeof(id), "%8s %8u", "exited", r->folded);
+	else if (procs && !r->tid && r->tgid < 0) /* stat --per-cgroup */
+		snprintf(id, sizeof(id), "%8s %8u", "cgroup", r->nthreads);
 	else
 		snprintf(id, sizeof(id), "%8d %8d", r->tid,
 			 procs ? (int)r->nthreads : r->tgid);
