@@ -22,6 +22,7 @@ static const struct cli_cmd commands[] = {
 	{ "report", cmd_report, "stat's numbers from a recording" },
 	{ "script", cmd_script, "a recording as ftrace text, one line per event" },
 	{ "import", cmd_import, "an ftrace text trace into a recording" },
+	{ "export", cmd_export, "a recording as a Perfetto trace, SQLite or Chrome JSON" },
 };
 
 static void usage(FILE *f)
