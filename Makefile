@@ -138,3 +138,8 @@ vmlinux:
 
 .PHONY: vmlinux
 # ---- end BPF ----
+
+# ---- export (issue 17) ----
+# ctxmon export --format sqlite writes through libsqlite3.
+LIBS += $(shell pkg-config --libs sqlite3 2>/dev/null || echo -lsqlite3)
+# ---- end export ----

@@ -97,6 +97,8 @@ int ctxmon_export_recording(struct ctxmon_reader *r, const char *path,
 	if (!r || !path || !o || o->format >= NFORMATS)
 		return export__fail(-EINVAL, "bad arguments");
 	f = formats[o->format];
+	if (ctxmon_reader_meta_u64(r, CTXMON_META_TIME_START, &x.start_ts) < 0)
+		x.start_ts = 0;
 	ret = f->open(&x, &ops);
 	if (ret < 0) {
 		if (!last_error[0])
@@ -135,6 +137,7 @@ int ctxmon_export_recording(struct ctxmon_reader *r, const char *path,
 	if (ctxmon_reader_meta_u64(r, CTXMON_META_TIME_STOP, &stop) < 0 ||
 	    !info.complete || stop < info.last_ts)
 		stop = info.last_ts;
+	x.stop_ts = stop;
 	timeline__finish(x.tl, stop);
 	if (x.err) {
 		ret = x.err;

@@ -17,6 +17,7 @@ struct exporter {
 	struct ctxmon_export_stats *st;
 	const char *path;
 	int err;		/* first error of a callback, -errno */
+	uint64_t start_ts, stop_ts; /* the window (stop: set before close) */
 	void *priv;		/* the format's state */
 };
 

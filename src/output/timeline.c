@@ -29,6 +29,7 @@ struct timeline {
 	size_t ncpus;
 	uint64_t now;
 	uint64_t next_flow;
+	bool finishing;
 };
 
 #define CPU_MAX 65536
@@ -155,6 +156,7 @@ static void advance(struct timeline *tl, struct tl_thread *t, uint64_t ts,
 	if (!alive(t))
 		return;
 	s.dur = ts - t->state_ts;
+	s.cut = tl->finishing;
 	switch (t->state) {
 	case TL_RUNNING:
 		s.state = "Running";
@@ -312,14 +314,18 @@ static void on_switch(struct timeline *tl, const struct ctxmon_event *ev,
 			set_tgid(p, ev->tgid);
 		set_comm(p, ev->sw.prev_comm);
 	}
+	/* The CPU's run interval is the switched-in task's, as Perfetto's
+	 * sched table has it: one row per switch-in. */
 	if (c && c->started && tl->ops.sched) {
 		ctxmon_state_str(ev->sw.prev_state, ev->sw.preempt, st,
 				 sizeof(st));
-		tl->ops.sched(tl->ops.ctx, ev->cpu, prev > 0 ? p : NULL,
-			      c->since, ts - c->since, st, ev->sw.prev_prio);
+		tl->ops.sched(tl->ops.ctx, ev->cpu,
+			      c->utid ? &tl->th[c->utid - 1] : NULL, c->since,
+			      ts - c->since, st, c->prio);
 	}
 	if (p)
 		switch_out(tl, p, ev, ts);
+	n = NULL;
 	if (next > 0) {
 		n = live(tl, next, ts);
 		set_tgid(n, ev->sw.next_tgid);
@@ -329,6 +335,7 @@ static void on_switch(struct timeline *tl, const struct ctxmon_event *ev,
 	if (c) {
 		c->started = true;
 		c->tid = next;
+		c->utid = n ? n->utid : 0;
 		c->prio = ev->sw.next_prio;
 		c->since = ts;
 	}
@@ -568,15 +575,17 @@ void timeline__finish(struct timeline *tl, uint64_t ts)
 	if (ts < tl->now)
 		ts = tl->now;
 	tl->now = ts;
+	tl->finishing = true;
 	for (size_t i = 0; i < tl->nth; i++)
 		advance(tl, &tl->th[i], ts, NULL);
+	tl->finishing = false;
 	for (size_t i = 0; i < tl->ncpus; i++) {
 		struct tl_cpu *c = &tl->cpus[i];
 
 		if (!c->started || !tl->ops.sched)
 			continue;
 		tl->ops.sched(tl->ops.ctx, (int32_t)i,
-			      c->tid > 0 ? find(tl, c->tid) : NULL, c->since,
+			      c->utid ? &tl->th[c->utid - 1] : NULL, c->since,
 			      ts - c->since, NULL, c->prio);
 		c->since = ts;
 	}

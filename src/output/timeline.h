@@ -55,6 +55,7 @@ struct tl_span {
 	int64_t block_sys;	/* S/D: the syscall it blocked in, -1 */
 	uint64_t flow;		/* R after a wakeup: that wakeup's id, 0 */
 	bool preempted;		/* R+ */
+	bool cut;		/* still open when the timeline finished */
 	const char *preempted_by; /* R+: comm of the task that took the CPU */
 };
 
