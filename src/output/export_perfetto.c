@@ -721,10 +721,22 @@ static int pf_close(struct exporter *x, bool ok)
 	if (!p)
 		return 0;
 	if (ok) {
+		size_t n;
+		const struct tl_thread *th = timeline__threads(x->tl, &n);
+
 		for (size_t i = 0; i < p->ncpus && !ret; i++)
 			ret = flush_cpu(x, i);
+		/* every thread seen, with its last name and its process */
+		for (size_t i = 0; i < n && !ret; i++) {
+			tree_thread(x, th[i].tid, th[i].tgid, th[i].comm);
+			if (th[i].tid == th[i].tgid)
+				tree_process(x, th[i].tid, th[i].ppid,
+					     th[i].comm);
+			if (p->ntree >= TREE_MAX)
+				ret = flush_tree(x, x->stop_ts);
+		}
 		if (!ret)
-			ret = flush_tree(x, 0);
+			ret = flush_tree(x, x->stop_ts);
 		if (!ret)
 			ret = x->err;
 		if (!ret && fflush(p->f) == EOF)

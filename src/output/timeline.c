@@ -203,11 +203,23 @@ static void runnable(struct tl_thread *t, int32_t waker, bool preempted)
 static void woken(struct timeline *tl, struct tl_thread *t, int32_t waker,
 		  int32_t cpu, uint64_t ts)
 {
+	struct tl_thread *w = NULL;
+
+	/* the waker is a thread too, seen first here maybe (room for it was
+	 * reserved for this event) */
+	if (waker > 0) {
+		w = find(tl, waker);
+		if (!w) {
+			int32_t tid = t->tid;
+
+			w = create(tl, waker, ts);
+			t = find(tl, tid);
+		}
+	}
 	runnable(t, waker, false);
 	t->flow = ++tl->next_flow;
 	if (tl->ops.wake)
-		tl->ops.wake(tl->ops.ctx, waker > 0 ? find(tl, waker) : NULL, t,
-			     cpu, ts, t->flow);
+		tl->ops.wake(tl->ops.ctx, w, t, cpu, ts, t->flow);
 }
 
 static unsigned switch_kind(const struct ctxmon_event *ev)
