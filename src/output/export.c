@@ -69,10 +69,10 @@ static int on_event(const struct ctxmon_event *ev, void *ctx)
 	x->st->events++;
 	if (ev->type == CTXMON_EV_LOST)
 		x->st->lost += ev->lost.count;
-	if (f->event)
+	/* intervals that this event closes first, then the event */
+	ret = timeline__feed(x->tl, ev);
+	if (!ret && f->event)
 		ret = f->event(x, ev);
-	if (!ret)
-		ret = timeline__feed(x->tl, ev);
 	return ret ? ret : x->err;
 }
 

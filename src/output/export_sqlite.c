@@ -197,7 +197,7 @@ static struct bucket *bucket_at(struct exporter *x, int32_t cpu, uint64_t ts)
 }
 
 static void count_busy(struct exporter *x, int32_t cpu, uint64_t ts,
-		       uint64_t dur, bool busy, bool sw)
+		       uint64_t dur, bool busy)
 {
 	struct sq *q = x->priv;
 	uint64_t end = ts + dur;
@@ -213,12 +213,6 @@ static void count_busy(struct exporter *x, int32_t cpu, uint64_t ts,
 		if (busy)
 			b->busy += d;
 		ts += d;
-	}
-	if (sw) {
-		struct bucket *b = bucket_at(x, cpu, end);
-
-		if (b)
-			b->switches++;
 	}
 }
 
@@ -243,7 +237,7 @@ static void sq_sched(void *ctx, int32_t cpu, const struct tl_thread *t,
 		sqlite3_bind_null(s, 5);
 	sqlite3_bind_int64(s, 6, prio);
 	step(x, s);
-	count_busy(x, cpu, ts, dur, t != NULL, end_state != NULL);
+	count_busy(x, cpu, ts, dur, t != NULL);
 }
 
 static void sq_span(void *ctx, const struct tl_thread *t,
@@ -297,8 +291,13 @@ static int sq_event(struct exporter *x, const struct ctxmon_event *ev)
 	sqlite3_stmt *s;
 
 	ctxmon_account_feed(q->a, ev);
-	if (ev->type == CTXMON_EV_SWITCH)
+	if (ev->type == CTXMON_EV_SWITCH) {
+		struct bucket *b = bucket_at(x, ev->cpu, ev->ts);
+
+		if (b)
+			b->switches++;
 		x->st->switches++;
+	}
 	else if (ev->type == CTXMON_EV_WAKING)
 		x->st->wakings++;
 	if (ev->type != CTXMON_EV_LOST)

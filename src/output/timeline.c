@@ -253,7 +253,9 @@ static void switch_out(struct timeline *tl, struct tl_thread *t,
 	t->cpu = -1;
 	if (kind == CTXMON_SW_VOLUNTARY && !ev->sw.preempt && st) {
 		if (t->early_wake) {
-			runnable(t, t->early_waker, false);
+			/* woken before it got off the CPU: its wakeup latency
+			 * starts now, as the account counts it */
+			woken(tl, t, t->early_waker, ev->cpu, ts);
 		} else {
 			t->state = TL_SLEEP;
 			ctxmon_state_str(st, 0, t->sleep, sizeof(t->sleep));
@@ -329,11 +331,15 @@ static void on_switch(struct timeline *tl, const struct ctxmon_event *ev,
 	/* The CPU's run interval is the switched-in task's, as Perfetto's
 	 * sched table has it: one row per switch-in. */
 	if (c && c->started && tl->ops.sched) {
+		/* A recording of some tasks only has gaps: when the task
+		 * switched out is not the one last switched in, how that one
+		 * left the CPU is not known. */
 		ctxmon_state_str(ev->sw.prev_state, ev->sw.preempt, st,
 				 sizeof(st));
 		tl->ops.sched(tl->ops.ctx, ev->cpu,
 			      c->utid ? &tl->th[c->utid - 1] : NULL, c->since,
-			      ts - c->since, st, c->prio);
+			      ts - c->since, c->tid == prev ? st : NULL,
+			      c->prio);
 	}
 	if (p)
 		switch_out(tl, p, ev, ts);
@@ -430,6 +436,14 @@ static void on_wakeup_new(struct timeline *tl, const struct ctxmon_event *ev,
 	case TL_NEW:
 		start(t, TL_RUNNABLE, ts);
 		woken(tl, t, ev->tid, ev->cpu, ts);
+		break;
+	case TL_RUNNABLE:
+		/* forked: waiting since the fork, its latency starts here;
+		 * the runnable interval is cut in two at the wakeup */
+		if (!t->flow) {
+			advance(tl, t, ts, NULL);
+			woken(tl, t, ev->tid, ev->cpu, ts);
+		}
 		break;
 	case TL_SLEEP:
 		advance(tl, t, ts, NULL);
