@@ -71,9 +71,14 @@ names_ok "$TXT" "$T/imp.json" || fail "imported trace: thread names missing"
 
 # ---- 2. a live recording (root, tracefs) ----
 if [ "$(id -u)" = 0 ] && [ -e /sys/kernel/tracing/events/sched/sched_switch/format ]; then
-	"$CTXMON" record -q -o "$T/live.data" -- "$WL/multi5" >/dev/null 2>"$T/rec.err" ||
+	"$CTXMON" record -q -o "$T/live.data" --perfetto "$T/rec.pftrace" \
+		-- "$WL/multi5" >/dev/null 2>"$T/rec.err" ||
 		fail "record exited $?: $(tail -n 2 "$T/rec.err")"
+	san_check "record --perfetto" "$T/rec.err"
 	decode "$T/live.data" live
+	# record --perfetto is export of the file it wrote
+	cmp -s "$T/rec.pftrace" "$T/live.pftrace" ||
+		fail "record --perfetto differs from export of the recording"
 	"$CTXMON" script -i "$T/live.data" >"$T/live.script" 2>/dev/null
 	expect live switches "$(grep -c ' sched_switch: ' "$T/live.script")"
 	expect live wakings "$(grep -c ' sched_waking: ' "$T/live.script")"
