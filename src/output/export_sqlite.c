@@ -269,7 +269,7 @@ static void sq_span(void *ctx, const struct tl_thread *t,
 		sqlite3_bind_int64(s, 2, t->utid);
 		bind_opt(s, 3, sp->waker_utid > 0, sp->waker_utid);
 		bind_opt(s, 4, sp->waker_tid > 0, sp->waker_tid);
-		bind_opt(s, 5, !sp->cut, (int64_t)sp->dur);
+		bind_opt(s, 5, sp->ran, (int64_t)sp->dur);
 		sqlite3_bind_null(s, 6);
 		step(x, s);
 	}

@@ -146,8 +146,8 @@ static void start(struct tl_thread *t, enum tl_state s, uint64_t ts)
 }
 
 /* Close the current state's interval at @ts. */
-static void advance(struct timeline *tl, struct tl_thread *t, uint64_t ts,
-		    const char *by)
+static void advance_in(struct timeline *tl, struct tl_thread *t, uint64_t ts,
+		       const char *by, bool in)
 {
 	struct tl_span s = { .ts = t->state_ts, .cpu = -1, .waker_tid = -1,
 			     .block_sys = -1 };
@@ -157,6 +157,7 @@ static void advance(struct timeline *tl, struct tl_thread *t, uint64_t ts,
 		return;
 	s.dur = ts - t->state_ts;
 	s.cut = tl->finishing;
+	s.ran = in;
 	switch (t->state) {
 	case TL_RUNNING:
 		s.state = "Running";
@@ -180,6 +181,12 @@ static void advance(struct timeline *tl, struct tl_thread *t, uint64_t ts,
 		tl->ops.span(tl->ops.ctx, t, &s);
 	t->state_ts = ts;
 	t->end_ts = ts;
+}
+
+static void advance(struct timeline *tl, struct tl_thread *t, uint64_t ts,
+		    const char *by)
+{
+	advance_in(tl, t, ts, by, false);
 }
 
 static void end(struct timeline *tl, struct tl_thread *t, uint64_t ts)
@@ -273,7 +280,7 @@ static void switch_in(struct timeline *tl, struct tl_thread *t,
 	if (t->state == TL_NEW)
 		start(t, TL_RUNNING, ts);
 	else
-		advance(tl, t, ts, ev->sw.next_comm);
+		advance_in(tl, t, ts, ev->sw.next_comm, true);
 	t->waked = false;
 	t->state = TL_RUNNING;
 	t->cpu = ev->cpu;
@@ -466,7 +473,7 @@ static void on_fork(struct timeline *tl, const struct ctxmon_event *ev,
 	if (ctid <= 0)
 		return;
 	old = find(tl, ctid);
-	if (old && old->state == TL_NEW && !old->exited) {
+	if (old && old->state == TL_NEW && !old->exited && !old->migrated) {
 		c = old;
 		if (ev->fork.child_tgid > 0)
 			c->tgid = -1;
@@ -563,6 +570,11 @@ int timeline__feed(struct timeline *tl, const struct ctxmon_event *ev)
 			set_comm(t, ev->exit.comm);
 			t->exited = true;
 		}
+		break;
+	case CTXMON_EV_MIGRATE:
+		learn_current(tl, ev);
+		if (ev->migrate.tid > 0)
+			live(tl, ev->migrate.tid, ts)->migrated = true;
 		break;
 	case CTXMON_EV_SYS_ENTER:
 	case CTXMON_EV_SYS_EXIT:

@@ -30,6 +30,7 @@ struct tl_thread {
 	const char *comm;	/* last seen (the reader's string) */
 	uint64_t start_ts, end_ts; /* first and last time seen */
 	bool exited;
+	bool migrated;		/* a migration was seen */
 	/* state machine */
 	uint8_t state;		/* enum tl_state */
 	bool waked, early_wake, preempted;
@@ -56,6 +57,8 @@ struct tl_span {
 	uint64_t flow;		/* R after a wakeup: that wakeup's id, 0 */
 	bool preempted;		/* R+ */
 	bool cut;		/* still open when the timeline finished */
+	bool ran;		/* ended by its switch-in: for R after a
+				 * wakeup, dur is the wakeup latency */
 	const char *preempted_by; /* R+: comm of the task that took the CPU */
 };
 
