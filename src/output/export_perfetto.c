@@ -138,20 +138,23 @@ struct pf {
 static int emit(struct exporter *x, struct pb *pkt)
 {
 	struct pf *p = x->priv;
-	struct pb head = { 0 };
+	uint8_t head[11];
+	size_t n = 0, len = pkt->len;
 	int ret = 0;
 
 	if (pkt->oom)
 		return -ENOMEM;
-	pb__tag(&head, 1, PB_LEN); /* Trace.packet */
-	pb__varint(&head, pkt->len);
-	if (head.oom)
-		ret = -ENOMEM;
-	else if (fwrite(head.p, 1, head.len, p->f) != head.len ||
-		 fwrite(pkt->p, 1, pkt->len, p->f) != pkt->len)
+	/* Trace.packet (field 1, length-delimited), then the length: no
+	 * allocation per packet */
+	head[n++] = (1 << 3) | PB_LEN;
+	do {
+		head[n++] = (uint8_t)((len & 0x7f) | (len > 0x7f ? 0x80 : 0));
+		len >>= 7;
+	} while (len);
+	if (fwrite(head, 1, n, p->f) != n ||
+	    fwrite(pkt->p, 1, pkt->len, p->f) != pkt->len)
 		ret = -(errno ? errno : EIO);
-	p->bytes += head.len + pkt->len;
-	pb__free(&head);
+	p->bytes += n + pkt->len;
 	pb__reset(pkt);
 	if (ret)
 		export__err(x, ret);

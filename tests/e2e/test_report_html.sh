@@ -73,10 +73,17 @@ for page, d in (("report", dom), ("stat", sdom)):
     for name in ("multi5", "pong", "spin1", "spin2", "yielder"):
         if ">%s" % name not in d:
             bad.append("%s: thread %s missing" % (page, name))
-    if "Kernel comparison: match" not in d:
-        bad.append("%s: no kernel comparison match shown" % page)
-    if "No events lost" not in d:
+    if "Kernel comparison: match" not in d and "Kernel comparison: MISMATCH" not in d:
+        bad.append("%s: no kernel comparison shown" % page)
+    if "No events lost" not in d and not re.search(r"LOSS: \d+ events lost", d):
         bad.append("%s: loss status missing" % page)
+# the report page's status says what report --json says
+k = rep.get("kernel")
+if k is None or ("Kernel comparison: %s" % ("match" if k["match"] else "MISMATCH")) not in dom:
+    bad.append("report: kernel comparison differs from report --json %s" % k)
+lost = rep["capture"]["lost"]
+if (lost == 0) != ("No events lost" in dom) or (lost and "LOSS: %d events lost" % lost not in dom):
+    bad.append("report: loss status differs from report --json (%d lost)" % lost)
 # the thread table holds report's numbers (comm, tid, switches, vol, invol)
 rows = re.findall(r'<tr><td class="l">([^<]*)</td><td>(\d+)</td><td>-?\d+</td>'
                   r'<td>(\d+)</td><td>(\d+)</td><td>(\d+)</td>', dom)
