@@ -64,7 +64,7 @@ if [ "$(id -u)" != 0 ] || [ ! -e /sys/kernel/tracing/events/sched/sched_switch/f
 	finish
 fi
 # -a: the whole machine, so every CPU's stream has no gap
-"$CTXMON" record -q -a -e all -o "$T/m.data" -- "$WL/multi5" >/dev/null 2>"$T/rec.err" ||
+"$CTXMON" record -q -a -o "$T/m.data" -- "$WL/multi5" >/dev/null 2>"$T/rec.err" ||
 	fail "record exited $?: $(tail -n 2 "$T/rec.err")"
 "$CTXMON" export -q -f sqlite -i "$T/m.data" -o "$T/m.db" 2>"$T/exp2.err" ||
 	fail "export exited $?: $(tail -n 2 "$T/exp2.err")"
@@ -149,4 +149,33 @@ for c in rep["cpus"]:
 print("%d checks failed" % bad, file=sys.stderr)
 sys.exit(1 if bad else 0)
 PY
+
+# ---- 3. syscalls: the S/D intervals of the ping-pong threads that began
+# in read() (NR 0 on x86_64) are as many as the sleeps the text shows
+# beginning inside a read: sys_enter NR 0 not yet exited at the switch-out
+if [ "$(uname -m)" = x86_64 ]; then
+	"$CTXMON" record -q -e all -o "$T/p.data" -- "$WL/pingpong" 3000 >/dev/null 2>&1 ||
+		fail "record -e all exited $?"
+	"$CTXMON" export -q -f sqlite -i "$T/p.data" -o "$T/p.db" 2>/dev/null ||
+		fail "export of the syscall recording exited $?"
+	"$CTXMON" script -i "$T/p.data" >"$T/p.txt" 2>/dev/null
+	python3 - "$T/p.txt" "$T/p.db" <<'PY' || fail "sleeps in read() differ"
+import re, sqlite3, sys, collections
+insys, want = {}, collections.Counter()
+for line in open(sys.argv[1]):
+    m = re.match(r"\s*\S+-(\d+)\s+\[\d+\]\s+\S+: (sys_enter|sys_exit): NR (\d+)", line)
+    if m:
+        insys[m.group(1)] = m.group(3) if m.group(2) == "sys_enter" else None
+        continue
+    m = re.search(r"sched_switch: prev_comm=pingpong prev_pid=(\d+) \S+ prev_state=([SD]) ", line)
+    if m and insys.get(m.group(1)) == "0":
+        want[int(m.group(1))] += 1
+db = sqlite3.connect(sys.argv[2])
+got = collections.Counter(dict(db.execute(
+    "select tid, count(*) from thread_state join thread using(utid) "
+    "where syscall = 'read' and thread.name = 'pingpong' group by tid")))
+print("sleeps in read() per thread: db %s, text %s" % (dict(got), dict(want)), file=sys.stderr)
+sys.exit(0 if got == want and sum(want.values()) > 1000 else 1)
+PY
+fi
 finish
