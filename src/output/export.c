@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "output/export.h"
@@ -85,7 +86,8 @@ int ctxmon_export_recording(struct ctxmon_reader *r, const char *path,
 	struct ctxmon_reader_info info;
 	const struct export_format *f;
 	struct tl_ops ops = { 0 };
-	bool opened = false;
+	bool opened = false, own_file;
+	struct stat sb;
 	uint64_t stop;
 	int ret;
 
@@ -97,6 +99,9 @@ int ctxmon_export_recording(struct ctxmon_reader *r, const char *path,
 	if (!r || !path || !o || o->format >= NFORMATS)
 		return export__fail(-EINVAL, "bad arguments");
 	f = formats[o->format];
+	/* only a file of ours is removed on failure: never a device, a
+	 * pipe or whatever else the caller named */
+	own_file = lstat(path, &sb) < 0 ? errno == ENOENT : S_ISREG(sb.st_mode);
 	if (ctxmon_reader_meta_u64(r, CTXMON_META_TIME_START, &x.start_ts) < 0)
 		x.start_ts = 0;
 	ret = f->open(&x, &ops);
@@ -159,7 +164,7 @@ int ctxmon_export_recording(struct ctxmon_reader *r, const char *path,
 out:
 	if (opened)
 		f->close(&x, false);
-	if (ret < 0)
+	if (ret < 0 && own_file && lstat(path, &sb) == 0 && S_ISREG(sb.st_mode))
 		unlink(path);
 	timeline__free(x.tl);
 	return ret < 0 ? ret : 0;

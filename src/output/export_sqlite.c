@@ -30,6 +30,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
@@ -583,6 +584,7 @@ static int sq_open(struct exporter *x, struct tl_ops *ops)
 	struct ctxmon_account_opts ao = { .sz = sizeof(ao) };
 	struct ctxmon_causes_opts co = { .sz = sizeof(co) };
 	struct sq *q = calloc(1, sizeof(*q));
+	struct stat sb;
 	int rc;
 
 	if (!q)
@@ -593,9 +595,17 @@ static int sq_open(struct exporter *x, struct tl_ops *ops)
 	q->a = ctxmon_account_new(&ao);
 	if (!q->a || ctxmon_account_enable_causes(q->a, &co) < 0)
 		return -ENOMEM;
-	/* a new file: SQLite would add to an old database */
-	if (unlink(x->path) < 0 && errno != ENOENT)
-		return -errno;
+	/* a new file: SQLite would add to an old database; and only ever
+	 * a regular file */
+	if (lstat(x->path, &sb) == 0) {
+		if (!S_ISREG(sb.st_mode))
+			return export__fail(-EINVAL,
+					    "%s is not a regular file: SQLite "
+					    "needs one",
+					    x->path);
+		if (unlink(x->path) < 0)
+			return -errno;
+	}
 	rc = sqlite3_open_v2(x->path, &q->db,
 			     SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
 	if (rc != SQLITE_OK)

@@ -50,6 +50,14 @@ for k in cut bad; do
 	[ "$got" = "$ins" ] || fail "$k: partial sqlite has $got sched rows, script $ins switch-ins"
 done
 
+# a failed export removes only a regular file it wrote, never what the
+# name points to otherwise (here a symlink; /dev/full was the case found)
+: >"$T/target"
+ln -s "$T/target" "$T/link"
+"$CTXMON" export -i "$T/cut.data" -o "$T/link" >/dev/null 2>&1 &&
+	fail "export of the cut recording to a symlink succeeded"
+[ -L "$T/link" ] || fail "a failed export removed the symlink it was given"
+
 rc=0
 "$CTXMON" export -i "$T/tiny.data" -o "$T/tiny.pftrace" >/dev/null 2>"$T/tiny.err" || rc=$?
 [ "$rc" = 1 ] && grep -q "cannot read .*header" "$T/tiny.err" ||
