@@ -64,8 +64,10 @@ if [ "$(id -u)" != 0 ] || [ ! -e /sys/kernel/tracing/events/sched/sched_switch/f
 	finish
 fi
 # -a: the whole machine, so every CPU's stream has no gap
-"$CTXMON" record -q -a -o "$T/m.data" -- "$WL/multi5" >/dev/null 2>"$T/rec.err" ||
-	fail "record exited $?: $(tail -n 2 "$T/rec.err")"
+# --stat --json: stat's own numbers for the run, on stderr
+"$CTXMON" record -q -a --stat --json -o "$T/m.data" -- "$WL/multi5" >/dev/null 2>"$T/stat.json" ||
+	fail "record exited $?: $(tail -n 2 "$T/stat.json")"
+san_check record "$T/stat.json"
 "$CTXMON" export -q -f sqlite -i "$T/m.data" -o "$T/m.db" 2>"$T/exp2.err" ||
 	fail "export exited $?: $(tail -n 2 "$T/exp2.err")"
 san_check export "$T/exp2.err"
@@ -74,6 +76,27 @@ san_check export "$T/exp2.err"
 	fail "report exited $?"
 switch_ins "$T/m.txt" "$T/m.db" || fail "live: switch-ins differ"
 
+# thread_state against stat's numbers of the run itself (threads not folded)
+python3 - "$T/m.db" "$T/stat.json" <<'PY' || fail "live: thread_state disagrees with stat"
+import json, sqlite3, sys, collections
+db = sqlite3.connect(sys.argv[1])
+st = json.load(open(sys.argv[2]))
+have = collections.defaultdict(lambda: [0, 0, 0])
+for tid, s, d in db.execute("select tid, state, sum(dur) from thread_state "
+                            "join thread using(utid) group by tid, state"):
+    have[tid][0 if s == "Running" else 1 if s in ("R", "R+") else 2] += d
+n = bad = 0
+for t in st["threads"]:
+    if t["folded"]:
+        continue
+    n += 1
+    want = [t["run_ns"], t["wait_ns"], t["sleep_s_ns"] + t["sleep_d_ns"] + t["sleep_other_ns"]]
+    if have[t["tid"]] != want:
+        bad += 1
+        print("tid %d %s: thread_state %s, stat %s" % (t["tid"], t["comm"], have[t["tid"]], want), file=sys.stderr)
+print("%d threads of stat compared, %d differ" % (n, bad), file=sys.stderr)
+sys.exit(1 if bad or n < 5 else 0)
+PY
 python3 - "$T/m.db" "$T/m.json" "$T/m.txt" "$DOC" <<'PY' || fail "live: thread_state or the documented queries disagree with report/script"
 import json, re, sqlite3, sys, collections
 db = sqlite3.connect(sys.argv[1])
