@@ -191,3 +191,7 @@ $(O)/src/capture/cgagg.o: CFLAGS += -I$(BPF_OUT) -I$(BPF_SRC)
 
 LIBS += $(shell pkg-config --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd) -pthread
 # ---- end serve ----
+# ---- export (issue 17) ----
+# ctxmon export --format sqlite writes through libsqlite3.
+LIBS += $(shell pkg-config --libs sqlite3 2>/dev/null || echo -lsqlite3)
+# ---- end export ----

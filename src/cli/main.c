@@ -27,6 +27,7 @@ static const struct cli_cmd commands[] = {
 	{ "experiment", cmd_experiment, "run commands N times each: statistics, tests, regression, plots" },
 	{ "doctor", cmd_doctor, "what this kernel offers and which backends load" },
 	{ "serve", cmd_serve, "per-cgroup and per-process metrics for Prometheus" },
+	{ "export", cmd_export, "a recording as a Perfetto trace, SQLite or Chrome JSON" },
 };
 
 static void usage(FILE *f)

@@ -21,6 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <ctxmon/export.h>
+
 #include "cli/cli.h"
 #include "cli/recording.h"
 #include "internal.h"
@@ -34,6 +36,7 @@ struct rec_run {
 	const char *path;
 	int level;
 	bool stat, json, quiet;
+	const char *perfetto;	/* --perfetto FILE */
 	struct ctxmon_record *w;
 	struct ctxmon_session *s;
 	struct ctxmon_account *a; /* --stat only */
@@ -60,6 +63,8 @@ static void help(void)
 	       "  -e, --events LIST      event groups: sched (default), irq, syscall,\n"
 	       "                         all; comma-separated\n"
 	       "  -z, --level N          zstd level 1-19 (default 3)\n"
+	       "      --perfetto FILE    also write the recording as a Perfetto trace\n"
+	       "                         (ctxmon export --format perfetto)\n"
 	       "      --stat             also print stat's numbers at the end (to stderr\n"
 	       "                         with a command, as stat does)\n"
 	       "      --json             --stat as JSON\n"
@@ -109,6 +114,7 @@ static int parse(struct rec_run *r, int argc, char **argv)
 		{ "events", required_argument, NULL, 'e' },
 		{ "level", required_argument, NULL, 'z' },
 		{ "stat", no_argument, NULL, 'S' },
+		{ "perfetto", required_argument, NULL, 'P' },
 		{ "json", no_argument, NULL, 'J' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -150,6 +156,9 @@ static int parse(struct rec_run *r, int argc, char **argv)
 		case 'S':
 			r->stat = true;
 			break;
+		case 'P':
+			r->perfetto = optarg;
+			break;
 		case 'J':
 			r->json = true;
 			break;
@@ -169,6 +178,29 @@ static int parse(struct rec_run *r, int argc, char **argv)
 		return -1;
 	}
 	return capture__finish(CMD, &r->cap, argc, argv) < 0 ? -1 : 0;
+}
+
+/* --perfetto: the file just written, read back and exported. */
+static int export_perfetto(const struct rec_run *r)
+{
+	struct ctxmon_export_opts o = { .sz = sizeof(o),
+					.format = CTXMON_EXPORT_PERFETTO };
+	struct ctxmon_reader *rd = ctxmon_reader_open(r->path);
+	int ret;
+
+	if (!rd) {
+		cli__err(CMD, "cannot read %s back: %s", r->path,
+			 ctxmon_record_last_error());
+		return -1;
+	}
+	ret = ctxmon_export_recording(rd, r->perfetto, &o, NULL);
+	ctxmon_reader_close(rd);
+	if (ret < 0) {
+		cli__err(CMD, "%s: %s", r->perfetto,
+			 ctxmon_export_last_error());
+		return -1;
+	}
+	return 0;
 }
 
 static void write_failed(struct rec_run *r, int err)
@@ -626,6 +658,8 @@ int cmd_record(int argc, char **argv)
 		cli__err(CMD, "writing the numbers failed");
 		goto out;
 	}
+	if (r.perfetto && export_perfetto(&r) < 0)
+		goto out;
 	status = r.child_done ? capture__exit_status(r.wstatus) : EXIT_OK;
 out:
 	ctxmon_record_close(r.w);

@@ -52,9 +52,21 @@ int recording__emit(FILE *f, struct output_opts *o, bool want_threads,
 				 void *ctx),
 		    void *keep_ctx);
 
+/*
+ * Finish @a at s->cap.stop_ts and write the HTML report of it and of @h's
+ * time series to @path ("-" or NULL: stdout).  @r (may be NULL) gives the
+ * recording's metadata; @problem, when not NULL, says why the recording
+ * stops early.  0 or -errno.
+ */
+struct ctxmon_html;
+int recording__html(const char *path, struct ctxmon_html *h,
+		    struct ctxmon_account *a, const struct run_summary *s,
+		    const struct ctxmon_reader *r, const char *problem);
+
 int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_script(int argc, char **argv);
 int cmd_import(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 
 #endif

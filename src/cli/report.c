@@ -18,6 +18,7 @@
 #include "cli/latency.h"
 #include "cli/recording.h"
 #include <ctxmon/causes.h>
+#include <ctxmon/export.h>
 #include "internal.h"
 
 static const char *const CMD = "report";
@@ -124,6 +125,7 @@ struct rep_run {
 	size_t ncpu_set;
 	bool has_time;
 	bool causes; /* --causes */
+	struct ctxmon_html *html; /* --html */
 	double t0, t1; /* --time, seconds from the start */
 	uint64_t from_ts, to_ts; /* the window on the session clock */
 	struct ctxmon_reader *r;
@@ -166,12 +168,15 @@ static void help(void)
 	       "                         -e all for syscalls and irqs; docs/causes.md)\n"
 	       "      --json             JSON\n"
 	       "      --csv              CSV\n"
+	       "      --html             one self-contained HTML page with plots\n"
+	       "                         (with -o FILE; causes included)\n"
 	       "  -o, --output FILE      write to FILE instead of stdout\n"
 	       "  -h, --help             this help\n\n"
 	       "examples:\n"
 	       "  ctxmon report                          the numbers of ctxmon.data\n"
 	       "  ctxmon report -i all.data --per-process --sort invol\n"
-	       "  ctxmon report --comm nginx --time 2,5 --json\n",
+	       "  ctxmon report --comm nginx --time 2,5 --json\n"
+	       "  ctxmon report -i run.data --html -o run.html\n",
 	       output__sort_keys());
 }
 
@@ -253,6 +258,7 @@ static int parse(struct rep_run *r, int argc, char **argv)
 		{ "causes", no_argument, NULL, 'K' },
 		{ "json", no_argument, NULL, 'J' },
 		{ "csv", no_argument, NULL, 'V' },
+		{ "html", no_argument, NULL, 'W' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -348,6 +354,12 @@ static int parse(struct rep_run *r, int argc, char **argv)
 			break;
 		case 'V':
 			r->out.fmt = OUT_CSV;
+			break;
+		case 'W':
+			r->html = ctxmon_html_new();
+			r->causes = true;
+			if (!r->html)
+				return -1;
 			break;
 		case 'o':
 			r->outpath = optarg;
@@ -464,6 +476,7 @@ static int on_event(const struct ctxmon_event *ev, void *ctx)
 	if (ev->type == CTXMON_EV_LOST)
 		add_loss(r, ev);
 	ctxmon_account_feed(r->a, ev);
+	ctxmon_html_feed(r->html, ev);
 	return r->oom ? -ENOMEM : 0;
 }
 
@@ -655,6 +668,20 @@ int cmd_report(int argc, char **argv)
 		if (!r.limit_set && r.out.fmt == OUT_TABLE)
 			r.out.limit = 25;
 	}
+	if (r.html) {
+		ret = recording__html(r.outpath, r.html, r.a, &s, r.r,
+				      info.damaged || info.truncated ?
+					      ctxmon_reader_error(r.r) :
+					      NULL);
+		if (ret < 0) {
+			cli__err(CMD, "writing %s: %s",
+				 r.outpath ? r.outpath : "the report",
+				 strerror(-ret));
+			goto out;
+		}
+		status = info.damaged ? EXIT_FAIL : EXIT_OK;
+		goto out;
+	}
 	if (r.outpath) {
 		f = fopen(r.outpath, "we");
 		if (!f) {
@@ -688,12 +715,14 @@ out:
 	free(r.losses);
 	free(r.lost_cpu);
 	ctxmon_account_free(r.a);
+	ctxmon_html_free(r.html);
 	ctxmon_reader_close(r.r);
 	free(r.pids);
 	free(r.tids);
 	free(r.cpu_set);
 	return status;
 out_args:
+	ctxmon_html_free(r.html);
 	free(r.pids);
 	free(r.tids);
 	free(r.cpu_set);

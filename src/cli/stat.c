@@ -20,7 +20,9 @@
 
 #include "cli/cli.h"
 #include "cli/latency.h"
+#include "cli/recording.h"
 #include "cli/top.h"
+#include <ctxmon/export.h>
 #include "internal.h"
 #include "output/output.h"
 
@@ -40,6 +42,8 @@ struct stat_run {
 	int index;
 	int werr;		/* first write error, -errno */
 	bool causes;		/* --causes */
+	const char *html_path;	/* --html FILE */
+	struct ctxmon_html *html;
 	struct kernel_cmp ksum;	/* traced sums over the whole run */
 	struct ctxmon_cpu_stats *prev_cpus; /* -I, counting backend */
 	size_t nprev_cpus;
@@ -81,6 +85,7 @@ static void help(void)
 	       "                         end; exited threads as \"(exited)\")\n"
 	       "      --rates            per second, with top's columns (with -I and -p: a\n"
 	       "                         per-thread pidstat -w)\n"
+	       "      --html FILE        also write an HTML page with plots to FILE\n"
 	       "  -o, --output FILE      write to FILE (default: stderr with a command, as\n"
 	       "                         perf stat does, so the command's output stays clean;\n"
 	       "                         stdout otherwise)\n"
@@ -263,6 +268,7 @@ static int on_event(const struct ctxmon_event *ev, void *ctx)
 		r->next_tick += r->interval_ns;
 	}
 	ctxmon_account_feed(r->a, ev);
+	ctxmon_html_feed(r->html, ev);
 	return r->werr;
 }
 
@@ -282,6 +288,7 @@ static int parse(struct stat_run *r, int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "rates", no_argument, NULL, CAP_OPT__END + 0x41 },
 		{ "per-cgroup", no_argument, NULL, CAP_OPT__END + 0x42 },
+		{ "html", required_argument, NULL, CAP_OPT__END + 0x43 },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -349,6 +356,13 @@ static int parse(struct stat_run *r, int argc, char **argv)
 		case CAP_OPT__END + 0x42:
 			r->per_cgroup = true;
 			break;
+		case CAP_OPT__END + 0x43:
+			/* the page splits switches by cause: trace what
+			 * tells them apart, as --causes does */
+			r->html_path = optarg;
+			r->cap.events |= CTXMON_EVENTS_SCHED | CTXMON_EVENTS_IRQ |
+					 CTXMON_EVENTS_SYSCALL;
+			break;
 		case 'h':
 			help();
 			return 1;
@@ -359,6 +373,10 @@ static int parse(struct stat_run *r, int argc, char **argv)
 	}
 	if (capture__finish(CMD, &r->cap, argc, argv) < 0)
 		return -1;
+	if (r->html_path && r->interval_ns) {
+		cli__err(CMD, "--html shows the whole run: not with -I");
+		return -1;
+	}
 	if (r->cap.all && !r->limit_set && r->out.fmt == OUT_TABLE)
 		r->out.limit = 25;
 	if (r->cap.all)
@@ -428,7 +446,9 @@ int cmd_stat(int argc, char **argv)
 	cli__signals();
 	/* Counting in the kernel sends nothing per event: the cheapest way
 	 * to get every number stat shows but the causes. */
-	r.s = capture__start_prefer(CMD, &r.cap, r.causes ? NULL : "bpf-agg",
+	/* the HTML page's time series needs the event stream */
+	r.s = capture__start_prefer(CMD, &r.cap,
+				    r.causes || r.html_path ? NULL : "bpf-agg",
 				    &status);
 	if (!r.s)
 		goto out;
@@ -447,7 +467,12 @@ int cmd_stat(int argc, char **argv)
 
 		r.a = ctxmon_account_new(&ao);
 	}
-	if (!r.a || (r.causes && ctxmon_account_enable_causes(r.a, NULL) < 0)) {
+	if (r.html_path && !(r.html = ctxmon_html_new())) {
+		cli__err(CMD, "out of memory");
+		goto out;
+	}
+	if (!r.a || ((r.causes || r.html) &&
+		     ctxmon_account_enable_causes(r.a, NULL) < 0)) {
 		cli__err(CMD, "out of memory");
 		goto out;
 	}
@@ -487,6 +512,26 @@ int cmd_stat(int argc, char **argv)
 	}
 	if (ret < 0)
 		goto out;
+	if (r.html) {
+		struct run_summary sum = {
+			.backend = ctxmon_session_backend(r.s),
+			.target = r.cap.target,
+			.cap = st,
+			.has_exit = r.child_done,
+			.wstatus = r.wstatus,
+			.has_rusage = r.child_done,
+			.ru_nvcsw = (uint64_t)r.ru.ru_nvcsw,
+			.ru_nivcsw = (uint64_t)r.ru.ru_nivcsw,
+		};
+
+		ret = recording__html(r.html_path, r.html, r.a, &sum, NULL,
+				      NULL);
+		if (ret < 0) {
+			cli__err(CMD, "writing %s: %s", r.html_path,
+				 strerror(-ret));
+			goto out;
+		}
+	}
 	status = r.child_done ? capture__exit_status(r.wstatus) : EXIT_OK;
 out:
 	if (r.f && r.f != stdout && r.f != stderr && fclose(r.f) == EOF &&
@@ -499,6 +544,7 @@ out:
 	free(r.prev_lost_cpu);
 	rows__snap_free(&r.snap);
 	ctxmon_account_free(r.a);
+	ctxmon_html_free(r.html);
 	ctxmon_session_close(r.s);
 	capture__free(&r.cap);
 	return status;

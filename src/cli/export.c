@@ -1,0 +1,235 @@
+/*
+ * export.c - `ctxmon export`: a recording as a Perfetto trace, a SQLite
+ * database with the trace processor's tables, or a Chrome JSON trace.
+ * Parses its options (one table, which also prints --help) and calls
+ * ctxmon_export_recording(); the formats live in src/output/export*.c.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ctxmon/export.h>
+
+#include "cli/cli.h"
+#include "cli/recording.h"
+
+static const char *const CMD = "export";
+
+enum { OPT_FORMAT = 'f', OPT_INPUT = 'i', OPT_OUTPUT = 'o', OPT_HELP = 'h',
+       OPT_QUIET = 'q', OPT_PARTIAL = 0x100, OPT_BUNDLE, OPT_NO_TRACKS,
+       OPT_JSON };
+
+static const struct export_opt {
+	const char *name;
+	int val;
+	const char *arg;
+	const char *help;
+} opts[] = {
+	{ "input", OPT_INPUT, "FILE",
+	  "the recording (default " DEFAULT_RECORDING ")" },
+	{ "output", OPT_OUTPUT, "FILE", "the file to write (required)" },
+	{ "format", OPT_FORMAT, "FMT",
+	  "perfetto (default), sqlite or chrome-json" },
+	{ "partial", OPT_PARTIAL, NULL,
+	  "export what a damaged or truncated recording\n"
+	  "holds up to the damage (default: refuse it)" },
+	{ "bundle-events", OPT_BUNDLE, "N",
+	  "perfetto: events per CPU bundle (default 4096)" },
+	{ "no-tracks", OPT_NO_TRACKS, NULL,
+	  "perfetto: the kernel's events only, without\n"
+	  "ctxmon's per-thread slices and wakeup flows" },
+	{ "json", OPT_JSON, NULL, "print the summary as JSON" },
+	{ "quiet", OPT_QUIET, NULL, "print nothing on success" },
+	{ "help", OPT_HELP, NULL, "this help" },
+};
+#define NOPTS (sizeof(opts) / sizeof(opts[0]))
+
+static void help(void)
+{
+	printf("usage: ctxmon export [options] -o FILE [-i REC]\n\n"
+	       "Write a recording (from `ctxmon record` or `ctxmon import`) as a\n"
+	       "timeline for other tools:\n"
+	       "  perfetto     a Perfetto trace (open it in ui.perfetto.dev or\n"
+	       "               trace_processor): every sched_switch and waking in\n"
+	       "               the compact encoding, the other events, thread and\n"
+	       "               process names, plus ctxmon's per-thread slices\n"
+	       "               (\"blocked in read()\", \"preempted by X\",\n"
+	       "               \"runnable\") and waker -> wakee flows\n"
+	       "  sqlite       a SQLite database with the trace processor's tables\n"
+	       "               (process, thread, sched, thread_state) and ctxmon's\n"
+	       "               (wakeup, lost, counters); docs/sqlite.md\n"
+	       "  chrome-json  the Chrome trace event format (chrome://tracing)\n\n"
+	       "options:\n");
+	for (size_t i = 0; i < NOPTS; i++) {
+		char left[40];
+
+		if (opts[i].val < 0x100)
+			snprintf(left, sizeof(left), "-%c, --%s%s%s",
+				 opts[i].val, opts[i].name,
+				 opts[i].arg ? " " : "",
+				 opts[i].arg ? opts[i].arg : "");
+		else
+			snprintf(left, sizeof(left), "    --%s%s%s",
+				 opts[i].name, opts[i].arg ? " " : "",
+				 opts[i].arg ? opts[i].arg : "");
+		printf("  %-24s ", left);
+		for (const char *h = opts[i].help; *h; h++) {
+			putchar(*h);
+			if (*h == '\n')
+				printf("%27s", "");
+		}
+		putchar('\n');
+	}
+	printf("\nexamples:\n"
+	       "  ctxmon record -o run.data -- ./myprog\n"
+	       "  ctxmon export -i run.data -o run.pftrace\n"
+	       "  ctxmon export -i run.data --format sqlite -o run.db\n"
+	       "  sqlite3 run.db \"select name, sum(dur)/1e6 as ms from thread_state\n"
+	       "      join thread using(utid) where state = 'S' group by utid\"\n"
+	       "  ctxmon export -i cut.data --partial -o cut.pftrace\n");
+}
+
+struct export_run {
+	const char *in, *out;
+	struct ctxmon_export_opts o;
+	bool quiet, json;
+};
+
+static int parse(struct export_run *e, int argc, char **argv)
+{
+	struct option lo[NOPTS + 1];
+	char shortopts[64];
+	size_t ns = 0;
+	unsigned long v;
+	int opt, fmt;
+
+	memset(lo, 0, sizeof(lo));
+	for (size_t i = 0; i < NOPTS; i++) {
+		lo[i] = (struct option){ opts[i].name,
+					 opts[i].arg ? required_argument :
+						       no_argument,
+					 NULL, opts[i].val };
+		if (opts[i].val < 0x100) {
+			shortopts[ns++] = (char)opts[i].val;
+			if (opts[i].arg)
+				shortopts[ns++] = ':';
+		}
+	}
+	shortopts[ns] = 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, shortopts, lo, NULL)) != -1) {
+		switch (opt) {
+		case OPT_INPUT:
+			e->in = optarg;
+			break;
+		case OPT_OUTPUT:
+			e->out = optarg;
+			break;
+		case OPT_FORMAT:
+			fmt = ctxmon_export_format_parse(optarg);
+			if (fmt < 0) {
+				cli__err(CMD,
+					 "unknown format '%s'; one of perfetto, "
+					 "sqlite, chrome-json",
+					 optarg);
+				return -1;
+			}
+			e->o.format = (unsigned)fmt;
+			break;
+		case OPT_PARTIAL:
+			e->o.partial = true;
+			break;
+		case OPT_BUNDLE:
+			if (cli__parse_uint(optarg, 1u << 20, &v) < 0 || !v) {
+				cli__err(CMD, "bad --bundle-events '%s': give "
+					 "1 to 1048576", optarg);
+				return -1;
+			}
+			e->o.bundle_events = (unsigned)v;
+			break;
+		case OPT_NO_TRACKS:
+			e->o.no_tracks = true;
+			break;
+		case OPT_QUIET:
+			e->quiet = true;
+			break;
+		case OPT_JSON:
+			e->json = true;
+			break;
+		case OPT_HELP:
+			help();
+			return 1;
+		default:
+			fprintf(stderr, "Try 'ctxmon export --help'.\n");
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		if (optind + 1 < argc || e->in) {
+			cli__err(CMD, "one recording at a time; see --help");
+			return -1;
+		}
+		e->in = argv[optind];
+	}
+	if (!e->in)
+		e->in = DEFAULT_RECORDING;
+	if (!e->out) {
+		cli__err(CMD, "no output file: give -o FILE (see --help)");
+		return -1;
+	}
+	return 0;
+}
+
+int cmd_export(int argc, char **argv)
+{
+	struct export_run e = { .o = { .sz = sizeof(e.o) } };
+	struct ctxmon_export_stats st;
+	struct ctxmon_reader *r;
+	int ret;
+
+	ret = parse(&e, argc, argv);
+	if (ret)
+		return ret > 0 ? EXIT_OK : EXIT_USAGE;
+	r = ctxmon_reader_open(e.in);
+	if (!r) {
+		cli__err(CMD, "cannot read %s: %s", e.in,
+			 ctxmon_record_last_error());
+		return EXIT_FAIL;
+	}
+	ret = ctxmon_export_recording(r, e.out, &e.o, &st);
+	ctxmon_reader_close(r);
+	if (ret < 0) {
+		cli__err(CMD, "%s: %s", e.in, ctxmon_export_last_error());
+		return EXIT_FAIL;
+	}
+	if (st.partial)
+		cli__err(CMD, "warning: %s stops early; exported the %" PRIu64
+			 " events before that", e.in, st.events);
+	if (e.json) {
+		printf("{\"input\": \"%s\", \"output\": \"%s\", \"format\": "
+		       "\"%s\", \"events\": %" PRIu64 ", \"switches\": %" PRIu64
+		       ", \"wakings\": %" PRIu64 ", \"threads\": %" PRIu64
+		       ", \"processes\": %" PRIu64 ", \"thread_states\": %" PRIu64
+		       ", \"sched\": %" PRIu64 ", \"wakeups\": %" PRIu64
+		       ", \"lost\": %" PRIu64 ", \"bytes\": %" PRIu64
+		       ", \"partial\": %s}\n",
+		       e.in, e.out, ctxmon_export_format_name(e.o.format),
+		       st.events, st.switches, st.wakings, st.threads,
+		       st.processes, st.spans, st.sched, st.wakeups, st.lost,
+		       st.bytes, st.partial ? "true" : "false");
+	} else if (!e.quiet) {
+		printf("%s: %" PRIu64 " events, %" PRIu64 " threads, %" PRIu64
+		       " processes -> %s (%s", e.in, st.events, st.threads,
+		       st.processes, e.out,
+		       ctxmon_export_format_name(e.o.format));
+		if (st.bytes)
+			printf(", %.1f MiB", (double)st.bytes / 1048576.0);
+		printf(")\n");
+		if (st.lost)
+			printf("warning: the recording lost %" PRIu64
+			       " events; intervals around the losses are "
+			       "incomplete\n", st.lost);
+	}
+	return EXIT_OK;
+}

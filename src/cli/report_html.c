@@ -1,0 +1,60 @@
+/*
+ * report_html.c - the HTML output of `report --html` and `stat --html`:
+ * fills ctxmon_html_info from what the command knows and calls the
+ * library's writer (src/output/html_report.c).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <ctxmon/export.h>
+
+#include "cli/recording.h"
+
+int recording__html(const char *path, struct ctxmon_html *h,
+		    struct ctxmon_account *a, const struct run_summary *s,
+		    const struct ctxmon_reader *r, const char *problem)
+{
+	struct ctxmon_html_info in = { .sz = sizeof(in) };
+	char title[256];
+	const char *cmd = NULL;
+	FILE *f = stdout;
+	int ret;
+
+	ctxmon_account_finish(a, s->cap.stop_ts);
+	if (r)
+		cmd = ctxmon_reader_meta_str(r, CTXMON_META_TARGET);
+	snprintf(title, sizeof(title), "ctxmon report%s%s", cmd ? ": " : "",
+		 cmd ? cmd : "");
+	in.title = title;
+	in.source = s->source ? s->source : "live capture";
+	in.backend = s->backend;
+	if (r) {
+		in.kernel = ctxmon_reader_meta_str(r, CTXMON_META_KERNEL);
+		in.host = ctxmon_reader_meta_str(r, CTXMON_META_HOST);
+		in.cmdline = ctxmon_reader_meta_str(r, CTXMON_META_CMDLINE);
+	}
+	in.start_ts = s->cap.start_ts;
+	in.stop_ts = s->cap.stop_ts;
+	in.lost = s->cap.lost;
+	in.lost_records = s->cap.lost_records;
+	in.ncpus = s->cap.ncpus;
+	in.truncated = problem != NULL;
+	in.problem = problem;
+	if (s->target == CTXMON_TARGET_CMD && s->has_rusage) {
+		in.has_rusage = true;
+		in.ru_nvcsw = s->ru_nvcsw;
+		in.ru_nivcsw = s->ru_nivcsw;
+	}
+	if (path && strcmp(path, "-")) {
+		f = fopen(path, "we");
+		if (!f)
+			return -errno;
+	}
+	ret = ctxmon_html_write(h, f, a, &in);
+	if (fflush(f) == EOF && !ret)
+		ret = -errno;
+	if (f != stdout && fclose(f) == EOF && !ret)
+		ret = -errno;
+	return ret;
+}
