@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/hist.h"
 #include "cli/latency.h"
 #include "cli/recording.h"
 
@@ -21,6 +22,8 @@ static const struct cli_cmd commands[] = {
 	{ "record", cmd_record, "write a capture's events to a file" },
 	{ "report", cmd_report, "stat's numbers from a recording" },
 	{ "script", cmd_script, "a recording as ftrace text, one line per event" },
+	{ "hist", cmd_hist, "the kernel's hist-trigger language over the "
+			    "event stream, live or on a recording" },
 	{ "import", cmd_import, "an ftrace text trace into a recording" },
 };
 
