@@ -144,7 +144,7 @@ uint64_t hist__leaf(const struct ctxmon_hist *h, const struct hist_rec *r,
 	}
 }
 
-static uint64_t eval(const struct ctxmon_hist *h, const struct hist_trig *t,
+static uint64_t eval(struct ctxmon_hist *h, const struct hist_trig *t,
 		     const struct hist_rec *r, struct hist_entry *ent,
 		     const uint64_t *refs, const struct hist_expr *e)
 {
@@ -156,9 +156,14 @@ static uint64_t eval(const struct ctxmon_hist *h, const struct hist_trig *t,
 	case HX_VARREF:
 		if (e->vt != t)
 			return refs[e->ref];
-		if (ent && (ent->varset & (1u << e->vidx)))
-			return ent->var[e->vidx];
-		return eval(h, t, r, ent, refs, t->vars[e->vidx].e);
+		/* this trigger's own variable: its value for this event (a
+		 * variable defined through itself gives 0) */
+		if (h->evaldepth > 8)
+			return 0;
+		h->evaldepth++;
+		a = eval(h, t, r, ent, refs, t->vars[e->vidx].e);
+		h->evaldepth--;
+		return a;
 	case HX_ADD:
 	case HX_SUB:
 	case HX_MUL:

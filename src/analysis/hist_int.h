@@ -209,6 +209,7 @@ struct ctxmon_hist {
 	size_t ncomms, capcomms;
 	const char *arch;
 	int depth;			/* synthetic event nesting */
+	int evaldepth;			/* variable references nesting */
 	char err[1024];
 	int errpos;
 };

@@ -152,15 +152,25 @@ static void expr_text(FILE *f, const struct hist_expr *e)
 	static const char ops[] = { [HX_ADD] = '+', [HX_SUB] = '-',
 				    [HX_MUL] = '*', [HX_DIV] = '/' };
 	const char *m;
+	bool paren;
 
 	switch (e->kind) {
 	case HX_ADD:
 	case HX_SUB:
 	case HX_MUL:
 	case HX_DIV:
+		paren = (e->kind == HX_MUL || e->kind == HX_DIV) &&
+			(e->l->kind == HX_ADD || e->l->kind == HX_SUB);
+		fputs(paren ? "(" : "", f);
 		expr_text(f, e->l);
+		fputs(paren ? ")" : "", f);
 		fputc(ops[e->kind], f);
+		paren = e->kind != HX_ADD &&
+			(e->r->kind >= HX_ADD && e->r->kind <= HX_DIV) &&
+			(e->kind != HX_MUL || e->r->kind < HX_MUL);
+		fputs(paren ? "(" : "", f);
 		expr_text(f, e->r);
+		fputs(paren ? ")" : "", f);
 		return;
 	case HX_NEG:
 		fputs("-(", f);
@@ -248,6 +258,14 @@ static int parse_mods(struct eparse *ep, struct hist_expr *e)
 		}
 	}
 	return 0;
+}
+
+static int find_var(const struct hist_trig *t, const char *name)
+{
+	for (int i = 0; i < t->nvars; i++)
+		if (!strcmp(t->vars[i].name, name))
+			return i;
+	return -1;
 }
 
 static struct hist_expr *parse_atom(struct eparse *ep)
@@ -371,6 +389,13 @@ static struct hist_expr *parse_atom(struct eparse *ep)
 	} else if (!strcmp(e->name, "common_stacktrace") ||
 		   !strcmp(e->name, "stacktrace")) {
 		e->kind = HX_STACK;
+	} else if (find_var(p->t, e->name) >= 0 &&
+		   p->t->nrefs < HIST_MAX_REFS) {
+		/* a variable of this trigger named without '$' */
+		e->kind = HX_VARREF;
+		e->ref = p->t->nrefs;
+		p->t->refs[p->t->nrefs++] = e;
+		return e;
 	} else {
 		hist__expr_free(e);
 		ep->err = perr(p, start, "Couldn't find field");
@@ -656,7 +681,7 @@ static int add_action(struct pctx *p, char *s)
 
 	if (t->nacts == HIST_MAX_ACTS)
 		return perr(p, s, "Too many actions");
-	a = &t->acts[t->nacts];
+	a = &t->acts[t->nacts++];
 	close = open ? strchr(open, ')') : NULL;
 	if (!close)
 		return perr(p, s, "No closing paren found");
@@ -701,7 +726,6 @@ static int add_action(struct pctx *p, char *s)
 			return perr(p, v, "For onmax(x) or onchange(x), x "
 					  "must be a variable");
 	}
-	t->nacts++;
 	act = close + 1;
 	if (*act != '.')
 		return perr(p, act, "No action found");
@@ -939,6 +963,8 @@ void hist__trig_free(struct hist_trig *t)
  * followed by a blank. */
 static char *find_if(char *s)
 {
+	if (!*s)
+		return NULL;
 	for (char *c = s + 1; (c = strstr(c, "if")) != NULL; c++)
 		if ((c[-1] == ' ' || c[-1] == '\t') &&
 		    (c[2] == ' ' || c[2] == '\t'))
@@ -1124,6 +1150,12 @@ bool hist__trig_same(const struct hist_trig *a, const struct hist_trig *b)
 	for (int i = 0; i < a->nvals; i++)
 		if (strcmp(a->vals[i]->text, b->vals[i]->text))
 			return false;
+	if (a->nvars != b->nvars)
+		return false;
+	for (int i = 0; i < a->nvars; i++)
+		if (strcmp(a->vars[i].name, b->vars[i].name) ||
+		    strcmp(a->vars[i].e->text, b->vars[i].e->text))
+			return false;
 	for (int i = 0; i < a->nsort; i++)
 		if (a->sort[i].idx != b->sort[i].idx ||
 		    a->sort[i].desc != b->sort[i].desc)
@@ -1276,7 +1308,8 @@ int hist__parse_synth(struct ctxmon_hist *h, const char *def)
 	if (*s)
 		*s++ = '\0';
 	rest = s;
-	if (!*name || strchr(name, ':') || strchr(name, '/')) {
+	if ((!isalpha((unsigned char)*name) && *name != '_') ||
+	    strchr(name, ':') || strchr(name, '/')) {
 		hist__set_err(h, "synthetic_events", def, (int)(name - buf),
 			      "Illegal name");
 		err = -EINVAL;
