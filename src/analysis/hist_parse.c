@@ -42,8 +42,14 @@ void hist__set_err(struct ctxmon_hist *h, const char *loc, const char *cmd,
 		snprintf(h->err, sizeof(h->err), "%s: error: %s", loc, msg);
 		return;
 	}
-	n = snprintf(h->err, sizeof(h->err), "%s: error: %s\n  Command: %s\n",
-		     loc, msg, cmd);
+	n = snprintf(h->err, sizeof(h->err), "%s: error: %s\n  Command: ",
+		     loc, msg);
+	/* one line, so the caret lines up (a blank per character) */
+	for (const char *c = cmd; *c && n > 0 && (size_t)n + 2 < sizeof(h->err);
+	     c++)
+		h->err[n++] = isspace((unsigned char)*c) ? ' ' : *c;
+	if (n > 0 && (size_t)n + 1 < sizeof(h->err))
+		h->err[n++] = '\n';
 	if (n > 0 && (size_t)n < sizeof(h->err))
 		snprintf(h->err + n, sizeof(h->err) - n, "%*s^",
 			 pos + (int)strlen("  Command: "), "");
@@ -603,6 +609,12 @@ static int add_vars(struct pctx *p, char *list)
 			free(t->vars[t->nvars].name);
 			return err;
 		}
+		if (t->vars[t->nvars].e->kind == HX_STACK) {
+			hist__expr_free(t->vars[t->nvars].e);
+			free(t->vars[t->nvars].name);
+			return perr(p, strip(eq + 1),
+				    "stacktraces are not recorded by ctxmon");
+		}
 		t->nvars++;
 	}
 	return 0;
@@ -736,6 +748,7 @@ static int add_action(struct pctx *p, char *s)
 		return perr(p, act, "No closing paren found");
 	*aopen = '\0';
 	*aclose = '\0';
+	act = strip(act);
 	plist = aopen + 1;
 	if (!strcmp(act, "save")) {
 		a->action = HA_SAVE;
