@@ -114,6 +114,34 @@ char *ctxmon_hist_format(const struct ctxmon_hist *h,
  */
 const char *ctxmon_hist_trigger_info(struct ctxmon_hist *h, size_t i);
 
+/* ------------------------------------------------------------------ */
+/* The kernel's own hist triggers (where it has them)                  */
+/* ------------------------------------------------------------------ */
+
+struct ctxmon_hist_kernel;
+
+/*
+ * Make a private tracefs instance for hist triggers under @tracefs (NULL:
+ * found in /proc/mounts).  NULL with errno and a one-line reason in @err:
+ * ENOTSUP when the kernel has no hist triggers (no events/.../hist files).
+ * Close with ctxmon_hist_kernel_close(), which removes every trigger, the
+ * instance and the synthetic events defined through it.
+ */
+struct ctxmon_hist_kernel *ctxmon_hist_kernel_open(const char *tracefs,
+						   char *err, size_t errlen);
+/* Append @def to synthetic_events; 0 or -errno (see _error()). */
+int ctxmon_hist_kernel_define(struct ctxmon_hist_kernel *k, const char *def);
+/* Append @trigger to the instance's events/SYS/EVENT/trigger; 0 or -errno,
+ * with the kernel's error_log entry in ctxmon_hist_kernel_error(). */
+int ctxmon_hist_kernel_add(struct ctxmon_hist_kernel *k, const char *event,
+			   const char *trigger);
+/* The last error, with the kernel's error_log entry when it wrote one. */
+const char *ctxmon_hist_kernel_error(const struct ctxmon_hist_kernel *k);
+/* The hist files of the events with triggers, each after a line
+ * "# events/SYS/EVENT/hist"; the caller frees; NULL and errno. */
+char *ctxmon_hist_kernel_read(const struct ctxmon_hist_kernel *k);
+void ctxmon_hist_kernel_close(struct ctxmon_hist_kernel *k);
+
 #ifdef __cplusplus
 }
 #endif

@@ -118,7 +118,7 @@ struct hist_run {
 	size_t nitems;
 	const char *input, *outpath;
 	unsigned interval_ms;
-	bool json, check;
+	bool json, check, kernel;
 	FILE *f;
 	struct ctxmon_hist *h;
 	uint64_t next_print;
@@ -406,7 +406,10 @@ int cmd_hist(int argc, char **argv)
 		status = ret > 0 ? EXIT_OK : EXIT_USAGE;
 		goto out;
 	}
-	if (build(&r) < 0) {
+	r.kernel = r.cap.backend && !strcmp(r.cap.backend, "kernel");
+	/* the kernel judges its own triggers (events ctxmon does not
+	 * capture included) */
+	if (!r.kernel && build(&r) < 0) {
 		status = EXIT_USAGE;
 		goto out;
 	}
@@ -419,11 +422,14 @@ int cmd_hist(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (r.check) {
+	if (r.check && r.kernel) {
+		cli__err(CMD, "--check uses ctxmon's parser: drop --backend kernel");
+		status = EXIT_USAGE;
+	} else if (r.check) {
 		for (size_t i = 0; i < ctxmon_hist_count(r.h); i++)
 			fprintf(r.f, "%s\n", ctxmon_hist_trigger_info(r.h, i));
 		status = EXIT_OK;
-	} else if (r.cap.backend && !strcmp(r.cap.backend, "kernel")) {
+	} else if (r.kernel) {
 		status = hist_kernel__run(CMD, &r.cap, r.items, r.nitems, r.f,
 					  r.json);
 	} else if (r.input) {
