@@ -494,11 +494,15 @@ int ctxmon_hist_add(struct ctxmon_hist *h, const char *event,
 	h->errpos = -1;
 	d = hist__find_event(h, event);
 	if (!d) {
-		hist__set_err(h, "hist", NULL, -1,
-			      "event %s is not one ctxmon captures (sched, "
-			      "irq, raw_syscalls, or a synthetic event "
-			      "defined first)",
-			      event);
+		char where[160];
+
+		snprintf(where, sizeof(where), "hist:%s", event);
+		hist__set_err(h, where, NULL, -1,
+			      "ctxmon does not capture this event (it "
+			      "captures sched, irq and raw_syscalls events, "
+			      "and synthetic events defined first); "
+			      "--backend kernel runs it where the kernel has "
+			      "hist triggers");
 		return -ENOENT;
 	}
 	snprintf(loc, sizeof(loc), "hist:%s:%s", d->system, d->name);
