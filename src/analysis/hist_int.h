@@ -226,6 +226,24 @@ void hist__evdef_free(struct hist_evdef *d);
 const char *hist__comm(const struct ctxmon_hist *h, int32_t tid);
 int hist__set_comm(struct ctxmon_hist *h, int32_t tid, const char *comm);
 
+/* hist_parse.c: parsing context, shared with hist_expr.c */
+struct pctx {
+	struct ctxmon_hist *h;
+	struct hist_evdef *ev;
+	struct hist_trig *t;
+	char *buf;		/* working copy, same offsets as cmd */
+	const char *cmd;
+	char loc[160];
+};
+/* error at @at (a pointer into p->buf, NULL: no caret); -EINVAL */
+int hist__perr(struct pctx *p, const char *at, const char *msg);
+char *hist__strip(char *s);
+/* next piece of *s up to a top-level @sep (not in parentheses or quotes) */
+char *hist__split(char **s, char sep);
+/* hist_expr.c */
+struct hist_expr *hist__parse_item(struct pctx *p, char *s, int *err);
+void hist__expr_text(FILE *f, const struct hist_expr *e);
+const char *hist__mod_name(unsigned m);
 /* hist_parse.c */
 int hist__parse_trigger(struct ctxmon_hist *h, struct hist_evdef *ev,
 			const char *cmd, struct hist_trig **out, bool *remove);

@@ -20,9 +20,7 @@ CC=${FUZZ_CC:-clang}
 SRCS="src/file/rec_codec.c src/file/rec_import.c src/file/rec_reader.c
 src/file/rec_tasks.c src/file/rec_util.c src/file/rec_writer.c
 src/capture/textparse.c src/strtab.c src/util.c"
-HIST_SRCS="src/analysis/hist_eval.c src/analysis/hist_events.c
-src/analysis/hist_filter.c src/analysis/hist_out.c src/analysis/hist_parse.c
-src/analysis/syscalls_x86_64.c src/analysis/syscalls_aarch64.c
+HIST_SRCS="$(echo src/analysis/hist_*.c) src/analysis/syscalls_x86_64.c src/analysis/syscalls_aarch64.c
 src/analysis/causes.c src/strtab.c"
 CFLAGS="-std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer -Iinclude -Isrc
 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
