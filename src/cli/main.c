@@ -6,6 +6,7 @@
 
 #include "cli/cli.h"
 #include "cli/exp_cmds.h"
+#include "cli/hist.h"
 #include "cli/latency.h"
 #include "cli/recording.h"
 
@@ -22,6 +23,8 @@ static const struct cli_cmd commands[] = {
 	{ "record", cmd_record, "write a capture's events to a file" },
 	{ "report", cmd_report, "stat's numbers from a recording" },
 	{ "script", cmd_script, "a recording as ftrace text, one line per event" },
+	{ "hist", cmd_hist, "the kernel's hist-trigger language over the "
+			    "event stream, live or on a recording" },
 	{ "import", cmd_import, "an ftrace text trace into a recording" },
 	{ "diff", cmd_diff, "two recordings or experiments compared, largest change first" },
 	{ "experiment", cmd_experiment, "run commands N times each: statistics, tests, regression, plots" },

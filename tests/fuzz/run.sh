@@ -1,6 +1,7 @@
 #!/bin/sh
 # tests/fuzz/run.sh - build the libFuzzer targets (recording reader, text
-# importer, one EVENTS chunk's payload behind valid checksums) with clang,
+# importer, one EVENTS chunk's payload behind valid checksums, the hist
+# trigger parser and evaluator) with clang,
 # ASan and UBSan, and run each for a bounded time on
 # a copy of its seed corpus.  Exits non-zero when a target finds a crash,
 # a leak, a timeout or runs out of memory; the reproducer is left in the
@@ -19,6 +20,8 @@ CC=${FUZZ_CC:-clang}
 SRCS="src/file/rec_codec.c src/file/rec_import.c src/file/rec_reader.c
 src/file/rec_tasks.c src/file/rec_util.c src/file/rec_writer.c
 src/capture/textparse.c src/strtab.c src/util.c"
+HIST_SRCS="$(echo src/analysis/hist_*.c) src/analysis/syscalls_x86_64.c src/analysis/syscalls_aarch64.c
+src/analysis/causes.c src/strtab.c"
 CFLAGS="-std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer -Iinclude -Isrc
 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
 
@@ -34,9 +37,11 @@ if ! echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { (void)d;
 fi
 
 fail=0
-for t in reader import chunk; do
+for t in reader import chunk hist; do
+	srcs=$SRCS
+	[ "$t" = hist ] && srcs=$HIST_SRCS
 	# shellcheck disable=SC2086
-	if ! "$CC" $CFLAGS -o "$B/fuzz_$t" "tests/fuzz/fuzz_$t.c" $SRCS -lzstd; then
+	if ! "$CC" $CFLAGS -o "$B/fuzz_$t" "tests/fuzz/fuzz_$t.c" $srcs -lzstd; then
 		echo "FAIL: building fuzz_$t" >&2
 		exit 1
 	fi

@@ -1,0 +1,450 @@
+/*
+ * hist.c - `ctxmon hist`: the kernel's hist-trigger language over ctxmon's
+ * event stream (include/ctxmon/hist.h), live or on a recording, printed as
+ * the kernel's `hist` file or JSON; or, with --backend kernel, installed
+ * as real triggers in a private tracefs instance (hist_kernel.c).
+ *
+ * Arguments keep their order: -e EVENT names the event the trigger
+ * strings after it attach to (as echo TRIGGER >> events/EVENT/trigger),
+ * -s DEF defines a synthetic event; the first argument that is neither an
+ * option nor a trigger starts the command to run.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <ctxmon/causes.h>
+#include <ctxmon/hist.h>
+#include <ctxmon/record.h>
+
+#include "cli/cli.h"
+#include "cli/hist.h"
+
+static const char *const CMD = "hist";
+
+enum {
+	O_EVENT = 'e', O_SYNTH = 's', O_INPUT = 'i', O_INTERVAL = 'I',
+	O_OUTPUT = 'o', O_HELP = 'h',
+	O_JSON = CAP_OPT__END + 0x50, O_CHECK,
+};
+
+/* The one table of options: getopt's and --help's. */
+static const struct hist_opt {
+	const char *name;
+	int val;
+	int has_arg;
+	const char *arg, *help;
+} opts[] = {
+	{ "event", O_EVENT, 1, "SYS:EVENT", "attach the triggers after it to this event (default\n"
+	  "sched:sched_switch); may repeat" },
+	{ "synthetic", O_SYNTH, 1, "DEF", "define a synthetic event as tracefs synthetic_events\n"
+	  "takes it ('wakeup_latency u64 lat; pid_t pid')" },
+	{ "all-cpus", 'a', 0, NULL, "every task on the machine" },
+	{ "pid", 'p', 1, "PID[,PID]", "these processes (and their children)" },
+	{ "tid", 't', 1, "TID[,TID]", "these threads" },
+	{ "input", O_INPUT, 1, "FILE", "evaluate over a recording (ctxmon record) instead" },
+	{ "duration", CAP_OPT_DURATION, 1, "SEC", "stop after SEC seconds" },
+	{ "interval", O_INTERVAL, 1, "MS", "print the tables every MS milliseconds, then clear\n"
+	  "them (live only)" },
+	{ "json", O_JSON, 0, NULL, "JSON instead of the hist file format" },
+	{ "output", O_OUTPUT, 1, "FILE", "write to FILE (default: stderr with a command,\n"
+	  "stdout otherwise)" },
+	{ "check", O_CHECK, 0, NULL, "parse only: print each trigger's canonical form" },
+	{ "backend", CAP_OPT_BACKEND, 1, "NAME", "capture backend (auto, bpf, perf, ftrace...), or\n"
+	  "'kernel': the kernel's own hist triggers in a\n"
+	  "private tracefs instance, where the kernel has them" },
+	{ "buffer-size", 'm', 1, "KB", "per-CPU buffer size in KiB" },
+	{ "tracefs", CAP_OPT_TRACEFS, 1, "DIR", "tracefs mount point" },
+	{ "mount-tracefs", CAP_OPT_MOUNT, 0, NULL, "mount tracefs if it is not mounted" },
+	{ "verbose", 'v', 0, NULL, "say which backend was chosen and why" },
+	{ "help", O_HELP, 0, NULL, "this help" },
+};
+
+#define NOPTS (sizeof(opts) / sizeof(opts[0]))
+
+static void help(void)
+{
+	printf("usage: ctxmon hist [-s DEF]... [-e SYS:EVENT] 'hist:...' [...]\n"
+	       "                   [-a | -p PID | -t TID | [--] CMD [ARGS] | -i FILE]\n\n"
+	       "Histogram triggers in the kernel's syntax (Documentation/trace/\n"
+	       "histogram.rst): keys, vals, sort, size, modifiers (.hex .sym .execname\n"
+	       ".syscall .log2 .buckets=N .usecs .percent .graph), filters ('if ...'),\n"
+	       "pause/cont/clear, name=, variables, common_timestamp, synthetic events,\n"
+	       "onmatch().trace(), onmax()/onchange() with save(), trace(), snapshot().\n"
+	       "Evaluated in user space over ctxmon's ordered event stream, so they run\n"
+	       "on kernels without hist triggers and on recordings; printed as the\n"
+	       "kernel's hist file.  Events: sched_switch, sched_waking, sched_wakeup,\n"
+	       "sched_wakeup_new, sched_migrate_task, sched_process_fork/exec/exit,\n"
+	       "irq_handler_entry/exit, softirq_entry/exit, raw_syscalls sys_enter/exit.\n\n"
+	       "options:\n");
+	for (size_t i = 0; i < NOPTS; i++) {
+		char left[40];
+		const char *h = opts[i].help, *nl;
+
+		if (opts[i].val < 0x80)
+			snprintf(left, sizeof(left), "-%c, --%s%s%s",
+				 opts[i].val, opts[i].name,
+				 opts[i].arg ? " " : "",
+				 opts[i].arg ? opts[i].arg : "");
+		else
+			snprintf(left, sizeof(left), "    --%s%s%s",
+				 opts[i].name, opts[i].arg ? " " : "",
+				 opts[i].arg ? opts[i].arg : "");
+		while ((nl = strchr(h, '\n')) != NULL) {
+			printf("  %-24s %.*s\n", left, (int)(nl - h), h);
+			left[0] = '\0';
+			h = nl + 1;
+		}
+		printf("  %-24s %s\n", left, h);
+	}
+	printf("\nexamples:\n"
+	       "  ctxmon hist 'hist:keys=prev_pid:vals=hitcount if prev_comm == \"myprog\"' -- ./myprog\n"
+	       "  ctxmon hist -a --duration 5 'hist:keys=prev_pid,prev_state:vals=hitcount,prev_prio:sort=hitcount.descending:size=256'\n"
+	       "  ctxmon hist -e raw_syscalls:sys_enter 'hist:keys=id.syscall,common_pid.execname' -p 1234 --duration 2\n"
+	       "  ctxmon hist -s 'wakeup_latency u64 lat; pid_t pid; int prio' \\\n"
+	       "    -e sched:sched_waking 'hist:keys=pid:ts0=common_timestamp.usecs' \\\n"
+	       "    -e sched:sched_switch 'hist:keys=next_pid:wakeup_lat=common_timestamp.usecs-$ts0:onmatch(sched.sched_waking).wakeup_latency($wakeup_lat,next_pid,next_prio)' \\\n"
+	       "    -e synthetic:wakeup_latency 'hist:keys=pid,lat.log2:sort=lat' -a --duration 3\n"
+	       "  ctxmon hist -i trace.ctxmon 'hist:keys=next_comm:vals=hitcount:sort=hitcount.descending'\n\n"
+	       "Errors in a trigger are reported as the kernel's error_log does, with a\n"
+	       "caret under the bad token (exit 2).  Capture needs root or CAP_PERFMON.\n");
+}
+
+struct hist_run {
+	struct capture_opts cap;
+	struct item *items;
+	size_t nitems;
+	const char *input, *outpath;
+	unsigned interval_ms;
+	bool json, check, kernel;
+	FILE *f;
+	struct ctxmon_hist *h;
+	uint64_t next_print;
+	int err;
+};
+
+static bool is_trigger(const char *s)
+{
+	while (*s == ' ' || *s == '!')
+		s++;
+	return !strncmp(s, "hist", 4) || !strncmp(s, "enable_hist:", 12) ||
+	       !strncmp(s, "disable_hist:", 13);
+}
+
+static int push(struct hist_run *r, const char *event, const char *text)
+{
+	struct item *n = realloc(r->items, (r->nitems + 1) * sizeof(*n));
+
+	if (!n) {
+		cli__err(CMD, "out of memory");
+		return -1;
+	}
+	r->items = n;
+	n[r->nitems].event = event;
+	n[r->nitems++].text = text;
+	return 0;
+}
+
+static int parse(struct hist_run *r, int argc, char **argv)
+{
+	struct option lo[NOPTS + 1];
+	char so[64] = "-";
+	const char *event = "sched:sched_switch";
+	unsigned long v;
+	size_t k = 1;
+	int opt, c;
+	bool any = false;
+
+	for (size_t i = 0; i < NOPTS; i++) {
+		lo[i] = (struct option){ opts[i].name, opts[i].has_arg ?
+			required_argument : no_argument, NULL, opts[i].val };
+		if (opts[i].val < 0x80) {
+			so[k++] = (char)opts[i].val;
+			if (opts[i].has_arg)
+				so[k++] = ':';
+		}
+	}
+	memset(&lo[NOPTS], 0, sizeof(lo[NOPTS]));
+	so[k] = '\0';
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, so, lo, NULL)) != -1) {
+		if (opt == 1) {
+			if (!is_trigger(optarg)) {
+				optind--; /* the command starts here */
+				break;
+			}
+			if (push(r, event, optarg) < 0)
+				return -1;
+			any = true;
+			continue;
+		}
+		c = capture__opt(CMD, &r->cap, opt, optarg);
+		if (c < 0)
+			return -1;
+		if (c > 0)
+			continue;
+		switch (opt) {
+		case O_EVENT:
+			event = optarg;
+			break;
+		case O_SYNTH:
+			if (push(r, NULL, optarg) < 0)
+				return -1;
+			break;
+		case O_INPUT:
+			r->input = optarg;
+			break;
+		case O_INTERVAL:
+			if (cli__parse_uint(optarg, 86400000, &v) < 0 || !v) {
+				cli__err(CMD, "bad interval '%s': give "
+					      "milliseconds", optarg);
+				return -1;
+			}
+			r->interval_ms = (unsigned)v;
+			break;
+		case O_JSON:
+			r->json = true;
+			break;
+		case O_OUTPUT:
+			r->outpath = optarg;
+			break;
+		case O_CHECK:
+			r->check = true;
+			break;
+		case O_HELP:
+			help();
+			return 1;
+		default:
+			fprintf(stderr, "Try 'ctxmon hist --help'.\n");
+			return -1;
+		}
+	}
+	if (!any) {
+		cli__err(CMD, "no trigger: give one such as 'hist:keys=prev_pid' "
+			      "(see --help)");
+		return -1;
+	}
+	if (r->check)
+		return 0;
+	if (r->input) {
+		if (optind < argc) {
+			cli__err(CMD, "-i reads a recording: no command to run");
+			return -1;
+		}
+		if (r->interval_ms) {
+			cli__err(CMD, "-I needs a live capture, not -i");
+			return -1;
+		}
+		return 0;
+	}
+	return capture__finish(CMD, &r->cap, argc, argv);
+}
+
+/* Build the set; kernel-style errors are printed; 0 or -1. */
+static int build(struct hist_run *r)
+{
+	int ret = 0;
+
+	r->h = ctxmon_hist_new();
+	if (!r->h) {
+		cli__err(CMD, "out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < r->nitems && !ret; i++)
+		if (!r->items[i].event)
+			ret = ctxmon_hist_define(r->h, r->items[i].text);
+	for (size_t i = 0; i < r->nitems && !ret; i++)
+		if (r->items[i].event)
+			ret = ctxmon_hist_add(r->h, r->items[i].event,
+					      r->items[i].text);
+	if (ret < 0) {
+		fprintf(stderr, "ctxmon hist: %s\n", ctxmon_hist_error(r->h));
+		return -1;
+	}
+	return 0;
+}
+
+static int emit(struct hist_run *r)
+{
+	char *s = ctxmon_hist_format(r->h, r->json ? CTXMON_HIST_JSON :
+						    CTXMON_HIST_TEXT);
+
+	if (!s) {
+		cli__err(CMD, "out of memory");
+		return -1;
+	}
+	fputs(s, r->f);
+	free(s);
+	if (fflush(r->f) == EOF) {
+		cli__err(CMD, "writing %s: %s",
+			 r->outpath ? r->outpath : "output", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int add_task(pid_t tid, pid_t tgid, const char *comm, void *ctx)
+{
+	(void)tgid;
+	return ctxmon_hist_add_task(ctx, tid, comm) < 0 ? -ENOMEM : 0;
+}
+
+static int run_input(struct hist_run *r)
+{
+	struct ctxmon_reader *rd = ctxmon_reader_open(r->input);
+	int ret;
+
+	if (!rd) {
+		cli__err(CMD, "cannot read %s: %s", r->input,
+			 ctxmon_record_last_error());
+		return EXIT_FAIL;
+	}
+	ctxmon_hist_set_arch(r->h, ctxmon_reader_meta_str(rd, CTXMON_META_ARCH));
+	ctxmon_reader_set_task_fn(rd, add_task, r->h);
+	ret = ctxmon_reader_read(rd, ctxmon_hist_feed_cb, r->h);
+	if (ret == -EBADMSG) {
+		fprintf(stderr, "ctxmon hist: %s: %s; using the events before "
+				"it\n", r->input, ctxmon_reader_error(rd));
+	} else if (ret < 0) {
+		cli__err(CMD, "%s: %s", r->input,
+			 ctxmon_reader_error(rd)[0] ? ctxmon_reader_error(rd) :
+						      strerror(-ret));
+		ctxmon_reader_close(rd);
+		return EXIT_FAIL;
+	}
+	/* comm pointers of the recording live as long as the reader */
+	ret = emit(r) < 0 ? EXIT_FAIL : EXIT_OK;
+	ctxmon_reader_close(rd);
+	return ret;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int feed(const struct ctxmon_event *ev, void *ctx)
+{
+	struct hist_run *r = ctx;
+
+	ctxmon_hist_feed(r->h, ev);
+	return 0;
+}
+
+static int tick(void *ctx)
+{
+	struct hist_run *r = ctx;
+	uint64_t now = now_ns();
+
+	if (!r->interval_ms || now < r->next_print)
+		return 0;
+	r->next_print = now + (uint64_t)r->interval_ms * 1000000;
+	if (emit(r) < 0)
+		return -EIO;
+	fputc('\n', r->f);
+	ctxmon_hist_clear(r->h);
+	return 0;
+}
+
+static int run_capture(struct hist_run *r)
+{
+	struct capture_loop l = { 0 };
+	struct ctxmon_session_stats st;
+	struct ctxmon_session *s;
+	int status = EXIT_FAIL, ret;
+
+	cli__signals();
+	r->cap.events = ctxmon_hist_events(r->h);
+	if (ctxmon_proc_scan(0, add_task, r->h) < 0)
+		cli__err(CMD, "reading /proc: comms of running tasks unknown");
+	s = capture__start(CMD, &r->cap, &status);
+	if (!s)
+		return status;
+	ctxmon_session_get_stats(s, &st);
+	r->next_print = now_ns() + (uint64_t)r->interval_ms * 1000000;
+	l.s = s;
+	l.cap = &r->cap;
+	l.start_ts = st.start_ts;
+	l.fn = feed;
+	l.ctx = r;
+	l.tick = tick;
+	ret = capture__loop(CMD, &l);
+	if (ctxmon_session_child(s) > 0 && !l.child_done) {
+		kill(ctxmon_session_child(s), SIGTERM);
+		if (ctxmon_session_reap_child(s, true, &l.wstatus, NULL) == 1)
+			l.child_done = true;
+	}
+	if (ctxmon_session_stop(s, ctxmon_hist_feed_cb, r->h) < 0 && !ret) {
+		cli__err(CMD, "%s", ctxmon_session_error(s));
+		ret = -EIO;
+	}
+	ctxmon_session_get_stats(s, &st);
+	if (st.lost)
+		fprintf(stderr, "ctxmon hist: %llu events lost: the tables miss "
+				"them (try -m)\n", (unsigned long long)st.lost);
+	status = ret < 0 ? EXIT_FAIL : EXIT_OK;
+	if (status == EXIT_OK && emit(r) < 0)
+		status = EXIT_FAIL;
+	if (status == EXIT_OK && l.child_done)
+		status = capture__exit_status(l.wstatus);
+	ctxmon_session_close(s);
+	return status;
+}
+
+int cmd_hist(int argc, char **argv)
+{
+	struct hist_run r = { 0 };
+	int status = EXIT_FAIL, ret;
+
+	ret = parse(&r, argc, argv);
+	if (ret) {
+		status = ret > 0 ? EXIT_OK : EXIT_USAGE;
+		goto out;
+	}
+	r.kernel = r.cap.backend && !strcmp(r.cap.backend, "kernel");
+	/* the kernel judges its own triggers (events ctxmon does not
+	 * capture included) */
+	if (!r.kernel && build(&r) < 0) {
+		status = EXIT_USAGE;
+		goto out;
+	}
+	r.f = r.cap.argv && !r.input && !r.check ? stderr : stdout;
+	if (r.outpath) {
+		r.f = fopen(r.outpath, "we");
+		if (!r.f) {
+			cli__err(CMD, "cannot write %s: %s", r.outpath,
+				 strerror(errno));
+			goto out;
+		}
+	}
+	if (r.check && r.kernel) {
+		cli__err(CMD, "--check uses ctxmon's parser: drop --backend kernel");
+		status = EXIT_USAGE;
+	} else if (r.check) {
+		for (size_t i = 0; i < ctxmon_hist_count(r.h); i++)
+			fprintf(r.f, "%s\n", ctxmon_hist_trigger_info(r.h, i));
+		status = EXIT_OK;
+	} else if (r.kernel) {
+		status = hist_kernel__run(CMD, &r.cap, r.items, r.nitems, r.f,
+					  r.json);
+	} else if (r.input) {
+		status = run_input(&r);
+	} else {
+		status = run_capture(&r);
+	}
+out:
+	if (r.f && r.f != stdout && r.f != stderr && fclose(r.f) == EOF &&
+	    status == EXIT_OK) {
+		cli__err(CMD, "writing %s: %s", r.outpath, strerror(errno));
+		status = EXIT_FAIL;
+	}
+	ctxmon_hist_free(r.h);
+	free(r.items);
+	capture__free(&r.cap);
+	return status;
+}

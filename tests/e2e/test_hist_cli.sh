@@ -1,0 +1,85 @@
+#!/bin/bash
+# `ctxmon hist` as a command: usage errors exit 2 with the kernel-style
+# message and the caret under the bad token; --check prints the canonical
+# trigger; --json is valid JSON whose totals add up; -I prints one table
+# per interval; the per-thread hitcounts of a yield loop's switch-outs
+# equal the kernel's own count (nvcsw + nivcsw of the child from wait4,
+# printed by the kcount workload); and
+# --backend kernel says in one line why it cannot run where the kernel has
+# no hist triggers.
+. "$(dirname "$0")/lib.sh"
+"$CTXMON" hist --help >/dev/null 2>&1 || skip "no ctxmon hist in this build"
+
+# usage errors
+rc=0
+"$CTXMON" hist 'hist:keys=prev_pid.nosuch' -a 2>"$T/err" || rc=$?
+[ "$rc" = 2 ] || fail "bad modifier: exit $rc, want 2"
+grep -q "error: Invalid field modifier" "$T/err" || fail "bad modifier: message: $(cat "$T/err")"
+caret=$(grep -n '\^' "$T/err" | head -n 1)
+cmdline=$(grep 'Command:' "$T/err")
+[ "$(awk '/\^/ { print index($0, "^") }' "$T/err")" = "$(( $(echo "$cmdline" | awk '{ print index($0, ".nosuch") }') + 1 ))" ] ||
+	fail "caret not under the modifier: $cmdline / $caret"
+rc=0
+"$CTXMON" hist -e kmem:kmalloc 'hist:keys=call_site' -a 2>"$T/err" || rc=$?
+[ "$rc" = 2 ] && grep -q "does not capture this event" "$T/err" || fail "uncaptured event: exit $rc: $(cat "$T/err")"
+rc=0
+"$CTXMON" hist -a 2>"$T/err" || rc=$?
+[ "$rc" = 2 ] || fail "no trigger: exit $rc"
+out=$("$CTXMON" hist --check 'hist:key=id.syscall,common_pid.execname:val=hitcount:sort=id,hitcount if id == 16' -e raw_syscalls:sys_enter 'hist:key=id.syscall,common_pid.execname:val=hitcount:sort=id,hitcount if id == 16' 2>&1)
+# the first is on the default event, sched_switch, which has no field "id"
+echo "$out" | grep -q "error: Field not found" || fail "--check on sched_switch: $out"
+out=$("$CTXMON" hist --check -e raw_syscalls:sys_enter 'hist:key=id.syscall,common_pid.execname:val=hitcount:sort=id,hitcount if id == 16')
+# seed 001 prints this trigger as:
+want='hist:keys=id.syscall,common_pid.execname:vals=hitcount:sort=id.syscall,hitcount:size=2048 if id == 16 [active]'
+[ "$out" = "$want" ] || fail "--check: '$out', want '$want'"
+
+skip_unless_capture
+# a yield loop (under a name of its own, so the filter picks this run
+# only): every switch-out of its thread, counted by the kernel too
+Y=hy$$
+Y=${Y:0:15}
+cp "$WL/yield" "$T/$Y"
+"$CTXMON" hist --json -o "$T/h.json" "hist:keys=prev_pid:vals=hitcount if prev_comm == \"$Y\"" \
+	-- "$WL/kcount" "$T/$Y" 3000 2>"$T/run.err" || fail "hist -- kcount failed: $(tail -n 1 "$T/run.err")"
+san_check hist "$T/run.err"
+json_check "$T/h.json" || fail "invalid JSON"
+line=$(grep '^kcount:' "$T/run.err" | tail -n 1)
+echo "kcount: $line"
+python3 - "$T/h.json" "$line" <<'PY' || fail "JSON vs kcount's rusage"
+import json, re, sys
+j = json.load(open(sys.argv[1]))
+h = j["histograms"][0]
+tot = sum(e["hitcount"] for e in h["entries"])
+if tot != h["totals"]["hits"] or len(h["entries"]) != h["totals"]["entries"]:
+    sys.exit("totals do not add up: %d %s" % (tot, h["totals"]))
+m = dict(re.findall(r"(\w+)=(-?\d+)", sys.argv[2]))
+pid = int(m["pid"])
+rows = h["entries"]
+# yield has two threads, both counted in the child's rusage; each thread's
+# last switch-out at exit is not in rusage (design.md), and the child's one
+# switch before exec, if any, ran under kcount's comm, outside the filter
+n = sum(e["hitcount"] for e in rows)
+ru = int(m["nvcsw"]) + int(m["nivcsw"])
+print("  hist: %d switch-outs in %d rows; rusage nvcsw+nivcsw %d" % (n, len(rows), ru))
+if len(rows) != 2:
+    sys.exit("%d rows, want yield's 2 threads" % len(rows))
+if n - 2 not in (ru - 1, ru):
+    sys.exit("hitcounts %d vs rusage %d (+ 2 exit switch-outs, - 0 or 1 before exec)" % (n, ru))
+PY
+
+# -I: one table per interval, then the last one
+"$CTXMON" hist -I 300 -a --duration 1.1 'hist:keys=common_cpu' -o "$T/int.txt" 2>"$T/int.err" ||
+	fail "hist -I failed: $(tail -n 1 "$T/int.err")"
+n=$(grep -c '^Totals:' "$T/int.txt")
+[ "$n" -ge 3 ] && [ "$n" -le 5 ] || fail "-I 300 over 1.1 s: $n tables"
+
+# --backend kernel where the kernel has no hist triggers: one line, exit 1
+if [ ! -e /sys/kernel/tracing/events/sched/sched_switch/hist ]; then
+	rc=0
+	"$CTXMON" hist --backend kernel -a --duration 0.2 'hist:keys=prev_pid' 2>"$T/k.err" || rc=$?
+	[ "$rc" = 1 ] && grep -q "no hist triggers" "$T/k.err" ||
+		fail "--backend kernel without hist triggers: exit $rc: $(cat "$T/k.err")"
+	ls -d /sys/kernel/tracing/instances/ctxmon-* 2>/dev/null | grep -q . &&
+		fail "an instance was left behind"
+fi
+finish
