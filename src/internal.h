@@ -253,6 +253,10 @@ int fold__add(struct fold *f, const struct ctxmon_stats *row);
 /* Append the folded rows to @out (room for f->n more). */
 size_t fold__copy(const struct fold *f, struct ctxmon_stats *out);
 void fold__clear(struct fold *f);
+/* Fold in place all but the @keep most recent exited rows of @rows when
+ * more than twice that many have exited (for display: sums unchanged);
+ * *n shrinks.  0 or -ENOMEM (then @rows may be reordered, not lost). */
+int fold__rows(struct ctxmon_stats *rows, size_t *n, size_t keep);
 
 /* Drop what the last read_rows returned of exited threads: for interval
  * consumers, which have shown them (no-op for a backend without it). */

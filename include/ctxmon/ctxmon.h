@@ -190,6 +190,10 @@ struct ctxmon_stats {
 	bool target;			/* selected by the session's target */
 	bool incomplete;		/* alive during a lost-event window:
 					 * its numbers may miss events */
+	bool orphaned;			/* a command's descendant reparented
+					 * away (or still alive when the
+					 * command died): the kernel does not
+					 * fold it into the command's rusage */
 	uint64_t first_ts, last_ts;	/* observed span */
 	uint64_t switch_in, switch_out;
 	uint64_t voluntary, involuntary;

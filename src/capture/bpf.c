@@ -1111,7 +1111,9 @@ static int drain_dead(struct bpf_priv *p)
 		p->dead[p->ndead++] = r;
 		bpf_map_delete_elem(fd, &keys[i]);
 	}
-	if (p->ndead >= 2 * EXITED_KEEP)
+	/* a command's rows are all kept: its rusage comparison needs each
+	 * process (analysis/rusage.c); stat folds them for display */
+	if (p->ndead >= 2 * EXITED_KEEP && p->ctx->target != CTXMON_TARGET_CMD)
 		ret = fold_dead(p, p->ndead - n < p->ndead - EXITED_KEEP ?
 					   p->ndead - n :
 					   p->ndead - EXITED_KEEP);

@@ -19,9 +19,13 @@
 #include "cli/latency.h"
 #include "cli/top.h"
 #include "internal.h"
+#include "analysis/rusage.h"
 #include "output/output.h"
 
 static const char *const CMD = "stat";
+
+/* --check: the traced counts do not match the kernel's */
+#define EXIT_MISMATCH 3
 
 struct stat_run {
 	struct capture_opts cap;
@@ -36,7 +40,9 @@ struct stat_run {
 	int index;
 	int werr;		/* first write error, -errno */
 	bool causes;		/* --causes */
-	struct kernel_cmp ksum;	/* traced sums over the whole run */
+	struct rusage_model *model; /* a command: what its rusage holds */
+	bool check;		/* --check: a mismatch exits EXIT_MISMATCH */
+	bool mismatch;
 	struct ctxmon_cpu_stats *prev_cpus; /* -I, counting backend */
 	size_t nprev_cpus;
 	struct rows_snap snap;	/* -I with a counting tier: last rows */
@@ -75,6 +81,9 @@ static void help(void)
 	       "                         too, which costs more; docs/causes.md)\n"
 	       "      --rates            per second, with top's columns (with -I and -p: a\n"
 	       "                         per-thread pidstat -w)\n"
+	       "      --check            with a command: exit 3 when the traced counts do not\n"
+	       "                         match the kernel's (for CI); the verdict line is\n"
+	       "                         always written to stderr\n"
 	       "  -o, --output FILE      write to FILE (default: stderr with a command, as\n"
 	       "                         perf stat does, so the command's output stays clean;\n"
 	       "                         stdout otherwise)\n"
@@ -83,7 +92,8 @@ static void help(void)
 	       "  ctxmon stat -- ./myprog arg      every thread of myprog, vs the kernel's counts\n"
 	       "  ctxmon stat -a -I 1000           the machine, per process, every second\n"
 	       "  ctxmon stat -p 1234 --duration 5 --sort invol\n"
-	       "  ctxmon stat --json -o out.json -- make -j2\n\n"
+	       "  ctxmon stat --json -o out.json -- make -j2\n"
+	       "  ctxmon stat --check --json -o out.json -- ./test.sh   fail CI on a mismatch\n\n"
 	       "Needs root or CAP_PERFMON (and read access to tracefs).\n",
 	       output__sort_keys());
 }
@@ -196,13 +206,18 @@ static int emit(struct stat_run *r, uint64_t ts, bool final)
 		rep.interval = r->index;
 		rep.interval_ts_ns = ts - r->start_ts;
 	}
-	if (r->cap.target == CTXMON_TARGET_CMD)
-		output__kernel_add(&r->ksum, th, nth);
+	if (r->model && rusage__add(r->model, th, nth) < 0)
+		goto out;
 	if (final && r->child_done) {
 		rep.has_exit = true;
 		rep.exit_status = capture__exit_status(r->wstatus);
-		if (r->cap.target == CTXMON_TARGET_CMD) {
-			rep.kernel = r->ksum;
+		if (r->model) {
+			struct rusage_sums in, orph;
+
+			rusage__result(r->model, &in, &orph);
+			rusage__mark(r->model, th, nth);
+			rusage__mark(r->model, pr, npr);
+			output__kernel_set(&rep.kernel, &in, &orph);
 			rep.kernel.ru_nvcsw = (uint64_t)r->ru.ru_nvcsw;
 			rep.kernel.ru_nivcsw = (uint64_t)r->ru.ru_nivcsw;
 			rep.kernel.valid = true;
@@ -211,6 +226,19 @@ static int emit(struct stat_run *r, uint64_t ts, bool final)
 	r->out.processes = r->want_procs || (!r->want_threads &&
 					     (r->cap.all || npr > 1));
 	r->out.threads = r->want_threads || (!r->want_procs && !r->cap.all);
+	if (rep.kernel.valid) {
+		r->mismatch = !output__kernel_match(&rep.kernel);
+		/* the verdict reaches a script's log whatever the output */
+		if (r->f != stderr || r->out.fmt != OUT_TABLE)
+			output__kernel_line(stderr, &rep.kernel);
+	}
+	/* a command's rows are kept one by one for the comparison; the
+	 * table folds the oldest exited ones as the account would */
+	if (r->model && fold__rows(th, &nth, EXITED_KEEP) == 0 &&
+	    fold__rows(pr, &npr, EXITED_KEEP) == 0) {
+		rep.nthreads = nth;
+		rep.nprocs = npr;
+	}
 	if (r->rates && r->out.fmt == OUT_TABLE)
 		ret = top_view__print_rates(r->f, &r->out, &rep);
 	else
@@ -261,6 +289,7 @@ static int parse(struct stat_run *r, int argc, char **argv)
 		{ "causes", no_argument, NULL, CAP_OPT__END + 0x40 },
 		{ "output", required_argument, NULL, 'o' },
 		{ "rates", no_argument, NULL, CAP_OPT__END + 0x41 },
+		{ "check", no_argument, NULL, CAP_OPT__END + 0x42 },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -325,6 +354,9 @@ static int parse(struct stat_run *r, int argc, char **argv)
 		case CAP_OPT__END + 0x41:
 			r->rates = true;
 			break;
+		case CAP_OPT__END + 0x42:
+			r->check = true;
+			break;
 		case 'h':
 			help();
 			return 1;
@@ -335,6 +367,11 @@ static int parse(struct stat_run *r, int argc, char **argv)
 	}
 	if (capture__finish(CMD, &r->cap, argc, argv) < 0)
 		return -1;
+	if (r->check && r->cap.target != CTXMON_TARGET_CMD) {
+		cli__err(CMD, "--check compares a command's counts with the "
+			      "kernel's: give a command (ctxmon stat --check -- CMD)");
+		return -1;
+	}
 	if (r->cap.all && !r->limit_set && r->out.fmt == OUT_TABLE)
 		r->out.limit = 25;
 	if (r->cap.all)
@@ -416,12 +453,21 @@ int cmd_stat(int argc, char **argv)
 			.pids = r.cap.pids,
 			.npids = r.cap.npids,
 			.root_pid = ctxmon_session_child(r.s),
-			/* a long -a run on a forking machine stays small */
-			.exited_keep = EXITED_KEEP,
+			/* a long -a run on a forking machine stays small; a
+			 * command's rows all reach the rusage model */
+			.exited_keep = r.cap.target == CTXMON_TARGET_CMD ?
+					       0 : EXITED_KEEP,
 			.no_wakeups = session__no_wakeups(r.s),
 		};
 
 		r.a = ctxmon_account_new(&ao);
+	}
+	if (r.cap.target == CTXMON_TARGET_CMD) {
+		r.model = rusage__new(ctxmon_session_child(r.s));
+		if (!r.model) {
+			cli__err(CMD, "out of memory");
+			goto out;
+		}
 	}
 	if (!r.a || (r.causes && ctxmon_account_enable_causes(r.a, NULL) < 0)) {
 		cli__err(CMD, "out of memory");
@@ -464,6 +510,8 @@ int cmd_stat(int argc, char **argv)
 	if (ret < 0)
 		goto out;
 	status = r.child_done ? capture__exit_status(r.wstatus) : EXIT_OK;
+	if (r.check && r.mismatch)
+		status = EXIT_MISMATCH;
 out:
 	if (r.f && r.f != stdout && r.f != stderr && fclose(r.f) == EOF &&
 	    status == EXIT_OK) {
@@ -475,6 +523,7 @@ out:
 	free(r.prev_lost_cpu);
 	rows__snap_free(&r.snap);
 	ctxmon_account_free(r.a);
+	rusage__free(r.model);
 	ctxmon_session_close(r.s);
 	capture__free(&r.cap);
 	return status;

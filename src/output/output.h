@@ -40,7 +40,21 @@ struct kernel_cmp {
 						 * switched, counted or not */
 	uint64_t exit_preempt;			/* ambiguous involuntary */
 	uint64_t after_fold;			/* involuntary rusage misses */
+	/* descendants the kernel does not fold into the command's rusage
+	 * (reparented to init or a subreaper, or alive at its end): shown,
+	 * not compared (analysis/rusage.c) */
+	uint64_t orphan_procs, orphan_vol, orphan_invol;
+	bool fail_on_mismatch;			/* --check: say it is fatal */
 };
+
+struct rusage_sums;
+/* Fill @k's traced side from the model's sums: @in compared, @out the
+ * orphans, shown apart. */
+void output__kernel_set(struct kernel_cmp *k, const struct rusage_sums *in,
+			const struct rusage_sums *out);
+/* The one-line verdict ("kernel counters: ... (traced vs getrusage:
+ * match)"), without the detail lines; for stderr. */
+void output__kernel_line(FILE *f, const struct kernel_cmp *k);
 
 /* Add thread rows of the command's tree to @k's traced sums (not the
  * rusage side); called once per interval with -I. */
