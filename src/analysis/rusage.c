@@ -172,8 +172,13 @@ void rusage__row(struct rusage_sums *s, const struct ctxmon_stats *t)
 	 * fall either side of that read. */
 	s->leader_exits += t->exit_counted;
 	s->vol += t->exit_counted;
-	if (leader && !t->folded && t->exit_switch > t->exit_counted)
+	if (leader && !t->folded && t->exit_switch > t->exit_counted) {
 		s->leader_reaped += t->exit_switch - t->exit_counted;
+		/* Reaped before its last switch: a preemption after its exit
+		 * may come before the reap read its counters, or after.  A
+		 * leader that ended a zombie was read after all of them. */
+		s->exit_preempt += t->exit_preempt;
+	}
 	if (!leader) {
 		s->exit_preempt += t->exit_preempt;
 		/* real switches, but after the fold: never reported */

@@ -232,9 +232,10 @@ static int emit(struct stat_run *r, uint64_t ts, bool final)
 		if (r->f != stderr || r->out.fmt != OUT_TABLE)
 			output__kernel_line(stderr, &rep.kernel);
 	}
-	/* a command's rows are kept one by one for the comparison; the
-	 * table folds the oldest exited ones as the account would */
-	if (r->model && fold__rows(th, &nth, EXITED_KEEP) == 0 &&
+	/* a command's rows are kept one by one for the comparison (and in
+	 * JSON); the table folds the oldest exited ones as the account would */
+	if (r->model && r->out.fmt == OUT_TABLE &&
+	    fold__rows(th, &nth, EXITED_KEEP) == 0 &&
 	    fold__rows(pr, &npr, EXITED_KEEP) == 0) {
 		rep.nthreads = nth;
 		rep.nprocs = npr;

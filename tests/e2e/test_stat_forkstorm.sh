@@ -1,0 +1,68 @@
+#!/bin/bash
+# A fork/exec/exit storm (issue 13, defect 2): forkstorm forks children
+# that exit at once, exec, double-fork an orphan, or run a thread, and
+# reaps them in batches so zombies pile up.  Under
+#   ctxmon stat --json -- kcount forkstorm ROUNDS
+# the rows of kcount's child and its descendants that are not orphaned sum,
+# under the exit rule (docs/accounting.md), to kcount's wait4() rusage, on
+# every run: STORM_RUNS (20) runs per backend that claims exact counts.
+# Per run: voluntary + zombie leader exits <= nvcsw <= that + leaders
+# reaped as they switched out; involuntary - exit-path preemptions <=
+# nivcsw <= involuntary (that window only for tracepoint backends: bpf
+# must be exact); every orphan (one per 4 rounds) marked; nothing lost.
+. "$(dirname "$0")/lib.sh"
+skip_unless_capture
+
+runs=${STORM_RUNS:-20}
+rounds=${STORM_ROUNDS:-120}
+for b in ${EXACT_BACKENDS:-bpf-agg bpf perf ftrace ftrace-text}; do
+	if ! "$CTXMON" stat --backend "$b" -o /dev/null -- true 2>"$T/probe.err"; then
+		echo "note: backend $b does not run here: $(head -n 1 "$T/probe.err")"
+		continue
+	fi
+	bad=0
+	for i in $(seq 1 "$runs"); do
+		out=$T/storm-$b.json
+		err=$T/storm-$b.err
+		rc=0
+		"$CTXMON" stat --backend "$b" --json -o "$out" -- \
+			"$WL/kcount" "$WL/forkstorm" "$rounds" 2>"$err" || rc=$?
+		san_check "storm-$b-$i" "$err"
+		pid=$(kcount_get "$err" pid)
+		nv=$(kcount_get "$err" nvcsw)
+		niv=$(kcount_get "$err" nivcsw)
+		if [ -z "$pid" ] || [ "$rc" != 0 ] || ! json_check "$out"; then
+			fail "storm-$b-$i: exit $rc, no kcount line or no JSON"
+			sed 's/^/  | /' "$err"
+			bad=$((bad + 1))
+			continue
+		fi
+		eval "$(tree_sums "$out" "$pid")"
+		lost=$(json "$out" 'j["capture"]["lost"]')
+		vol=$((voluntary + leader_exits))
+		ok=1
+		[ "$nv" -ge "$vol" ] && [ "$nv" -le $((vol + leader_reaped)) ] || ok=0
+		if [ "$b" = bpf ] || [ "$b" = bpf-agg ]; then
+			[ "$niv" = "$involuntary" ] || ok=0
+		else
+			[ "$niv" -le "$involuntary" ] &&
+				[ "$niv" -ge $((involuntary - exit_preempt)) ] || ok=0
+		fi
+		[ "$orphans" = $((rounds / 4)) ] || ok=0
+		[ "$lost" = 0 ] || ok=0
+		[ "$(json "$out" 'j["kernel"]["match"]')" = true ] || ok=0
+		line="storm-$b-$i: nvcsw=$nv in $vol..$((vol + leader_reaped)),"
+		line="$line nivcsw=$niv vs $involuntary (-$exit_preempt),"
+		line="$line processes=$nproc orphans=$orphans lost=$lost"
+		if [ "$ok" = 1 ]; then
+			echo "$line: ok"
+		else
+			echo "$line: MISMATCH"
+			fail "storm-$b-$i: $line"
+			bad=$((bad + 1))
+		fi
+	done
+	echo "backend $b: $bad of $runs runs off the kernel's counts"
+done
+
+finish
