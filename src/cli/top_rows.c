@@ -54,6 +54,24 @@ static void row_sub(struct ctxmon_stats *c, const struct ctxmon_stats *p)
 	if (!l->count) {
 		l->max_ns = l->max_ts = 0;
 		l->max_waker_tid = l->max_cpu = l->max_prev_tid = -1;
+	} else if (p->lat.count && l->max_ts == p->lat.max_ts &&
+		   l->max_ns == p->lat.max_ns) {
+		/* The kernel keeps one maximum for the whole run; this one
+		 * was reached in an earlier interval.  This interval's own
+		 * is known only to its highest histogram bucket: report that
+		 * bound (never above the old maximum), with no context. */
+		uint64_t bound = 0;
+
+		for (int i = CTXMON_HIST_BUCKETS - 1; i >= 0; i--) {
+			if (l->hist[i]) {
+				bound = (1ull << (i + 1)) - 1;
+				break;
+			}
+		}
+		if (bound < l->max_ns)
+			l->max_ns = bound;
+		l->max_ts = 0;
+		l->max_waker_tid = l->max_cpu = l->max_prev_tid = -1;
 	}
 	if (p->last_ts > c->first_ts)
 		c->first_ts = p->last_ts;
