@@ -95,6 +95,7 @@ struct bpf_priv {
 	struct ctxsw_row *dead;
 	size_t ndead, dead_cap;
 	struct fold fold;
+	uint64_t missed_out;	/* rows whose CPU went on without them */
 };
 
 /* ---- libbpf messages -------------------------------------------------- */
@@ -1158,6 +1159,28 @@ static int cmp_stats(const void *a, const void *b)
 	return 0;
 }
 
+/*
+ * A row RUNNING on a CPU whose last switch went to another task: its
+ * switch-out was never traced (seen for threads of PID 1 on some
+ * kernels).  Charged to now it would run longer than its CPU was busy.
+ * Read after the rows, so a switch between the two reads can only make a
+ * row look stale for one read.
+ */
+static bool missed_out(struct bpf_priv *p, const struct ctxsw_row *r,
+		       bool cpus_ok)
+{
+	const struct ctxsw_cpu_agg *c;
+
+	if (!cpus_ok || r->state != CTXSW_ST_RUNNING || r->cpu < 0 ||
+	    r->cpu >= p->nposs)
+		return false;
+	c = &p->cpubuf[r->cpu].agg;
+	if (!c->in_span || c->cur == (__s32)r->tid)
+		return false;
+	p->missed_out++;
+	return true;
+}
+
 int bpf_backend__read_rows(void *priv, uint64_t now, struct ctxmon_stats **rows,
 			   size_t *n)
 {
@@ -1167,6 +1190,7 @@ int bpf_backend__read_rows(void *priv, uint64_t now, struct ctxmon_stats **rows,
 	size_t nlive = 0, cap = 0, cnt = 0;
 	__u32 key, next, *prev = NULL;
 	int fd, ret = 0;
+	bool cpus_ok;
 
 	if (!p->aggregate)
 		return -EINVAL;
@@ -1193,6 +1217,7 @@ int bpf_backend__read_rows(void *priv, uint64_t now, struct ctxmon_stats **rows,
 			continue; /* created, not yet filled in */
 		nlive++;
 	}
+	cpus_ok = read_cpu_state(p) == 0;
 	/* after the live walk: a thread that died meanwhile is found here,
 	 * and its stale live copy dropped below */
 	ret = drain_dead(p);
@@ -1214,6 +1239,13 @@ int bpf_backend__read_rows(void *priv, uint64_t now, struct ctxmon_stats **rows,
 				p->dead[j].first_ts == live[i].first_ts;
 		if (stale)
 			continue;
+		if (missed_out(p, &live[i], cpus_ok)) {
+			/* its CPU went on without it: its switch-out was not
+			 * traced, so do not charge it run time up to now */
+			bpf_row__stats(&live[i], 0, p->ctx->strs, &out[cnt]);
+			out[cnt++].incomplete = true;
+			continue;
+		}
 		bpf_row__stats(&live[i], now, p->ctx->strs, &out[cnt++]);
 	}
 	qsort(out, cnt, sizeof(*out), cmp_stats);
