@@ -218,6 +218,8 @@ static int emit(struct stat_run *r, uint64_t ts, bool final)
 			rusage__mark(r->model, th, nth);
 			rusage__mark(r->model, pr, npr);
 			output__kernel_set(&rep.kernel, &in, &orph);
+			rep.kernel.bound = rep.backend &&
+					   !strcmp(rep.backend, "perf-switch");
 			rep.kernel.ru_nvcsw = (uint64_t)r->ru.ru_nvcsw;
 			rep.kernel.ru_nivcsw = (uint64_t)r->ru.ru_nivcsw;
 			rep.kernel.valid = true;

@@ -44,7 +44,11 @@ struct kernel_cmp {
 	 * (reparented to init or a subreaper, or alive at its end): shown,
 	 * not compared (analysis/rusage.c) */
 	uint64_t orphan_procs, orphan_vol, orphan_invol;
-	bool fail_on_mismatch;			/* --check: say it is fatal */
+	/* the backend loses the tail of every exit (perf-switch: perf stops
+	 * following a thread in do_exit, before its last preemptions and
+	 * switch-out): the traced counts are lower bounds, compared as such,
+	 * and the verdict says by how much they are short */
+	bool bound;
 };
 
 struct rusage_sums;
