@@ -404,6 +404,15 @@ static void text_report(FILE *f, const struct output_opts *o, struct report *r)
 				fprintf(f, " cpu%d %" PRIu64, i,
 					c->lost_per_cpu[i]);
 		fprintf(f, " (numbers above may be incomplete)\n");
+		/* what to do about it; text parsing is the slowest reader */
+		if (!r->source && r->backend &&
+		    !strcmp(r->backend, "ftrace-text"))
+			fprintf(f, "  to lose less: larger per-CPU buffers "
+				   "(-m KB), or a binary backend (--backend "
+				   "ftrace or bpf), which reads faster\n");
+		else if (!r->source)
+			fprintf(f, "  to lose less: larger per-CPU buffers "
+				   "(-m KB)\n");
 	}
 	if (r->kernel.valid)
 		text_kernel(f, &r->kernel);
