@@ -46,7 +46,7 @@ static void help(void)
 	printf("usage: ctxmon top [options]\n\n"
 	       "A live view of context switches: per thread (or process), the rate of\n"
 	       "switches, voluntary and involuntary, the share of time on CPU and\n"
-	       "waiting runnable, and wakeup latency (p99 bound and max), with the\n"
+	       "waiting runnable, and wakeup latency (p99 and max), with the\n"
 	       "machine's switch rate, each CPU's busy share and ctxmon's own CPU use.\n\n"
 	       "options:\n"
 	       "  -d, --delay SEC        refresh every SEC seconds (default 1, at least 0.1)\n"
@@ -331,8 +331,9 @@ static const char *const help_lines[] = {
 	"",
 	"SW/s VOL/s INV/s: switches per second (all, voluntary, involuntary).",
 	"RUN% WAIT%: share of the frame on CPU and runnable but waiting.",
-	"P99LAT: upper bound of the 99th percentile of wakeup latency (log2",
-	"bucket); MAXLAT: its maximum.  '-': none, or a tier without wakeups.",
+	"P99LAT: 99th percentile of wakeup latency, nearest rank interpolated",
+	"in its log2 bucket (latency's method, its buckets 3% wide); MAXLAT:",
+	"the maximum.  '-': none, or a tier without wakeups.",
 };
 
 static void draw(struct top_run *r)

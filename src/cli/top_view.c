@@ -5,7 +5,8 @@
  * Everything here is plain text for a given width, so the batch mode and
  * the ncurses screen print the same lines, and tests can read either.  The
  * columns fit 80: rates per second, run and runnable wait as a share of
- * the frame, wakeup latency p99 (upper bound of its log2 bucket) and max.
+ * the frame, wakeup latency p99 (interpolated in its log2 bucket, the
+ * method of `ctxmon latency`) and max.
  */
 #include <errno.h>
 #include <inttypes.h>

@@ -178,18 +178,22 @@ static void test_percentile(void **state)
 	(void)state;
 	memset(&l, 0, sizeof(l));
 	assert_int_equal(rows__percentile(&l, 99), 0);
-	/* 98 samples in [1024, 2048), 2 in [65536, 131072), max 70000 */
+	/* 98 samples in [1024, 2048), 2 in [65536, 131072), max 70000: one
+	 * method with `latency` (ctxmon_lat_quantile): nearest rank, spread
+	 * evenly in its bucket, the last rank the maximum */
 	l.count = 100;
 	l.hist[10] = 98;
 	l.hist[16] = 2;
 	l.max_ns = 70000;
-	assert_int_equal(rows__percentile(&l, 50), 2047);
-	assert_int_equal(rows__percentile(&l, 98), 2047);
-	/* the 99th sample is in the high bucket: capped by the max */
-	assert_int_equal(rows__percentile(&l, 99), 70000);
+	/* rank 50 of 98 in [1024, 2047]: 1024 + 1023 * 49.5 / 98 */
+	assert_int_equal(rows__percentile(&l, 50), 1024 + (uint64_t)(1023 * 49.5 / 98));
+	assert_int_equal(rows__percentile(&l, 98), 1024 + (uint64_t)(1023 * 97.5 / 98));
+	/* rank 99: first of the 2 in [65536, 70000] */
+	assert_int_equal(rows__percentile(&l, 99), 65536 + (uint64_t)(4464 * 0.5 / 2));
+	assert_int_equal(rows__percentile(&l, 100), 70000);
 	l.hist[16] = 1;
 	l.hist[10] = 99;
-	assert_int_equal(rows__percentile(&l, 99), 2047);
+	assert_int_equal(rows__percentile(&l, 99), 1024 + (uint64_t)(1023 * 98.5 / 99));
 }
 
 static void test_view(void **state)
