@@ -96,6 +96,8 @@ struct bpf_priv {
 	size_t ndead, dead_cap;
 	struct fold fold;
 	uint64_t missed_out;	/* rows whose CPU went on without them */
+	int stats_fd;		/* BPF_STATS_RUN_TIME held while > 0 */
+	bool stats_tried;
 };
 
 /* ---- libbpf messages -------------------------------------------------- */
@@ -448,6 +450,8 @@ static void bpf_close(void *priv)
 	ctxsw_bpf__destroy(p->skel);
 	lb_end(old);
 	reorder__free(p->ro);
+	if (p->stats_fd > 0)
+		close(p->stats_fd);
 	free(p->cpubuf);
 	free(p->dead);
 	fold__clear(&p->fold);
@@ -1357,6 +1361,53 @@ static int bpf_agg_open(struct backend_ctx *ctx, void **priv)
 	return bpf_backend__open(ctx, &o, priv);
 }
 
+/* kernel.bpf_stats_enabled is on (someone else keeps run times) */
+static bool stats_sysctl_on(void)
+{
+	char c = '0';
+	int fd = open("/proc/sys/kernel/bpf_stats_enabled", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	if (read(fd, &c, 1) != 1)
+		c = '0';
+	close(fd);
+	return c == '1';
+}
+
+/*
+ * Time our programs ran in the kernel (bpf_prog_info.run_time_ns).  The
+ * kernel keeps it only while run-time stats are on: the first call turns
+ * them on through a BPF_ENABLE_STATS fd (off again when it closes, so
+ * nothing is left altered), unless the sysctl already has them on.
+ */
+static int bpf_kernel_ns(void *priv, uint64_t *ns)
+{
+	struct bpf_priv *p = priv;
+	struct bpf_program *prog;
+	uint64_t sum = 0;
+
+	if (!p->stats_tried) {
+		p->stats_tried = true;
+		p->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	}
+	if (p->stats_fd <= 0 && !stats_sysctl_on())
+		return -EPERM;
+	bpf_object__for_each_program(prog, p->skel->obj) {
+		struct bpf_prog_info info;
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (fd < 0)
+			continue; /* not loaded here */
+		memset(&info, 0, sizeof(info));
+		if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0)
+			sum += info.run_time_ns;
+	}
+	*ns = sum;
+	return 0;
+}
+
 const struct backend_ops backend_bpf = {
 	.name = "bpf",
 	.open = bpf_open,
@@ -1366,6 +1417,7 @@ const struct backend_ops backend_bpf = {
 	.read = bpf_read,
 	.close = bpf_close,
 	.attach = bpf_attach,
+	.kernel_ns = bpf_kernel_ns,
 };
 
 /* Aggregation: the same programs' counting twins, read as rows. */
@@ -1381,6 +1433,7 @@ const struct backend_ops backend_bpf_agg = {
 	.read_rows = bpf_backend__read_rows,
 	.read_cpus = bpf_backend__read_cpus,
 	.forget_exited = bpf_forget_exited,
+	.kernel_ns = bpf_kernel_ns,
 	/* not a degraded tier: it shows all stat shows but the causes */
 	.limits = NULL,
 };

@@ -234,6 +234,15 @@ static int pump_until(struct top_run *r, uint64_t deadline, int slice_ms)
 	}
 }
 
+/* The machine and ctxmon's own cost, its BPF programs' included. */
+static void sample(struct top_run *r)
+{
+	struct sys_sample *s = &r->sys[1];
+
+	sys_sample__read(s);
+	s->bpf_err = session__kernel_ns(r->s, &s->bpf_ns);
+}
+
 static int next_frame(struct top_run *r)
 {
 	struct top_frame f;
@@ -248,7 +257,7 @@ static int next_frame(struct top_run *r)
 	top_frame__clear(&r->frame);
 	r->frame = f;
 	r->sys[0] = r->sys[1];
-	sys_sample__read(&r->sys[1]);
+	sample(r);
 	r->have_frame = true;
 	return 0;
 }
@@ -291,7 +300,7 @@ static int run_batch(struct top_run *r)
 	uint64_t next = clock__now_ns();
 	int ret = 0;
 
-	sys_sample__read(&r->sys[1]);
+	sample(r);
 	for (unsigned long i = 0; !r->iterations || i < r->iterations; i++) {
 		next += (uint64_t)(r->delay_s * 1e9);
 		ret = pump_until(r, next, 1000);
@@ -508,7 +517,7 @@ static int run_tui(struct top_run *r)
 	timeout(0);
 	set_escdelay(25);
 	curs_set(0);
-	sys_sample__read(&r->sys[1]);
+	sample(r);
 	next = clock__now_ns() + step;
 	draw(r);
 	while (!cli_signal) {
