@@ -14,7 +14,7 @@
 skip_unless_capture
 
 runs=${STORM_RUNS:-20}
-rounds=${STORM_ROUNDS:-120}
+rounds=${STORM_ROUNDS:-80}
 for b in ${EXACT_BACKENDS:-bpf-agg bpf perf ftrace ftrace-text}; do
 	if ! "$CTXMON" stat --backend "$b" -o /dev/null -- true 2>"$T/probe.err"; then
 		echo "note: backend $b does not run here: $(head -n 1 "$T/probe.err")"

@@ -8,7 +8,8 @@
  *   0  exits at once (_exit)
  *   1  execs this program as a child that yields once and exits
  *   2  forks a grandchild and exits at once, so the grandchild is
- *      orphaned (reparented to init, which reaps it: not in our rusage)
+ *      orphaned (reparented to init, which reaps it: not in our rusage);
+ *      the grandchild exits only once it has been reparented
  *   3  starts a thread; both block once and the process exits
  * The parent reaps its children BATCH at a time (default 8), so zombies
  * pile up while it forks more, as in stress-ng --fork.  Default 400
@@ -31,6 +32,7 @@ static void *thread_fn(void *arg)
 
 static void child(int mode, const char *self)
 {
+	pid_t parent = getpid();
 	pthread_t t;
 
 	switch (mode) {
@@ -41,7 +43,11 @@ static void child(int mode, const char *self)
 		_exit(1);
 	case 2:
 		if (fork() == 0) {
-			usleep(2000); /* outlive the parent: orphaned */
+			/* outlive the parent, so it is orphaned while alive: a
+			 * zombie whose parent exits without reaping it goes to
+			 * init too, but no tracepoint tells that apart */
+			while (getppid() == parent)
+				usleep(200);
 			sched_yield();
 			_exit(0);
 		}
