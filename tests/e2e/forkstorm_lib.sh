@@ -1,4 +1,8 @@
-#!/bin/bash
+# forkstorm_lib.sh - sourced by test_stat_forkstorm_*.sh, which set
+# STORM_BACKENDS (the backends to repeat on) and STORM_PERFSWITCH (1: also
+# the perf-switch bound check); split so each stays under run.sh's
+# per-test time limit.
+#
 # A fork/exec/exit storm (issue 13, defect 2): forkstorm forks children
 # that exit at once, exec, double-fork an orphan, or run a thread, and
 # reaps them in batches so zombies pile up.  Under
@@ -15,7 +19,7 @@ skip_unless_capture
 
 runs=${STORM_RUNS:-20}
 rounds=${STORM_ROUNDS:-80}
-for b in ${EXACT_BACKENDS:-bpf-agg bpf perf ftrace ftrace-text}; do
+for b in ${EXACT_BACKENDS:-$STORM_BACKENDS}; do
 	if ! "$CTXMON" stat --backend "$b" -o /dev/null -- true 2>"$T/probe.err"; then
 		echo "note: backend $b does not run here: $(head -n 1 "$T/probe.err")"
 		continue
@@ -73,7 +77,8 @@ done
 # following it in do_exit): it must call its counts lower bounds, in the
 # verdict and in JSON, and say by how much they are short (issue 13,
 # defect 4), never "exact".
-if "$CTXMON" stat --backend perf-switch -o /dev/null -- true 2>/dev/null; then
+if [ "${STORM_PERFSWITCH:-0}" = 1 ] &&
+	"$CTXMON" stat --backend perf-switch -o /dev/null -- true 2>/dev/null; then
 	for i in 1 2 3; do
 		out=$T/ps.json
 		rc=0
