@@ -47,6 +47,11 @@ for b in ${EXACT_BACKENDS:-$STORM_BACKENDS}; do
 		fi
 		eval "$(tree_sums "$out" "$pid")"
 		lost=$(json "$out" 'j["capture"]["lost"]')
+		if [ "$found" != 1 ]; then
+			fail "storm-$b-$i: no process row for kcount's child $pid ($lost events lost)"
+			bad=$((bad + 1))
+			continue
+		fi
 		vol=$((voluntary + leader_exits))
 		ok=1
 		[ "$nv" -ge "$vol" ] && [ "$nv" -le $((vol + leader_reaped)) ] || ok=0
