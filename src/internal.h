@@ -210,6 +210,10 @@ struct backend_ops {
 	const char *limits;
 	/* Its stream carries no wakeup events (so no wakeup latency). */
 	bool no_wakeups;
+	/* Optional: ns its own kernel-side programs have run (BPF run-time
+	 * stats, turned on by the first call).  0, or -errno (-EPERM: the
+	 * kernel keeps no such time for us). */
+	int (*kernel_ns)(void *priv, uint64_t *ns);
 	/* Optional, counting backends: per-CPU busy/idle since capture
 	 * start, charged up to @now; *cpus malloc'd, caller frees.  0 or
 	 * -errno. */
@@ -241,6 +245,8 @@ int session__read_cpus(struct ctxmon_session *s, uint64_t now,
 const char *session__limits(const struct ctxmon_session *s);
 /* The backend's stream has no wakeups (backend_ops.no_wakeups). */
 bool session__no_wakeups(const struct ctxmon_session *s);
+/* backend_ops.kernel_ns; -EOPNOTSUPP when the backend runs no programs. */
+int session__kernel_ns(struct ctxmon_session *s, uint64_t *ns);
 
 /* ---- rows of exited tasks, folded by comm (analysis/fold.c) -------- */
 
@@ -259,6 +265,10 @@ int fold__add(struct fold *f, const struct ctxmon_stats *row);
 /* Append the folded rows to @out (room for f->n more). */
 size_t fold__copy(const struct fold *f, struct ctxmon_stats *out);
 void fold__clear(struct fold *f);
+/* Fold in place all but the @keep most recent exited rows of @rows when
+ * more than twice that many have exited (for display: sums unchanged);
+ * *n shrinks.  0 or -ENOMEM (then @rows may be reordered, not lost). */
+int fold__rows(struct ctxmon_stats *rows, size_t *n, size_t keep);
 
 /* Drop what the last read_rows returned of exited threads: for interval
  * consumers, which have shown them (no-op for a backend without it). */

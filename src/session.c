@@ -506,6 +506,13 @@ void session__forget_exited(struct ctxmon_session *s)
 		s->be->ops->forget_exited(s->priv);
 }
 
+int session__kernel_ns(struct ctxmon_session *s, uint64_t *ns)
+{
+	if (!s->be || !s->be->ops->kernel_ns || !s->priv)
+		return -EOPNOTSUPP;
+	return s->be->ops->kernel_ns(s->priv, ns);
+}
+
 bool session__no_wakeups(const struct ctxmon_session *s)
 {
 	return s->be && s->be->ops->no_wakeups;

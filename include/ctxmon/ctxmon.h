@@ -179,6 +179,15 @@ struct ctxmon_latency {
 	uint64_t hist[CTXMON_HIST_BUCKETS];
 };
 
+/*
+ * Quantile @q (0..1) of the wakeup latencies of @l, by the one method
+ * ctxmon uses everywhere (ctxmon_lat_quantile for the fine histograms of
+ * `latency`): nearest rank, interpolated inside the histogram bucket that
+ * holds it (here log2 buckets, cut to the maximum), the last rank being
+ * the exact maximum.  0 when there is no sample.
+ */
+uint64_t ctxmon_latency_quantile(const struct ctxmon_latency *l, double q);
+
 enum ctxmon_sleep_state { CTXMON_SLEEP_S, CTXMON_SLEEP_D, CTXMON_SLEEP_OTHER,
 			  CTXMON_SLEEP__MAX };
 
@@ -195,6 +204,10 @@ struct ctxmon_stats {
 	bool target;			/* selected by the session's target */
 	bool incomplete;		/* alive during a lost-event window:
 					 * its numbers may miss events */
+	bool orphaned;			/* a command's descendant reparented
+					 * away (or still alive when the
+					 * command died): the kernel does not
+					 * fold it into the command's rusage */
 	uint64_t first_ts, last_ts;	/* observed span */
 	uint64_t switch_in, switch_out;
 	uint64_t voluntary, involuntary;

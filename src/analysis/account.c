@@ -671,6 +671,27 @@ static void switch_in(struct ctxmon_account *a, struct task *t,
 	t->cpu = ev->cpu;
 }
 
+/*
+ * @cpu switched from another task than @cur, the one it last switched to:
+ * @cur's switch-out was never traced (seen for threads of PID 1 on some
+ * kernels).  It ran there at most until now, the CPU's busy time since
+ * its switch-in; where it went is unknown.  Left running, it would be
+ * charged run time to the end of the capture, more than any CPU had.
+ */
+static void missed_out(struct ctxmon_account *a, int32_t cur, int cpu,
+		       uint64_t ts)
+{
+	struct task *t = cur > 0 ? task_find(a, cur) : NULL;
+
+	if (!t || t->state != T_RUNNING || t->cpu != cpu)
+		return;
+	task_advance(t, ts);
+	t->state = T_SLEEP;
+	t->sleep = CTXMON_SLEEP_OTHER;
+	t->cpu = -1;
+	t->lat_pending = t->early_wake = false;
+}
+
 static void on_switch(struct ctxmon_account *a, const struct ctxmon_event *ev,
 		      uint64_t ts)
 {
@@ -685,8 +706,10 @@ static void on_switch(struct ctxmon_account *a, const struct ctxmon_event *ev,
 	if (c) {
 		if (c->in_span) {
 			cpu_advance(c, ts);
-			if (c->cur != prev)
+			if (c->cur != prev) {
 				a->anomalies++;
+				missed_out(a, c->cur, ev->cpu, ts);
+			}
 		} else {
 			c->in_span = true;
 			c->st.first_ts = c->st.last_ts = c->state_ts = ts;

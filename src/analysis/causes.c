@@ -236,16 +236,17 @@ uint64_t ctxmon_fine_hi(unsigned i)
  * and last ranks are the exact minimum and maximum.  Otherwise, inside the
  * bucket that holds the rank, its values are taken as evenly spread over
  * the bucket (cut to [min, max]), so rank r of its c samples sits at
- * (r - 1/2) / c of its width.
+ * (r - 1/2) / c of its width.  One method for every histogram ctxmon
+ * keeps: the fine one of `latency` and the log2 one of rows (top, stat).
  */
-uint64_t ctxmon_lat_quantile(const struct ctxmon_lat_summary *l, double q)
+static uint64_t quantile(const uint64_t *cnt, unsigned n,
+			 uint64_t (*lo_of)(unsigned), uint64_t (*hi_of)(unsigned),
+			 uint64_t min, uint64_t max, double q)
 {
 	uint64_t total = 0, rank, cum = 0;
 
-	if (!l || !l->count || !l->fine)
-		return 0;
-	for (unsigned i = 0; i < CTXMON_FINE_BUCKETS; i++)
-		total += l->fine[i];
+	for (unsigned i = 0; i < n; i++)
+		total += cnt[i];
 	if (!total)
 		return 0;
 	if (q < 0)
@@ -254,29 +255,56 @@ uint64_t ctxmon_lat_quantile(const struct ctxmon_lat_summary *l, double q)
 	if (rank < 1)
 		rank = 1;
 	if (rank >= total)
-		return l->max_ns;
-	if (rank == 1)
-		return l->min_ns;
-	for (unsigned i = 0; i < CTXMON_FINE_BUCKETS; i++) {
-		uint64_t c = l->fine[i], lo, hi, v;
+		return max;
+	if (rank == 1 && min)
+		return min;
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t c = cnt[i], lo, hi, v;
 
 		if (cum + c < rank) {
 			cum += c;
 			continue;
 		}
-		lo = ctxmon_fine_lo(i);
-		hi = ctxmon_fine_hi(i);
-		if (lo < l->min_ns)
-			lo = l->min_ns;
-		if (hi > l->max_ns)
-			hi = l->max_ns;
+		lo = lo_of(i);
+		hi = hi_of(i);
+		if (lo < min)
+			lo = min;
+		if (hi > max)
+			hi = max;
 		if (hi < lo)
 			return lo;
 		v = lo + (uint64_t)((double)(hi - lo) *
 				    ((double)(rank - cum) - 0.5) / (double)c);
 		return v;
 	}
-	return l->max_ns;
+	return max;
+}
+
+uint64_t ctxmon_lat_quantile(const struct ctxmon_lat_summary *l, double q)
+{
+	if (!l || !l->count || !l->fine)
+		return 0;
+	return quantile(l->fine, CTXMON_FINE_BUCKETS, ctxmon_fine_lo,
+			ctxmon_fine_hi, l->min_ns, l->max_ns, q);
+}
+
+static uint64_t log2_lo(unsigned i)
+{
+	return i ? 1ull << i : 0;
+}
+
+static uint64_t log2_hi(unsigned i)
+{
+	return i >= 63 ? UINT64_MAX : (2ull << i) - 1;
+}
+
+uint64_t ctxmon_latency_quantile(const struct ctxmon_latency *l, double q)
+{
+	if (!l || !l->count)
+		return 0;
+	/* no minimum is kept with these: rank 1 is interpolated too */
+	return quantile(l->hist, CTXMON_HIST_BUCKETS, log2_lo, log2_hi, 0,
+			l->max_ns, q);
 }
 
 /* ---- setup -------------------------------------------------------- */

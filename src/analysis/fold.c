@@ -20,7 +20,8 @@ int fold__add(struct fold *f, const struct ctxmon_stats *row)
 	struct ctxmon_stats *r = NULL;
 
 	for (size_t i = 0; i < f->n && !r; i++)
-		if (f->rows[i].comm == row->comm)
+		if (f->rows[i].comm == row->comm &&
+		    f->rows[i].orphaned == row->orphaned)
 			r = &f->rows[i];
 	if (!r) {
 		if (f->n == f->cap) {
@@ -37,6 +38,7 @@ int fold__add(struct fold *f, const struct ctxmon_stats *row)
 		memset(r, 0, sizeof(*r));
 		r->ppid = -1;
 		r->comm = row->comm;
+		r->orphaned = row->orphaned;
 		r->exited = true;
 		r->first_ts = row->first_ts;
 		r->last_ts = row->last_ts;
@@ -65,4 +67,45 @@ void fold__clear(struct fold *f)
 {
 	free(f->rows);
 	memset(f, 0, sizeof(*f));
+}
+
+static int cmp_last(const void *a, const void *b)
+{
+	const struct ctxmon_stats *x = a, *y = b;
+
+	/* live rows last, exited ones oldest first */
+	if (x->exited != y->exited)
+		return x->exited ? -1 : 1;
+	if (x->folded != y->folded)
+		return x->folded ? 1 : -1;
+	return (x->last_ts > y->last_ts) - (x->last_ts < y->last_ts);
+}
+
+int fold__rows(struct ctxmon_stats *rows, size_t *n, size_t keep)
+{
+	struct fold f = { 0 };
+	size_t nexit = 0, k, j = 0;
+	int ret = 0;
+
+	for (size_t i = 0; i < *n; i++)
+		nexit += rows[i].exited && !rows[i].folded;
+	if (nexit <= 2 * keep)
+		return 0;
+	qsort(rows, *n, sizeof(*rows), cmp_last);
+	/* exited rows now come first, oldest first */
+	k = nexit - keep;
+	for (size_t i = 0; i < k; i++) {
+		if (fold__add(&f, &rows[i]) < 0) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
+	memmove(rows, rows + k, (*n - k) * sizeof(*rows));
+	j = *n - k;
+	/* the folded rows take no more room than the rows they sum */
+	j += fold__copy(&f, rows + j);
+	*n = j;
+out:
+	fold__clear(&f);
+	return ret;
 }

@@ -106,6 +106,9 @@ struct bpf_priv {
 	struct ctxsw_row *dead;
 	size_t ndead, dead_cap;
 	struct fold fold;
+	uint64_t missed_out;	/* rows whose CPU went on without them */
+	int stats_fd;		/* BPF_STATS_RUN_TIME held while > 0 */
+	bool stats_tried;
 };
 
 /* ---- libbpf messages -------------------------------------------------- */
@@ -502,6 +505,8 @@ static void bpf_close(void *priv)
 	skel_destroy(p);
 	lb_end(old);
 	reorder__free(p->ro);
+	if (p->stats_fd > 0)
+		close(p->stats_fd);
 	free(p->cpubuf);
 	free(p->dead);
 	fold__clear(&p->fold);
@@ -1173,7 +1178,9 @@ static int drain_dead(struct bpf_priv *p)
 		p->dead[p->ndead++] = r;
 		bpf_map_delete_elem(fd, &keys[i]);
 	}
-	if (p->ndead >= 2 * EXITED_KEEP)
+	/* a command's rows are all kept: its rusage comparison needs each
+	 * process (analysis/rusage.c); stat folds them for display */
+	if (p->ndead >= 2 * EXITED_KEEP && p->ctx->target != CTXMON_TARGET_CMD)
 		ret = fold_dead(p, p->ndead - n < p->ndead - EXITED_KEEP ?
 					   p->ndead - n :
 					   p->ndead - EXITED_KEEP);
@@ -1218,6 +1225,28 @@ static int cmp_stats(const void *a, const void *b)
 	return 0;
 }
 
+/*
+ * A row RUNNING on a CPU whose last switch went to another task: its
+ * switch-out was never traced (seen for threads of PID 1 on some
+ * kernels).  Charged to now it would run longer than its CPU was busy.
+ * Read after the rows, so a switch between the two reads can only make a
+ * row look stale for one read.
+ */
+static bool missed_out(struct bpf_priv *p, const struct ctxsw_row *r,
+		       bool cpus_ok)
+{
+	const struct ctxsw_cpu_agg *c;
+
+	if (!cpus_ok || r->state != CTXSW_ST_RUNNING || r->cpu < 0 ||
+	    r->cpu >= p->nposs)
+		return false;
+	c = &p->cpubuf[r->cpu].agg;
+	if (!c->in_span || c->cur == (__s32)r->tid)
+		return false;
+	p->missed_out++;
+	return true;
+}
+
 int bpf_backend__read_rows(void *priv, uint64_t now, struct ctxmon_stats **rows,
 			   size_t *n)
 {
@@ -1227,6 +1256,7 @@ int bpf_backend__read_rows(void *priv, uint64_t now, struct ctxmon_stats **rows,
 	size_t nlive = 0, cap = 0, cnt = 0;
 	__u32 key, next, *prev = NULL;
 	int fd, ret = 0;
+	bool cpus_ok;
 
 	if (!p->aggregate)
 		return -EINVAL;
@@ -1253,6 +1283,7 @@ int bpf_backend__read_rows(void *priv, uint64_t now, struct ctxmon_stats **rows,
 			continue; /* created, not yet filled in */
 		nlive++;
 	}
+	cpus_ok = read_cpu_state(p) == 0;
 	/* after the live walk: a thread that died meanwhile is found here,
 	 * and its stale live copy dropped below */
 	ret = drain_dead(p);
@@ -1274,6 +1305,13 @@ int bpf_backend__read_rows(void *priv, uint64_t now, struct ctxmon_stats **rows,
 				p->dead[j].first_ts == live[i].first_ts;
 		if (stale)
 			continue;
+		if (missed_out(p, &live[i], cpus_ok)) {
+			/* its CPU went on without it: its switch-out was not
+			 * traced, so do not charge it run time up to now */
+			bpf_row__stats(&live[i], 0, p->ctx->strs, &out[cnt]);
+			out[cnt++].incomplete = true;
+			continue;
+		}
 		bpf_row__stats(&live[i], now, p->ctx->strs, &out[cnt++]);
 	}
 	qsort(out, cnt, sizeof(*out), cmp_stats);
@@ -1386,6 +1424,57 @@ static int bpf_agg_open(struct backend_ctx *ctx, void **priv)
 	return bpf_backend__open(ctx, &o, priv);
 }
 
+/* kernel.bpf_stats_enabled is on (someone else keeps run times) */
+static bool stats_sysctl_on(void)
+{
+	char c = '0';
+	int fd = open("/proc/sys/kernel/bpf_stats_enabled", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	if (read(fd, &c, 1) != 1)
+		c = '0';
+	close(fd);
+	return c == '1';
+}
+
+/*
+ * Time our programs ran in the kernel (bpf_prog_info.run_time_ns).  The
+ * kernel keeps it only while run-time stats are on: the first call turns
+ * them on through a BPF_ENABLE_STATS fd (off again when it closes, so
+ * nothing is left altered), unless the sysctl already has them on.
+ */
+static int bpf_kernel_ns(void *priv, uint64_t *ns)
+{
+	struct bpf_priv *p = priv;
+	struct bpf_program *prog;
+	struct bpf_object *obj;
+	uint64_t sum = 0;
+
+	if (!p->stats_tried) {
+		p->stats_tried = true;
+		p->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	}
+	if (p->stats_fd <= 0 && !stats_sysctl_on())
+		return -EPERM;
+	obj = p->st ? p->st->obj : p->ag ? p->ag->obj : NULL;
+	if (!obj)
+		return -ENODEV;
+	bpf_object__for_each_program(prog, obj) {
+		struct bpf_prog_info info;
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (fd < 0)
+			continue; /* not loaded here */
+		memset(&info, 0, sizeof(info));
+		if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0)
+			sum += info.run_time_ns;
+	}
+	*ns = sum;
+	return 0;
+}
+
 const struct backend_ops backend_bpf = {
 	.name = "bpf",
 	.open = bpf_open,
@@ -1395,6 +1484,7 @@ const struct backend_ops backend_bpf = {
 	.read = bpf_read,
 	.close = bpf_close,
 	.attach = bpf_attach,
+	.kernel_ns = bpf_kernel_ns,
 };
 
 /* Aggregation: the same programs' counting twins, read as rows. */
@@ -1410,6 +1500,7 @@ const struct backend_ops backend_bpf_agg = {
 	.read_rows = bpf_backend__read_rows,
 	.read_cpus = bpf_backend__read_cpus,
 	.forget_exited = bpf_forget_exited,
+	.kernel_ns = bpf_kernel_ns,
 	/* not a degraded tier: it shows all stat shows but the causes */
 	.limits = NULL,
 };

@@ -1163,7 +1163,11 @@ const struct backend_ops backend_perfswitch = {
 	.attach = ps_attach,
 	.limits =
 		"perf-switch tier (PERF_RECORD_SWITCH of the followed tasks): "
-		"exact voluntary/involuntary and run time per thread; no "
+		"voluntary/involuntary and run time per thread, lower bounds "
+		"(perf stops following a thread part way through its exit, "
+		"so its last preemptions are not seen; exact for threads "
+		"that do not exit); signal-interrupted sleeps count as "
+		"involuntary; no "
 		"wakeups (no wakeup latency, sleep includes the wait for a "
 		"CPU after a wakeup), no migrations, CPU busy means a "
 		"followed task ran",

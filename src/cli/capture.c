@@ -221,6 +221,9 @@ int capture__finish(const char *cmd, struct capture_opts *c, int argc,
 			      "-t TID or -a; see --help");
 		return -1;
 	} else if (!c->npids) {
+		/* say so: a forgotten -p must not pass for a measurement */
+		cli__err(cmd, "no -p, -t or command given: capturing the whole "
+			      "machine, as with -a");
 		c->target = CTXMON_TARGET_ALL;
 	}
 	for (size_t i = 0; i < c->npids; i++) {

@@ -24,9 +24,13 @@
 #include "cli/top.h"
 #include <ctxmon/export.h>
 #include "internal.h"
+#include "analysis/rusage.h"
 #include "output/output.h"
 
 static const char *const CMD = "stat";
+
+/* --check: the traced counts do not match the kernel's */
+#define EXIT_MISMATCH 3
 
 struct stat_run {
 	struct capture_opts cap;
@@ -44,7 +48,9 @@ struct stat_run {
 	bool causes;		/* --causes */
 	const char *html_path;	/* --html FILE */
 	struct ctxmon_html *html;
-	struct kernel_cmp ksum;	/* traced sums over the whole run */
+	struct rusage_model *model; /* a command: what its rusage holds */
+	bool check;		/* --check: a mismatch exits EXIT_MISMATCH */
+	bool mismatch;
 	struct ctxmon_cpu_stats *prev_cpus; /* -I, counting backend */
 	size_t nprev_cpus;
 	struct rows_snap snap;	/* -I with a counting tier: last rows */
@@ -86,6 +92,9 @@ static void help(void)
 	       "      --rates            per second, with top's columns (with -I and -p: a\n"
 	       "                         per-thread pidstat -w)\n"
 	       "      --html FILE        also write an HTML page with plots to FILE\n"
+	       "      --check            with a command: exit 3 when the traced counts do not\n"
+	       "                         match the kernel's (for CI); the verdict line is\n"
+	       "                         always written to stderr\n"
 	       "  -o, --output FILE      write to FILE (default: stderr with a command, as\n"
 	       "                         perf stat does, so the command's output stays clean;\n"
 	       "                         stdout otherwise)\n"
@@ -94,7 +103,8 @@ static void help(void)
 	       "  ctxmon stat -- ./myprog arg      every thread of myprog, vs the kernel's counts\n"
 	       "  ctxmon stat -a -I 1000           the machine, per process, every second\n"
 	       "  ctxmon stat -p 1234 --duration 5 --sort invol\n"
-	       "  ctxmon stat --json -o out.json -- make -j2\n\n"
+	       "  ctxmon stat --json -o out.json -- make -j2\n"
+	       "  ctxmon stat --check --json -o out.json -- ./test.sh   fail CI on a mismatch\n\n"
 	       "Needs root or CAP_PERFMON (and read access to tracefs).\n",
 	       output__sort_keys());
 }
@@ -213,13 +223,20 @@ static int emit(struct stat_run *r, uint64_t ts, bool final)
 		rep.interval = r->index;
 		rep.interval_ts_ns = ts - r->start_ts;
 	}
-	if (r->cap.target == CTXMON_TARGET_CMD)
-		output__kernel_add(&r->ksum, th, nth);
+	if (r->model && rusage__add(r->model, th, nth) < 0)
+		goto out;
 	if (final && r->child_done) {
 		rep.has_exit = true;
 		rep.exit_status = capture__exit_status(r->wstatus);
-		if (r->cap.target == CTXMON_TARGET_CMD) {
-			rep.kernel = r->ksum;
+		if (r->model) {
+			struct rusage_sums in, orph;
+
+			rusage__result(r->model, &in, &orph);
+			rusage__mark(r->model, th, nth);
+			rusage__mark(r->model, pr, npr);
+			output__kernel_set(&rep.kernel, &in, &orph);
+			rep.kernel.bound = rep.backend &&
+					   !strcmp(rep.backend, "perf-switch");
 			rep.kernel.ru_nvcsw = (uint64_t)r->ru.ru_nvcsw;
 			rep.kernel.ru_nivcsw = (uint64_t)r->ru.ru_nivcsw;
 			rep.kernel.valid = true;
@@ -236,6 +253,20 @@ static int emit(struct stat_run *r, uint64_t ts, bool final)
 	r->out.processes = r->want_procs || r->per_cgroup ||
 			   (!r->want_threads && (r->cap.all || npr > 1));
 	r->out.threads = r->want_threads || (!r->want_procs && !r->cap.all);
+	if (rep.kernel.valid) {
+		r->mismatch = !output__kernel_match(&rep.kernel);
+		/* the verdict reaches a script's log whatever the output */
+		if (r->f != stderr || r->out.fmt != OUT_TABLE)
+			output__kernel_line(stderr, &rep.kernel);
+	}
+	/* a command's rows are kept one by one for the comparison (and in
+	 * JSON); the table folds the oldest exited ones as the account would */
+	if (r->model && r->out.fmt == OUT_TABLE &&
+	    fold__rows(th, &nth, EXITED_KEEP) == 0 &&
+	    fold__rows(pr, &npr, EXITED_KEEP) == 0) {
+		rep.nthreads = nth;
+		rep.nprocs = npr;
+	}
 	if (r->rates && r->out.fmt == OUT_TABLE)
 		ret = top_view__print_rates(r->f, &r->out, &rep);
 	else
@@ -289,6 +320,7 @@ static int parse(struct stat_run *r, int argc, char **argv)
 		{ "rates", no_argument, NULL, CAP_OPT__END + 0x41 },
 		{ "per-cgroup", no_argument, NULL, CAP_OPT__END + 0x42 },
 		{ "html", required_argument, NULL, CAP_OPT__END + 0x43 },
+		{ "check", no_argument, NULL, CAP_OPT__END + 0x44 },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -363,6 +395,9 @@ static int parse(struct stat_run *r, int argc, char **argv)
 			r->cap.events |= CTXMON_EVENTS_SCHED | CTXMON_EVENTS_IRQ |
 					 CTXMON_EVENTS_SYSCALL;
 			break;
+		case CAP_OPT__END + 0x44:
+			r->check = true;
+			break;
 		case 'h':
 			help();
 			return 1;
@@ -375,6 +410,11 @@ static int parse(struct stat_run *r, int argc, char **argv)
 		return -1;
 	if (r->html_path && r->interval_ns) {
 		cli__err(CMD, "--html shows the whole run: not with -I");
+		return -1;
+	}
+	if (r->check && r->cap.target != CTXMON_TARGET_CMD) {
+		cli__err(CMD, "--check compares a command's counts with the "
+			      "kernel's: give a command (ctxmon stat --check -- CMD)");
 		return -1;
 	}
 	if (r->cap.all && !r->limit_set && r->out.fmt == OUT_TABLE)
@@ -460,8 +500,10 @@ int cmd_stat(int argc, char **argv)
 			.pids = r.cap.pids,
 			.npids = r.cap.npids,
 			.root_pid = ctxmon_session_child(r.s),
-			/* a long -a run on a forking machine stays small */
-			.exited_keep = EXITED_KEEP,
+			/* a long -a run on a forking machine stays small; a
+			 * command's rows all reach the rusage model */
+			.exited_keep = r.cap.target == CTXMON_TARGET_CMD ?
+					       0 : EXITED_KEEP,
 			.no_wakeups = session__no_wakeups(r.s),
 		};
 
@@ -470,6 +512,13 @@ int cmd_stat(int argc, char **argv)
 	if (r.html_path && !(r.html = ctxmon_html_new())) {
 		cli__err(CMD, "out of memory");
 		goto out;
+	}
+	if (r.cap.target == CTXMON_TARGET_CMD) {
+		r.model = rusage__new(ctxmon_session_child(r.s));
+		if (!r.model) {
+			cli__err(CMD, "out of memory");
+			goto out;
+		}
 	}
 	if (!r.a || ((r.causes || r.html) &&
 		     ctxmon_account_enable_causes(r.a, NULL) < 0)) {
@@ -533,6 +582,8 @@ int cmd_stat(int argc, char **argv)
 		}
 	}
 	status = r.child_done ? capture__exit_status(r.wstatus) : EXIT_OK;
+	if (r.check && r.mismatch)
+		status = EXIT_MISMATCH;
 out:
 	if (r.f && r.f != stdout && r.f != stderr && fclose(r.f) == EOF &&
 	    status == EXIT_OK) {
@@ -545,6 +596,7 @@ out:
 	rows__snap_free(&r.snap);
 	ctxmon_account_free(r.a);
 	ctxmon_html_free(r.html);
+	rusage__free(r.model);
 	ctxmon_session_close(r.s);
 	capture__free(&r.cap);
 	return status;

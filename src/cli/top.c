@@ -46,7 +46,7 @@ static void help(void)
 	printf("usage: ctxmon top [options]\n\n"
 	       "A live view of context switches: per thread (or process), the rate of\n"
 	       "switches, voluntary and involuntary, the share of time on CPU and\n"
-	       "waiting runnable, and wakeup latency (p99 bound and max), with the\n"
+	       "waiting runnable, and wakeup latency (p99 and max), with the\n"
 	       "machine's switch rate, each CPU's busy share and ctxmon's own CPU use.\n\n"
 	       "options:\n"
 	       "  -d, --delay SEC        refresh every SEC seconds (default 1, at least 0.1)\n"
@@ -234,6 +234,15 @@ static int pump_until(struct top_run *r, uint64_t deadline, int slice_ms)
 	}
 }
 
+/* The machine and ctxmon's own cost, its BPF programs' included. */
+static void sample(struct top_run *r)
+{
+	struct sys_sample *s = &r->sys[1];
+
+	sys_sample__read(s);
+	s->bpf_err = session__kernel_ns(r->s, &s->bpf_ns);
+}
+
 static int next_frame(struct top_run *r)
 {
 	struct top_frame f;
@@ -248,7 +257,7 @@ static int next_frame(struct top_run *r)
 	top_frame__clear(&r->frame);
 	r->frame = f;
 	r->sys[0] = r->sys[1];
-	sys_sample__read(&r->sys[1]);
+	sample(r);
 	r->have_frame = true;
 	return 0;
 }
@@ -291,7 +300,7 @@ static int run_batch(struct top_run *r)
 	uint64_t next = clock__now_ns();
 	int ret = 0;
 
-	sys_sample__read(&r->sys[1]);
+	sample(r);
 	for (unsigned long i = 0; !r->iterations || i < r->iterations; i++) {
 		next += (uint64_t)(r->delay_s * 1e9);
 		ret = pump_until(r, next, 1000);
@@ -331,8 +340,9 @@ static const char *const help_lines[] = {
 	"",
 	"SW/s VOL/s INV/s: switches per second (all, voluntary, involuntary).",
 	"RUN% WAIT%: share of the frame on CPU and runnable but waiting.",
-	"P99LAT: upper bound of the 99th percentile of wakeup latency (log2",
-	"bucket); MAXLAT: its maximum.  '-': none, or a tier without wakeups.",
+	"P99LAT: 99th percentile of wakeup latency, nearest rank interpolated",
+	"in its log2 bucket (latency's method, its buckets 3% wide); MAXLAT:",
+	"the maximum.  '-': none, or a tier without wakeups.",
 };
 
 static void draw(struct top_run *r)
@@ -507,7 +517,7 @@ static int run_tui(struct top_run *r)
 	timeout(0);
 	set_escdelay(25);
 	curs_set(0);
-	sys_sample__read(&r->sys[1]);
+	sample(r);
 	next = clock__now_ns() + step;
 	draw(r);
 	while (!cli_signal) {

@@ -126,6 +126,9 @@ struct sys_sample {
 	int ncpus;
 	uint64_t busy[TOP_MAX_CPUS], total[TOP_MAX_CPUS]; /* jiffies */
 	uint64_t self_cpu_us;		/* ctxmon's own user+system time */
+	uint64_t bpf_ns;		/* its BPF programs' run time */
+	int bpf_err;			/* 0: bpf_ns is known; -EOPNOTSUPP:
+					 * no programs; else not kept */
 	uint64_t ts;			/* CLOCK_MONOTONIC, ns */
 };
 

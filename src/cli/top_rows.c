@@ -55,6 +55,24 @@ static void row_sub(struct ctxmon_stats *c, const struct ctxmon_stats *p)
 	if (!l->count) {
 		l->max_ns = l->max_ts = 0;
 		l->max_waker_tid = l->max_cpu = l->max_prev_tid = -1;
+	} else if (p->lat.count && l->max_ts == p->lat.max_ts &&
+		   l->max_ns == p->lat.max_ns) {
+		/* The kernel keeps one maximum for the whole run; this one
+		 * was reached in an earlier interval.  This interval's own
+		 * is known only to its highest histogram bucket: report that
+		 * bound (never above the old maximum), with no context. */
+		uint64_t bound = 0;
+
+		for (int i = CTXMON_HIST_BUCKETS - 1; i >= 0; i--) {
+			if (l->hist[i]) {
+				bound = (1ull << (i + 1)) - 1;
+				break;
+			}
+		}
+		if (bound < l->max_ns)
+			l->max_ns = bound;
+		l->max_ts = 0;
+		l->max_waker_tid = l->max_cpu = l->max_prev_tid = -1;
 	}
 	if (p->last_ts > c->first_ts)
 		c->first_ts = p->last_ts;
@@ -167,23 +185,7 @@ struct ctxmon_stats *rows__processes(const struct ctxmon_stats *th, size_t n,
 
 uint64_t rows__percentile(const struct ctxmon_latency *l, double pct)
 {
-	uint64_t want, seen = 0;
-
-	if (!l->count)
-		return 0;
-	/* the smallest count that covers pct of the samples */
-	want = (uint64_t)((double)l->count * pct / 100.0 + 0.999999);
-	if (want < 1)
-		want = 1;
-	for (int i = 0; i < CTXMON_HIST_BUCKETS; i++) {
-		seen += l->hist[i];
-		if (seen >= want) {
-			uint64_t hi = i >= 63 ? UINT64_MAX : (2ull << i) - 1;
-
-			return hi < l->max_ns ? hi : l->max_ns;
-		}
-	}
-	return l->max_ns;
+	return ctxmon_latency_quantile(l, pct / 100.0);
 }
 
 int rows__collect(struct ctxmon_session *s, struct ctxmon_account *a,

@@ -5,7 +5,8 @@
  * Everything here is plain text for a given width, so the batch mode and
  * the ncurses screen print the same lines, and tests can read either.  The
  * columns fit 80: rates per second, run and runnable wait as a share of
- * the frame, wakeup latency p99 (upper bound of its log2 bucket) and max.
+ * the frame, wakeup latency p99 (interpolated in its log2 bucket, the
+ * method of `ctxmon latency`) and max.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -252,6 +253,10 @@ int top_view__header(char *buf, size_t len, int width,
 		     const struct sys_sample *b, const struct top_view *v)
 {
 	double dt = b->ts > a->ts ? (b->ts - a->ts) / 1e9 : 0;
+	/* both ends sampled the programs' run time, the first one after
+	 * the stats were on */
+	bool bpf_known = !a->bpf_err && !b->bpf_err && b->bpf_ns >= a->bpf_ns &&
+			 a->ts;
 	char line[512], clock[16], r1[16], r2[16];
 	struct tm tm;
 	time_t now = time(NULL);
@@ -270,12 +275,17 @@ int top_view__header(char *buf, size_t len, int width,
 	lines += add_line(buf, len, width, line);
 	snprintf(
 		line, sizeof(line),
-		"system switches/s %s  ctxmon cpu %.1f%%  events %s  lost %" PRIu64
+		"system switches/s %s  ctxmon cpu %.1f%%%s  events %s  lost %" PRIu64
 		" (%" PRIu64 " total)",
 		fmt_rate(r1, sizeof(r1), b->ctxt - a->ctxt,
 			 b->ts > a->ts ? b->ts - a->ts : 0),
-		dt > 0 ? (double)(b->self_cpu_us - a->self_cpu_us) / 1e4 / dt :
+		dt > 0 ? ((double)(b->self_cpu_us - a->self_cpu_us) +
+			  (bpf_known ? (double)(b->bpf_ns - a->bpf_ns) / 1e3 :
+				       0.0)) / 1e4 / dt :
 			 0.0,
+		bpf_known ? " (BPF incl.)" :
+		b->bpf_err && b->bpf_err != -EOPNOTSUPP ? " (BPF not incl.)" :
+							  "",
 		fmt_rate(r2, sizeof(r2), f->events, 1000000000ull), f->lost,
 		f->lost_total);
 	lines += add_line(buf, len, width, line);

@@ -17,6 +17,11 @@
 #include "internal.h"
 #include "output/output.h"
 
+/* the one method of ctxmon_lat_quantile and ctxmon_latency_quantile */
+#define PCT_METHOD                                                        \
+	"nearest rank, interpolated within its histogram bucket (3% wide "  \
+	"here, log2 in top and stat rows); the last rank is the maximum"
+
 #define BAR 40
 #define LOG2_BUCKETS 40
 
@@ -239,6 +244,8 @@ static int text_latency(FILE *f, const struct latency_report *r)
 	}
 	if (!shown)
 		fprintf(f, "(no wakeup latency seen)\n\n");
+	else
+		fprintf(f, "percentiles: %s\n\n", PCT_METHOD);
 	text_pairs(f, r);
 	fprintf(f,
 		"capture: %s, %.3f s, %" PRIu64 " events, %" PRIu64
@@ -308,9 +315,10 @@ static int json_latency(FILE *f, const struct latency_report *r)
 	fprintf(f,
 		",\"duration_ns\":%" PRIu64 ",\"capture\":{\"events\":%" PRIu64
 		",\"lost\":%" PRIu64 ",\"order_violations\":%" PRIu64
-		",\"anomalies\":%" PRIu64 "},\"buckets\":%u,\"groups\":[",
+		",\"anomalies\":%" PRIu64 "},\"percentile_method\":\"%s\""
+		",\"buckets\":%u,\"groups\":[",
 		r->duration_ns, c->events, c->lost, c->order_violations,
-		r->anomalies, r->buckets);
+		r->anomalies, PCT_METHOD, r->buckets);
 	for (size_t i = 0; i < r->ngroups; i++) {
 		if (i)
 			fputc(',', f);

@@ -47,7 +47,25 @@ struct kernel_cmp {
 						 * shown_running of involuntary
 						 * may be voluntary */
 	char sig_why[160];			/* how that was found */
+	/* descendants the kernel does not fold into the command's rusage
+	 * (reparented to init or a subreaper, or alive at its end): shown,
+	 * not compared (analysis/rusage.c) */
+	uint64_t orphan_procs, orphan_vol, orphan_invol;
+	/* the backend loses the tail of every exit (perf-switch: perf stops
+	 * following a thread in do_exit, before its last preemptions and
+	 * switch-out): the traced counts are lower bounds, compared as such,
+	 * and the verdict says by how much they are short */
+	bool bound;
 };
+
+struct rusage_sums;
+/* Fill @k's traced side from the model's sums: @in compared, @out the
+ * orphans, shown apart. */
+void output__kernel_set(struct kernel_cmp *k, const struct rusage_sums *in,
+			const struct rusage_sums *out);
+/* The one-line verdict ("kernel counters: ... (traced vs getrusage:
+ * match)"), without the detail lines; for stderr. */
+void output__kernel_line(FILE *f, const struct kernel_cmp *k);
 
 /* Add thread rows of the command's tree to @k's traced sums (not the
  * rusage side); called once per interval with -I. */

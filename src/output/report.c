@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "analysis/rusage.h"
 #include "output/output.h"
 
 static const struct {
@@ -134,30 +135,34 @@ void output__json_str(FILE *f, const char *s)
 void output__kernel_add(struct kernel_cmp *k, const struct ctxmon_stats *rows,
 			size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		const struct ctxmon_stats *t = &rows[i];
+	struct rusage_sums in = { 0 };
 
-		k->traced_vol += t->voluntary;
-		k->traced_invol += t->involuntary;
-		k->exit_switches += t->exit_switch;
-		/* A zombie leader's last switch (state Z) is read at reap:
-		 * counted.  One that shows X was reaped as it switched out:
-		 * the parent marks it dead, then reads its counters, and the
-		 * switch's increment may fall either side of that read. */
-		k->leader_exits += t->exit_counted;
-		k->shown_running += t->shown_running;
-		k->traced_vol += t->exit_counted;
-		if (t->tid == t->tgid && !t->folded &&
-		    t->exit_switch > t->exit_counted)
-			k->leader_reaped += t->exit_switch - t->exit_counted;
-		if (t->tid != t->tgid) {
-			k->exit_preempt += t->exit_preempt;
-			/* Switches the backend saw after the fold are real,
-			 * but the kernel will not report them. */
-			k->after_fold += t->after_fold;
-			k->traced_invol -= t->after_fold;
-		}
-	}
+	for (size_t i = 0; i < n; i++)
+		rusage__row(&in, &rows[i]);
+	k->traced_vol += in.vol;
+	k->traced_invol += in.invol;
+	k->exit_switches += in.exit_switches;
+	k->leader_exits += in.leader_exits;
+	k->leader_reaped += in.leader_reaped;
+	k->exit_preempt += in.exit_preempt;
+	k->after_fold += in.after_fold;
+	k->shown_running += in.shown_running;
+}
+
+void output__kernel_set(struct kernel_cmp *k, const struct rusage_sums *in,
+			const struct rusage_sums *out)
+{
+	k->traced_vol = in->vol;
+	k->traced_invol = in->invol;
+	k->exit_switches = in->exit_switches;
+	k->leader_exits = in->leader_exits;
+	k->leader_reaped = in->leader_reaped;
+	k->exit_preempt = in->exit_preempt;
+	k->after_fold = in->after_fold;
+	k->shown_running = in->shown_running;
+	k->orphan_procs = out->procs;
+	k->orphan_vol = out->vol;
+	k->orphan_invol = out->invol;
 }
 
 /* Involuntary switches that may be voluntary: signal-cut sleeps shown R
@@ -177,16 +182,38 @@ static bool vol_in_range(const struct kernel_cmp *k)
 
 bool output__kernel_match(const struct kernel_cmp *k)
 {
+	/* a bound: never above the kernel, but for the leaders' exits it
+	 * adds (their zombie switch, counted or not by the reap) */
+	if (k->bound)
+		return k->traced_invol <= k->ru_nivcsw &&
+		       k->traced_vol <= k->ru_nvcsw + k->leader_exits;
 	return vol_in_range(k) && k->ru_nivcsw <= k->traced_invol &&
 	       k->ru_nivcsw + k->exit_preempt + sig_amb(k) >= k->traced_invol;
 }
 
 /* ---- text ---------------------------------------------------------- */
 
-static void text_kernel(FILE *f, const struct kernel_cmp *k)
+static int64_t short_by(uint64_t ru, uint64_t traced)
+{
+	return (int64_t)ru - (int64_t)traced;
+}
+
+void output__kernel_line(FILE *f, const struct kernel_cmp *k)
 {
 	uint64_t amb = sig_amb(k);
 
+	if (k->bound) {
+		fprintf(f, "kernel counters: voluntary %" PRIu64 " of %" PRIu64
+			   " (%" PRId64 " short), involuntary %" PRIu64
+			   " of %" PRIu64 " (%" PRId64 " short): traced counts "
+			   "are lower bounds, switches late in a thread's exit "
+			   "are not seen (traced vs getrusage: %s)\n",
+			k->traced_vol, k->ru_nvcsw,
+			short_by(k->ru_nvcsw, k->traced_vol), k->traced_invol,
+			k->ru_nivcsw, short_by(k->ru_nivcsw, k->traced_invol),
+			output__kernel_match(k) ? "within bound" : "MISMATCH");
+		return;
+	}
 	if ((!k->leader_reaped && !amb) || k->traced_vol == k->ru_nvcsw)
 		fprintf(f, "kernel counters: voluntary %" PRIu64 " %s %" PRIu64,
 			k->traced_vol, k->traced_vol == k->ru_nvcsw ? "=" : "!=",
@@ -211,6 +238,13 @@ static void text_kernel(FILE *f, const struct kernel_cmp *k)
 			k->traced_invol - k->exit_preempt, k->traced_invol);
 	fprintf(f, " (traced vs getrusage: %s)\n",
 		output__kernel_match(k) ? "match" : "MISMATCH");
+}
+
+static void text_kernel(FILE *f, const struct kernel_cmp *k)
+{
+	uint64_t amb = sig_amb(k);
+
+	output__kernel_line(f, k);
 	fprintf(f, "  %" PRIu64 " exit switch-outs reported apart (%" PRIu64
 		   " of process leaders, which the kernel counts at reap)\n",
 		k->exit_switches, k->leader_exits);
@@ -235,6 +269,13 @@ static void text_kernel(FILE *f, const struct kernel_cmp *k)
 			   "kernel counts those before exit folds the thread's "
 			   "counters, which tracepoints cannot see\n",
 			k->exit_preempt);
+	if (k->orphan_procs)
+		fprintf(f, "  %" PRIu64 " orphaned processes (rows marked ~: "
+			   "reparented to init or a subreaper, or alive when "
+			   "the command ended), voluntary %" PRIu64
+			   ", involuntary %" PRIu64 ": not in the command's "
+			   "rusage, left out of the comparison\n",
+			k->orphan_procs, k->orphan_vol, k->orphan_invol);
 }
 
 
@@ -258,6 +299,8 @@ static void table_row(FILE *f, const struct ctxmon_stats *r, bool procs)
 		comm[i] = (c[i] < 0x20 || c[i] == 0x7f) ? '?' : c[i];
 	if (r->incomplete)
 		comm[i++] = '*';
+	if (r->orphaned && i < sizeof(comm) - 1)
+		comm[i++] = '~';
 	comm[i] = '\0';
 	if (r->folded) /* many exited tasks: "exited", then how many */
 		snprintf(id, sizeof(id), "%8s %8u", "exited", r->folded);
@@ -305,6 +348,17 @@ static bool any_incomplete(const struct report *r)
 	return false;
 }
 
+static bool any_orphaned(const struct report *r)
+{
+	for (size_t i = 0; i < r->nthreads; i++)
+		if (r->threads[i].orphaned)
+			return true;
+	for (size_t i = 0; i < r->nprocs; i++)
+		if (r->procs[i].orphaned)
+			return true;
+	return false;
+}
+
 static bool any_folded(const struct report *r)
 {
 	for (size_t i = 0; i < r->nthreads; i++)
@@ -330,6 +384,9 @@ static void text_report(FILE *f, const struct output_opts *o, struct report *r)
 	if (any_incomplete(r))
 		fprintf(f, "* alive while events were lost: its numbers may "
 			   "be short\n");
+	if (any_orphaned(r))
+		fprintf(f, "~ orphaned: reparented away from the command (or "
+			   "alive when it ended), so not in its rusage\n");
 	if (any_folded(r))
 		fprintf(f, "exited: the oldest exited threads, summed by name "
 			   "(how many in the next column) to keep memory "
@@ -375,6 +432,15 @@ static void text_report(FILE *f, const struct output_opts *o, struct report *r)
 				fprintf(f, " cpu%d %" PRIu64, i,
 					c->lost_per_cpu[i]);
 		fprintf(f, " (numbers above may be incomplete)\n");
+		/* what to do about it; text parsing is the slowest reader */
+		if (!r->source && r->backend &&
+		    !strcmp(r->backend, "ftrace-text"))
+			fprintf(f, "  to lose less: larger per-CPU buffers "
+				   "(-m KB), or a binary backend (--backend "
+				   "ftrace or bpf), which reads faster\n");
+		else if (!r->source)
+			fprintf(f, "  to lose less: larger per-CPU buffers "
+				   "(-m KB)\n");
 	}
 	if (r->kernel.valid)
 		text_kernel(f, &r->kernel);
@@ -416,7 +482,8 @@ static void json_row(FILE *f, const struct ctxmon_stats *r, bool procs,
 		fprintf(f, ",\"nthreads\":%u", r->nthreads);
 	fprintf(f, ",\"folded\":%u", r->folded);
 	fprintf(f,
-		",\"exited\":%s,\"incomplete\":%s,\"switches\":%" PRIu64
+		",\"exited\":%s,\"incomplete\":%s,\"orphaned\":%s"
+		",\"switches\":%" PRIu64
 		",\"switch_in\":%" PRIu64
 		",\"voluntary\":%" PRIu64 ",\"involuntary\":%" PRIu64
 		",\"exit_switch\":%" PRIu64 ",\"exit_counted\":%" PRIu64
@@ -429,7 +496,7 @@ static void json_row(FILE *f, const struct ctxmon_stats *r, bool procs,
 		",\"migrations\":%" PRIu64 ",\"wakeups\":%" PRIu64
 		",\"wakeup_latency\":",
 		r->exited ? "true" : "false", r->incomplete ? "true" : "false",
-		r->switch_out, r->switch_in,
+		r->orphaned ? "true" : "false", r->switch_out, r->switch_in,
 		r->voluntary, r->involuntary, r->exit_switch, r->exit_counted,
 		r->exit_preempt, r->after_fold, r->shown_running,
 		r->run_ns, r->wait_ns, r->sleep_ns[CTXMON_SLEEP_S],
@@ -518,14 +585,23 @@ static void json_report(FILE *f, struct report *r)
 			",\"leader_reaped\":%" PRIu64
 			",\"exit_preempt\":%" PRIu64 ",\"after_fold\":%" PRIu64
 			",\"shown_running\":%" PRIu64 ",\"sigsleep_bound\":%s"
+			",\"orphan_processes\":%" PRIu64
+			",\"orphan_voluntary\":%" PRIu64
+			",\"orphan_involuntary\":%" PRIu64
+			",\"bound\":%s,\"short_voluntary\":%" PRId64
+			",\"short_involuntary\":%" PRId64
 			",\"match\":%s"
 			",\"exact\":%s}",
 			k->ru_nvcsw, k->ru_nivcsw, k->traced_vol,
 			k->traced_invol, k->exit_switches, k->leader_exits,
 			k->leader_reaped, k->exit_preempt, k->after_fold,
 			k->shown_running, k->sig_bound ? "true" : "false",
+			k->orphan_procs, k->orphan_vol, k->orphan_invol,
+			k->bound ? "true" : "false",
+			short_by(k->ru_nvcsw, k->traced_vol),
+			short_by(k->ru_nivcsw, k->traced_invol),
 			output__kernel_match(k) ? "true" : "false",
-			k->traced_vol == k->ru_nvcsw &&
+			!k->bound && k->traced_vol == k->ru_nvcsw &&
 					k->traced_invol == k->ru_nivcsw ?
 				"true" : "false");
 	}

@@ -135,16 +135,22 @@ root = int(sys.argv[2])
 rows = {p["pid"]: p for p in j["processes"]}
 if root not in rows:
     print("found=0"); sys.exit()
+# orphans (reparented away, so reaped by init, not in the root's rusage)
+# are left out, as the kernel leaves them out; what they reaped with them
 keep, grew = {root}, True
 while grew:
     grew = False
     for p in rows.values():
-        if p["pid"] not in keep and p.get("ppid", -1) in keep:
+        if (p["pid"] not in keep and p.get("ppid", -1) in keep and
+                not p.get("orphaned")):
             keep.add(p["pid"]); grew = True
 s = {"found": 1, "nproc": len(keep)}
+s["orphans"] = sum(1 for p in rows.values() if p.get("orphaned"))
 for f in ("nthreads", "voluntary", "involuntary", "exit_switch"):
     s[f] = sum(rows[p][f] for p in keep)
-s["exit_preempt"] = sum(rows[p].get("exit_preempt", 0) for p in keep)
+# exit-path preemptions the kernel may count or not: non-leader threads'
+s["exit_preempt"] = sum(t.get("exit_preempt", 0) for t in j["threads"]
+                        if t.get("tgid") in keep and t["tid"] != t["tgid"])
 s["exited"] = sum(1 for p in keep if rows[p]["exited"])
 s["leader_switches"] = sum(t["exit_switch"] for t in j["threads"]
                            if t["tid"] == t.get("tgid") and t["tid"] in keep)
@@ -155,6 +161,10 @@ s["leader_exits"] = sum(t.get("exit_counted", 0) for t in j["threads"]
 s["leader_reaped"] = sum(t["exit_switch"] - t.get("exit_counted", 0)
                          for t in j["threads"]
                          if t["tid"] == t.get("tgid") and t["tid"] in keep)
+# such a leader's preemptions after its exit may precede the reap or not
+s["exit_preempt"] += sum(t.get("exit_preempt", 0) for t in j["threads"]
+                         if t["tid"] == t.get("tgid") and t["tid"] in keep
+                         and t["exit_switch"] > t.get("exit_counted", 0))
 s["involuntary"] -= sum(rows[p].get("after_fold", 0) for p in keep)
 print(" ".join("%s=%d" % kv for kv in s.items()))
 PY

@@ -206,4 +206,16 @@ for be in ftrace ftrace-text; do
 	san_check "$be lostcheck" "$T/lc.err"
 	[ "$rc" = 0 ] || fail "$be: the lost records or the order are wrong (see above)"
 done
+# the table says what to do about a loss (issue 13): with ftrace-text,
+# larger buffers or a binary backend
+rc=0
+"$CTXMON" stat --backend ftrace-text -m 4 -o "$T/hint.txt" -- \
+	"$WL/pingpong" "$N" 2>"$T/hint.err" || rc=$?
+if grep -q '^lost events:' "$T/hint.txt"; then
+	grep -A1 '^lost events:' "$T/hint.txt" | sed 's/^/  /'
+	grep -q 'to lose less: larger per-CPU buffers (-m KB), or a binary backend' "$T/hint.txt" ||
+		fail "ftrace-text: a loss without the -m / backend hint"
+else
+	echo "note: ftrace-text lost nothing this time: the loss hint was not seen"
+fi
 finish

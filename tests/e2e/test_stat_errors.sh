@@ -75,4 +75,13 @@ san_check sigint "$T/int.err"
 [ "$RC" = 0 ] || fail "SIGINT: exit $RC, expected 0"
 [ "$(grep -c . "$T/int.out")" -ge 3 ] || fail "SIGINT: no table on stdout"
 
+# no target: the machine is captured, and stat says so (issue 13)
+RC=0
+"$CTXMON" stat --duration 1 -o "$T/nt.out" 2>"$T/nt.err" || RC=$?
+echo "no target: ctxmon stat --duration 1 -> exit $RC"
+sed 's/^/  | /' "$T/nt.err" | head -n 5
+[ "$RC" = 0 ] || fail "no target: exit $RC"
+grep -q 'capturing the whole machine' "$T/nt.err" ||
+	fail "no target: stat did not say it captures the whole machine"
+
 finish

@@ -1794,6 +1794,45 @@ static void test_simulation(void **state)
 		run_sim(seed, 2 + (int)(seed % 3), 6000);
 }
 
+/* A thread whose switch-out is never traced (issue 13, defect 5): its
+ * CPU switches from another task.  Its run ends there, never more than
+ * the CPU's busy time, and the account counts an anomaly. */
+static void test_missed_switch_out(void **state)
+{
+	static const struct who w[] = {
+		{ 700, 700, "init" }, { 701, 701, "other" },
+	};
+	struct ctxmon_account_opts o = { .sz = sizeof(o) };
+	struct ctxmon_account *a = ctxmon_account_new(&o);
+	struct ctxmon_stats *rows;
+	struct ctxmon_cpu_stats *cpus;
+	size_t n, ncpu;
+	uint64_t run700 = 0;
+
+	(void)state;
+	assert_non_null(a);
+	use_whos(w, 2);
+	sw(a, 1000, 0, 0, "R", 700);		/* 700 in ... */
+	/* ... its switch-out lost: cpu0 next switches out of 701 */
+	sw(a, 2000, 0, 701, "S", 0);
+	sw(a, 3000, 0, 0, "R", 701);
+	sw(a, 4000, 0, 701, "S", 0);
+	ctxmon_account_finish(a, 100000);
+	rows = ctxmon_account_rows(a, CTXMON_ROWS_THREADS, true, &n);
+	cpus = ctxmon_account_cpus(a, &ncpu);
+	assert_non_null(rows);
+	assert_non_null(cpus);
+	for (size_t i = 0; i < n; i++)
+		if (rows[i].tid == 700)
+			run700 = rows[i].run_ns;
+	assert_true(run700 <= cpus[0].busy_ns);
+	assert_int_equal(run700, 1000);
+	assert_true(ctxmon_account_anomalies(a) > 0);
+	free(rows);
+	free(cpus);
+	ctxmon_account_free(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1811,6 +1850,7 @@ int main(void)
 		cmocka_unit_test(test_garbage),
 		cmocka_unit_test(test_new_opts),
 		cmocka_unit_test(test_simulation),
+		cmocka_unit_test(test_missed_switch_out),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

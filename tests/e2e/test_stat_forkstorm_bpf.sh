@@ -1,0 +1,6 @@
+#!/bin/bash
+# The fork/exec/exit storm against the kernel's rusage, 20 runs per
+# backend: bpf-agg bpf (forkstorm_lib.sh says what is checked).
+STORM_BACKENDS="bpf-agg bpf"
+STORM_PERFSWITCH=0
+. "$(dirname "$0")/forkstorm_lib.sh"

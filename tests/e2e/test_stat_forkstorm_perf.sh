@@ -1,0 +1,6 @@
+#!/bin/bash
+# The fork/exec/exit storm against the kernel's rusage, 20 runs per
+# backend: perf (forkstorm_lib.sh says what is checked).
+STORM_BACKENDS="perf"
+STORM_PERFSWITCH=1
+. "$(dirname "$0")/forkstorm_lib.sh"

@@ -1,0 +1,194 @@
+/*
+ * test_rusage - the replay of the kernel's reaping over a command's rows
+ * (analysis/rusage.c): which processes' counters reach the command's
+ * rusage, on synthetic trees: children reaped by a live parent, orphans
+ * whose parent died first (and what they reaped), processes alive at the
+ * end, a tgid used again after a reap, rows split over intervals, and the
+ * display fold keeping orphans apart.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include "internal.h"
+#include "analysis/rusage.h"
+
+#define ROOT 100
+
+/* A process leader (one thread) with @vol voluntary, @invol involuntary,
+ * born at @t0 from @ppid and, if @t1, ended (Z) at @t1. */
+static struct ctxmon_stats proc(pid_t pid, pid_t ppid, uint64_t t0,
+				uint64_t t1, uint64_t vol, uint64_t invol)
+{
+	struct ctxmon_stats r = {
+		.tid = pid, .tgid = pid, .ppid = ppid, .first_ts = t0,
+		.last_ts = t1 ? t1 : 1000, .exited = t1 != 0,
+		.voluntary = vol, .involuntary = invol,
+		.exit_switch = t1 != 0, .exit_counted = t1 != 0,
+	};
+	return r;
+}
+
+static void result(struct ctxmon_stats *rows, size_t n,
+		   struct rusage_sums *in, struct rusage_sums *out)
+{
+	struct rusage_model *m = rusage__new(ROOT);
+
+	assert_non_null(m);
+	assert_int_equal(rusage__add(m, rows, n), 0);
+	rusage__result(m, in, out);
+	rusage__mark(m, rows, n);
+	rusage__free(m);
+}
+
+/* `sh -c '(sleep 0.1 &); sleep 0.3'`: the subshell 102 dies at once, its
+ * child 103 outlives it (orphan); 104 is reaped by the root. */
+static void test_orphan(void **state)
+{
+	struct ctxmon_stats rows[] = {
+		proc(ROOT, 1, 1, 400, 3, 1),
+		proc(102, ROOT, 10, 20, 1, 0),
+		proc(103, 102, 15, 110, 7, 2),	/* parent died at 20 */
+		proc(104, ROOT, 12, 310, 5, 1),
+	};
+	struct rusage_sums in, out;
+
+	(void)state;
+	result(rows, 4, &in, &out);
+	/* vol: voluntary + the zombie exit switch each */
+	assert_int_equal(in.vol, 3 + 1 + 1 + 1 + 5 + 1);
+	assert_int_equal(in.invol, 1 + 0 + 1);
+	assert_int_equal(in.procs, 3);
+	assert_int_equal(out.vol, 8);
+	assert_int_equal(out.invol, 2);
+	assert_int_equal(out.procs, 1);
+	assert_false(rows[0].orphaned);
+	assert_false(rows[1].orphaned);
+	assert_true(rows[2].orphaned);
+	assert_false(rows[3].orphaned);
+}
+
+/* A double-forking daemon: what the orphan reaped goes with it; a
+ * process alive when the capture ends is out too. */
+static void test_daemon(void **state)
+{
+	struct ctxmon_stats rows[] = {
+		proc(ROOT, 1, 1, 100, 2, 0),
+		proc(201, ROOT, 5, 8, 1, 0),	/* first fork, exits */
+		proc(202, 201, 6, 90, 4, 0),	/* daemon, orphaned at 8 */
+		proc(203, 202, 30, 40, 6, 0),	/* reaped by the daemon */
+		proc(204, ROOT, 50, 0, 9, 0),	/* still alive */
+	};
+	struct rusage_sums in, out;
+
+	(void)state;
+	result(rows, 5, &in, &out);
+	assert_int_equal(in.procs, 2);
+	assert_int_equal(in.vol, 3 + 2);
+	assert_int_equal(out.procs, 3);
+	assert_int_equal(out.vol, 5 + 7 + 9);
+	assert_true(rows[3].orphaned);
+	assert_true(rows[4].orphaned);
+}
+
+/* pid_max wraps under a fork storm: the second 300 is a new process
+ * (the first was reaped), child of the root, while the first's child 301
+ * was orphaned.  Non-leader threads join the incarnation they were born
+ * in. */
+static void test_tgid_reuse(void **state)
+{
+	struct ctxmon_stats rows[] = {
+		proc(ROOT, 1, 1, 1000, 1, 0),
+		proc(300, ROOT, 10, 20, 1, 0),
+		proc(301, 300, 12, 30, 10, 0),	/* outlives the first 300 */
+		proc(300, ROOT, 40, 50, 100, 0),
+		proc(302, 300, 42, 45, 1000, 0), /* reaped by the second */
+		{ .tid = 305, .tgid = 300, .first_ts = 41, .last_ts = 44,
+		  .exited = true, .voluntary = 10000, .exit_switch = 1 },
+	};
+	struct rusage_sums in, out;
+
+	(void)state;
+	result(rows, 6, &in, &out);
+	/* in: root 1+1, first 300 1+1, second 300 100+1, 302 1000+1, and
+	 * the thread's 10000 (its X exit never counted) */
+	assert_int_equal(in.vol, 2 + 2 + 101 + 1001 + 10000);
+	assert_int_equal(in.exit_switches, 5);
+	assert_int_equal(out.vol, 11);
+	assert_true(rows[2].orphaned);
+	assert_false(rows[3].orphaned);
+	assert_false(rows[5].orphaned);
+}
+
+/* -I: a process's rows come in several calls; its end in a later one. */
+static void test_intervals(void **state)
+{
+	struct ctxmon_stats a[] = {
+		proc(ROOT, 1, 1, 0, 1, 0),
+		proc(401, ROOT, 5, 0, 2, 0),
+		proc(402, 401, 6, 0, 4, 0),
+	};
+	struct ctxmon_stats b[] = {
+		proc(ROOT, 1, 1, 300, 10, 0),
+		proc(401, ROOT, 5, 100, 20, 0),	/* dies first */
+		proc(402, 401, 6, 200, 40, 0),	/* orphaned */
+	};
+	struct rusage_model *m = rusage__new(ROOT);
+	struct rusage_sums in, out;
+
+	(void)state;
+	assert_non_null(m);
+	assert_int_equal(rusage__add(m, a, 3), 0);
+	assert_int_equal(rusage__add(m, b, 3), 0);
+	rusage__result(m, &in, &out);
+	assert_int_equal(in.procs, 2);
+	assert_int_equal(in.vol, 1 + 10 + 1 + 2 + 20 + 1);
+	assert_int_equal(out.vol, 4 + 40 + 1);
+	rusage__free(m);
+}
+
+/* The display fold keeps orphans apart and every sum whole. */
+static void test_fold_rows(void **state)
+{
+	size_t n = 40, keep = 5;
+	struct ctxmon_stats *rows = calloc(n, sizeof(*rows));
+	uint64_t vol = 0, vol2 = 0, orph = 0, orph2 = 0;
+
+	(void)state;
+	assert_non_null(rows);
+	for (size_t i = 0; i < n; i++) {
+		rows[i] = proc((pid_t)(500 + i), ROOT, i, i < 35 ? 100 + i : 0,
+			       i + 1, 0);
+		rows[i].comm = "w";
+		rows[i].orphaned = i % 3 == 0;
+		vol += rows[i].voluntary;
+		orph += rows[i].orphaned ? rows[i].voluntary : 0;
+	}
+	assert_int_equal(fold__rows(rows, &n, keep), 0);
+	/* 5 live + 5 exited kept + 2 folded rows (orphans, others) */
+	assert_int_equal(n, 12);
+	for (size_t i = 0; i < n; i++) {
+		vol2 += rows[i].voluntary;
+		orph2 += rows[i].orphaned ? rows[i].voluntary : 0;
+	}
+	assert_int_equal(vol, vol2);
+	assert_int_equal(orph, orph2);
+	free(rows);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_orphan),
+		cmocka_unit_test(test_daemon),
+		cmocka_unit_test(test_tgid_reuse),
+		cmocka_unit_test(test_intervals),
+		cmocka_unit_test(test_fold_rows),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
