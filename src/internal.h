@@ -16,6 +16,7 @@
 #include <sys/types.h>
 
 #include <ctxmon/ctxmon.h>
+#include <ctxmon/rows.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define PRINTF_LIKE(f, a) __attribute__((format(printf, f, a)))
@@ -202,8 +203,8 @@ struct backend_ops {
 	void (*forget_exited)(void *priv);
 	/* What the backend cannot show, one line for the output, or NULL. */
 	const char *limits;
-	/* Its stream carries no wakeup events (so no wakeup latency). */
-	bool no_wakeups;
+	/* What it can show: CTXMON_CAP_* of <ctxmon/rows.h>. */
+	unsigned caps;
 	/* Optional, counting backends: per-CPU busy/idle since capture
 	 * start, charged up to @now; *cpus malloc'd, caller frees.  0 or
 	 * -errno. */
@@ -221,8 +222,6 @@ extern const struct backend_ops backend_proc;
 
 /* ---- session internals (session.c) -------------------------------- */
 
-/* The backend counts (has read_rows) instead of streaming events. */
-bool session__counting(const struct ctxmon_session *s);
 /* Rows of a counting backend, see backend_ops.read_rows; -EOPNOTSUPP
  * for a streaming one. */
 int session__read_rows(struct ctxmon_session *s, uint64_t now,
@@ -231,15 +230,8 @@ int session__read_rows(struct ctxmon_session *s, uint64_t now,
  * -EOPNOTSUPP when it has none. */
 int session__read_cpus(struct ctxmon_session *s, uint64_t now,
 		       struct ctxmon_cpu_stats **cpus, size_t *n);
-/* The backend's backend_ops.limits, or NULL. */
-const char *session__limits(const struct ctxmon_session *s);
-/* The backend's stream has no wakeups (backend_ops.no_wakeups). */
-bool session__no_wakeups(const struct ctxmon_session *s);
 
 /* ---- rows of exited tasks, folded by comm (analysis/fold.c) -------- */
-
-/* How many exited threads' rows stat and top keep one by one. */
-#define EXITED_KEEP 1024
 
 /* Rows summing exited tasks, one per comm (ctxmon_stats.folded > 0). */
 struct fold {

@@ -184,6 +184,9 @@ struct ctxmon_stats {
 	pid_t ppid;			/* parent (tgid of the forking task,
 					 * from fork events), -1 unknown */
 	uint32_t gen;			/* tells apart tasks that reused a tid */
+	uint32_t pgen;			/* generation of its process: rows
+					 * roll up by (tgid, pgen), so a reused
+					 * pid is a new process */
 	const char *comm;		/* last comm seen (interned) */
 	uint32_t nthreads;		/* process rows: threads seen */
 	bool exited;

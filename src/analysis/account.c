@@ -1324,6 +1324,7 @@ static size_t rows_processes(const struct ctxmon_account *a, bool all,
 			p->tgid = -1;
 			p->ppid = -1;
 			p->gen = pgen;
+			p->pgen = pgen;
 			p->comm = t->st.comm;
 			p->exited = true;
 			stats_init(p);
@@ -1370,8 +1371,13 @@ struct ctxmon_stats *ctxmon_account_rows(const struct ctxmon_account *a,
 		goto out;
 	if (kind == CTXMON_ROWS_THREADS) {
 		for (size_t i = 0; i < a->ntasks; i++)
-			if (all || a->tasks[i].st.target)
-				out[cnt++] = a->tasks[i].st;
+			if (all || a->tasks[i].st.target) {
+				const struct task *t = &a->tasks[i];
+
+				out[cnt] = t->st;
+				out[cnt++].pgen =
+					t->st.tgid > 0 ? t->pgen : t->st.gen;
+			}
 		for (size_t i = 0; i < a->fold.n; i++)
 			if (all || a->fold.rows[i].target)
 				out[cnt++] = a->fold.rows[i];

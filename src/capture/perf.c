@@ -476,4 +476,6 @@ const struct backend_ops backend_perf = {
 	.poll_fd = perf_poll_fd,
 	.read = perf_read,
 	.close = perf_close,
+	.caps = CTXMON_CAP_EVENTS | CTXMON_CAP_WAKEUPS | CTXMON_CAP_EXACT |
+		CTXMON_CAP_EXIT_TAIL | CTXMON_CAP_CPUS | CTXMON_CAP_MIGRATIONS,
 };

@@ -1167,5 +1167,6 @@ const struct backend_ops backend_perfswitch = {
 		"wakeups (no wakeup latency, sleep includes the wait for a "
 		"CPU after a wakeup), no migrations, CPU busy means a "
 		"followed task ran",
-	.no_wakeups = true,
+
+	.caps = CTXMON_CAP_EVENTS | CTXMON_CAP_EXACT | CTXMON_CAP_CPUS,
 };

@@ -769,4 +769,5 @@ const struct backend_ops backend_proc = {
 		  "involuntary, run and runnable wait of live threads; a "
 		  "thread that ends keeps its last sample; no wakeup "
 		  "latency, no sleep states, no exit switch-outs",
+	.caps = CTXMON_CAP_COUNTS,
 };

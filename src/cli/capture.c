@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "internal.h"
 
 volatile sig_atomic_t cli_signal;
 volatile sig_atomic_t cli_nsignals;
@@ -358,7 +357,7 @@ int capture__loop(const char *cmd, struct capture_loop *l)
 			usleep(10000);
 			return 0;
 		}
-		if (deadline && clock__now_ns() >= deadline)
+		if (deadline && ctxmon_clock_ns() >= deadline)
 			return 0;
 		if (c->npids && !targets_alive(c)) {
 			if (c->verbose)

@@ -12,6 +12,9 @@
 #include <stdio.h>
 
 #include <ctxmon/ctxmon.h>
+#include <ctxmon/rows.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 struct cli_cmd {
 	const char *name;

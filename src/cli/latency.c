@@ -21,7 +21,6 @@
 
 #include "cli/cli.h"
 #include "cli/latency.h"
-#include "internal.h"
 
 static const char *const CMD = "latency";
 
@@ -449,7 +448,7 @@ static int capture_loop(struct lat_run *r)
 			usleep(10000); /* let its last switch-outs land */
 			return 0;
 		}
-		if (deadline && clock__now_ns() >= deadline)
+		if (deadline && ctxmon_clock_ns() >= deadline)
 			return 0;
 	}
 }

@@ -23,7 +23,6 @@
 
 #include "cli/cli.h"
 #include "cli/recording.h"
-#include "internal.h"
 
 static const char *const CMD = "record";
 
@@ -196,61 +195,6 @@ static int on_event(const struct ctxmon_event *ev, void *ctx)
 
 /* ---- metadata ------------------------------------------------------ */
 
-static const struct {
-	unsigned group;
-	const char *system, *name;
-} formats[] = {
-	{ CTXMON_EVENTS_SCHED, "sched", "sched_switch" },
-	{ CTXMON_EVENTS_SCHED, "sched", "sched_waking" },
-	{ CTXMON_EVENTS_SCHED, "sched", "sched_wakeup" },
-	{ CTXMON_EVENTS_SCHED, "sched", "sched_wakeup_new" },
-	{ CTXMON_EVENTS_SCHED, "sched", "sched_migrate_task" },
-	{ CTXMON_EVENTS_SCHED, "sched", "sched_process_fork" },
-	{ CTXMON_EVENTS_SCHED, "sched", "sched_process_exec" },
-	{ CTXMON_EVENTS_SCHED, "sched", "sched_process_exit" },
-	{ CTXMON_EVENTS_IRQ, "irq", "irq_handler_entry" },
-	{ CTXMON_EVENTS_IRQ, "irq", "irq_handler_exit" },
-	{ CTXMON_EVENTS_IRQ, "irq", "softirq_entry" },
-	{ CTXMON_EVENTS_IRQ, "irq", "softirq_exit" },
-	{ CTXMON_EVENTS_SYSCALL, "raw_syscalls", "sys_enter" },
-	{ CTXMON_EVENTS_SYSCALL, "raw_syscalls", "sys_exit" },
-};
-
-/* The tracefs format files of the recorded events: a reader on another
- * kernel can see the exact layout and print formats they came from. */
-static int add_formats(struct rec_run *r, unsigned groups)
-{
-	char dir[4096], err[256], path[4600], *text = NULL;
-	size_t cap = 1 << 16;
-	int ret = 0;
-
-	if (tracefs__find(r->cap.tracefs, false, dir, sizeof(dir), err,
-			  sizeof(err)) < 0)
-		return 0; /* the BPF backend may run without tracefs */
-	text = malloc(cap);
-	if (!text)
-		return -ENOMEM;
-	for (size_t i = 0; i < ARRAY_SIZE(formats) && !ret; i++) {
-		FILE *f;
-		size_t n;
-
-		if (!(groups & formats[i].group))
-			continue;
-		snprintf(path, sizeof(path), "%s/events/%s/%s/format", dir,
-			 formats[i].system, formats[i].name);
-		f = fopen(path, "re");
-		if (!f)
-			continue;
-		n = fread(text, 1, cap - 1, f);
-		fclose(f);
-		text[n] = '\0';
-		ret = ctxmon_record_add_format(r->w, formats[i].system,
-					       formats[i].name, text);
-	}
-	free(text);
-	return ret;
-}
-
 /* Names of the irq lines, for script's irq_handler_entry lines. */
 static int add_irq_names(struct rec_run *r)
 {
@@ -379,7 +323,8 @@ static int start_meta(struct rec_run *r, int argc, char **argv)
 	      (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec);
 	m_u64s(&m, CTXMON_META_LOST_START, st.lost_per_cpu, (size_t)st.ncpus);
 	if (!m.err)
-		m.err = add_formats(r, groups);
+		m.err = ctxmon_record_add_tracefs_formats(r->w, r->cap.tracefs,
+							  groups);
 	if (!m.err)
 		m.err = add_irq_names(r);
 	return m.err;
@@ -461,14 +406,14 @@ static int rec_tick(void *ctx)
 
 	if (r->werr)
 		return r->werr;
-	if (clock__now_ns() < r->next_flush)
+	if (ctxmon_clock_ns() < r->next_flush)
 		return 0;
 	ret = ctxmon_record_flush(r->w);
 	if (ret < 0) {
 		write_failed(r, ret);
 		return ret;
 	}
-	r->next_flush = clock__now_ns() + FLUSH_NS;
+	r->next_flush = ctxmon_clock_ns() + FLUSH_NS;
 	return 0;
 }
 
@@ -484,7 +429,7 @@ static int capture_loop(struct rec_run *r, uint64_t start_ts)
 	};
 	int ret;
 
-	r->next_flush = clock__now_ns() + FLUSH_NS;
+	r->next_flush = ctxmon_clock_ns() + FLUSH_NS;
 	ret = capture__loop(CMD, &l);
 	r->child_done = l.child_done;
 	r->wstatus = l.wstatus;
@@ -560,8 +505,9 @@ int cmd_record(int argc, char **argv)
 			.pids = r.cap.pids,
 			.npids = r.cap.npids,
 			.root_pid = ctxmon_session_child(r.s),
-			.exited_keep = EXITED_KEEP,
-			.no_wakeups = session__no_wakeups(r.s),
+			.exited_keep = CTXMON_EXITED_KEEP,
+			.no_wakeups = !(ctxmon_session_caps(r.s) &
+					 CTXMON_CAP_WAKEUPS),
 		};
 
 		r.a = ctxmon_account_new(&ao);

@@ -18,7 +18,6 @@
 #include "cli/latency.h"
 #include "cli/recording.h"
 #include <ctxmon/causes.h>
-#include "internal.h"
 
 static const char *const CMD = "report";
 
@@ -551,13 +550,15 @@ int cmd_report(int argc, char **argv)
 	}
 	/* as stat does, unless a filter picks rows by tid or name */
 	if (!has_filters(&r))
-		ao.exited_keep = EXITED_KEEP;
+		ao.exited_keep = CTXMON_EXITED_KEEP;
 	{
 		const char *be = ctxmon_reader_meta_str(r.r,
 							CTXMON_META_BACKEND);
 
+		unsigned caps = ctxmon_backend_caps(be);
+
 		/* recorded without wakeups: sleepers just switch in */
-		ao.no_wakeups = be && !strcmp(be, "perf-switch");
+		ao.no_wakeups = caps && !(caps & CTXMON_CAP_WAKEUPS);
 	}
 	r.a = ctxmon_account_new(&ao);
 	if (!r.a)

@@ -18,7 +18,6 @@
 #include "cli/cli.h"
 #include "cli/latency.h"
 #include "cli/top.h"
-#include "internal.h"
 #include "output/output.h"
 
 static const char *const CMD = "stat";
@@ -37,9 +36,7 @@ struct stat_run {
 	int werr;		/* first write error, -errno */
 	bool causes;		/* --causes */
 	struct kernel_cmp ksum;	/* traced sums over the whole run */
-	struct ctxmon_cpu_stats *prev_cpus; /* -I, counting backend */
-	size_t nprev_cpus;
-	struct rows_snap snap;	/* -I with a counting tier: last rows */
+	struct ctxmon_rowset *rows;	/* the rows of the session */
 	/* -I: capture counters at the previous interval's end, so each
 	 * record shows its own interval's events and losses. */
 	uint64_t prev_ts, prev_events, prev_lost, prev_lost_records;
@@ -119,73 +116,30 @@ static int interval_deltas(struct stat_run *r, struct ctxmon_session_stats *c)
 	return 0;
 }
 
-/*
- * Per-CPU numbers: from the account, or from a backend that counts in the
- * kernel (its totals since start, turned into this interval's with -I).
- */
-static struct ctxmon_cpu_stats *stat_cpus(struct stat_run *r, uint64_t ts,
-					  size_t *n)
-{
-	struct ctxmon_cpu_stats *c = NULL, *p;
-
-	if (!session__counting(r->s) || session__read_cpus(r->s, ts, &c, n) < 0)
-		return ctxmon_account_cpus(r->a, n);
-	if (!r->interval_ns)
-		return c;
-	p = calloc(*n ? *n : 1, sizeof(*p));
-	if (!p) {
-		free(c);
-		return NULL;
-	}
-	for (size_t i = 0; i < *n; i++) {
-		p[i] = c[i];
-		for (size_t j = 0; j < r->nprev_cpus; j++) {
-			const struct ctxmon_cpu_stats *o = &r->prev_cpus[j];
-
-			if (o->cpu != c[i].cpu)
-				continue;
-			p[i].busy_ns -= o->busy_ns;
-			p[i].idle_ns -= o->idle_ns;
-			p[i].switches -= o->switches;
-			p[i].first_ts = o->last_ts;
-		}
-	}
-	free(r->prev_cpus);
-	r->prev_cpus = c;
-	r->nprev_cpus = *n;
-	return p;
-}
-
 /* Print the numbers accumulated up to @ts. */
 static int emit(struct stat_run *r, uint64_t ts, bool final)
 {
 	struct report rep = { .interval = -1 };
 	struct causes_report cr = { 0 };
-	struct ctxmon_cpu_stats *cpus = NULL;
-	struct ctxmon_stats *th = NULL, *pr = NULL;
-	size_t nth = 0, npr = 0, ncpu = 0;
-	int ret = -ENOMEM;
+	struct ctxmon_snapshot snap = { 0 };
+	int ret;
 
-	ret = rows__collect(r->s, r->a, &r->snap, r->interval_ns, ts, &th,
-			    &nth, &pr, &npr);
+	ret = ctxmon_rowset_snapshot(r->rows, ts, &snap);
 	if (ret < 0)
 		goto out;
 	ret = -ENOMEM;
-	cpus = stat_cpus(r, ts, &ncpu);
-	if (!cpus)
-		goto out;
 	ctxmon_session_get_stats(r->s, &rep.cap);
 	rep.backend = ctxmon_session_backend(r->s);
-	rep.counted = session__counting(r->s);
+	rep.counted = ctxmon_session_caps(r->s) & CTXMON_CAP_COUNTS;
 	rep.duration_ns = ts > r->start_ts ? ts - r->start_ts : 0;
 	if (r->interval_ns && interval_deltas(r, &rep.cap) == 0)
 		rep.duration_ns = ts - r->prev_ts;
-	rep.threads = th;
-	rep.nthreads = nth;
-	rep.procs = pr;
-	rep.nprocs = npr;
-	rep.cpus = cpus;
-	rep.ncpus = ncpu;
+	rep.threads = snap.threads;
+	rep.nthreads = snap.nthreads;
+	rep.procs = snap.procs;
+	rep.nprocs = snap.nprocs;
+	rep.cpus = snap.cpus;
+	rep.ncpus = snap.ncpus;
 	rep.anomalies = ctxmon_account_anomalies(r->a);
 	if (r->causes) {
 		if (causes_report__collect(r->a, false, NULL, &cr) < 0)
@@ -197,7 +151,7 @@ static int emit(struct stat_run *r, uint64_t ts, bool final)
 		rep.interval_ts_ns = ts - r->start_ts;
 	}
 	if (r->cap.target == CTXMON_TARGET_CMD)
-		output__kernel_add(&r->ksum, th, nth);
+		output__kernel_add(&r->ksum, snap.threads, snap.nthreads);
 	if (final && r->child_done) {
 		rep.has_exit = true;
 		rep.exit_status = capture__exit_status(r->wstatus);
@@ -209,7 +163,7 @@ static int emit(struct stat_run *r, uint64_t ts, bool final)
 		}
 	}
 	r->out.processes = r->want_procs || (!r->want_threads &&
-					     (r->cap.all || npr > 1));
+					     (r->cap.all || snap.nprocs > 1));
 	r->out.threads = r->want_threads || (!r->want_procs && !r->cap.all);
 	if (r->rates && r->out.fmt == OUT_TABLE)
 		ret = top_view__print_rates(r->f, &r->out, &rep);
@@ -222,15 +176,13 @@ static int emit(struct stat_run *r, uint64_t ts, bool final)
 	if (ret < 0 && !r->werr)
 		r->werr = ret;
 	if (r->interval_ns) {
-		ctxmon_account_reset_interval(r->a, ts);
+		ctxmon_rowset_next(r->rows, ts);
 		r->index++;
 		r->prev_ts = ts;
 	}
 out:
 	causes_report__free(&cr);
-	free(th);
-	free(pr);
-	free(cpus);
+	ctxmon_snapshot_clear(&snap);
 	return ret;
 }
 
@@ -404,7 +356,10 @@ int cmd_stat(int argc, char **argv)
 	cli__signals();
 	/* Counting in the kernel sends nothing per event: the cheapest way
 	 * to get every number stat shows but the causes. */
-	r.s = capture__start_prefer(CMD, &r.cap, r.causes ? NULL : "bpf-agg",
+	r.s = capture__start_prefer(CMD, &r.cap,
+				    r.causes ? NULL :
+				    ctxmon_backend_with(CTXMON_CAP_COUNTS |
+							CTXMON_CAP_EXACT),
 				    &status);
 	if (!r.s)
 		goto out;
@@ -417,13 +372,22 @@ int cmd_stat(int argc, char **argv)
 			.npids = r.cap.npids,
 			.root_pid = ctxmon_session_child(r.s),
 			/* a long -a run on a forking machine stays small */
-			.exited_keep = EXITED_KEEP,
-			.no_wakeups = session__no_wakeups(r.s),
+			.exited_keep = CTXMON_EXITED_KEEP,
+			.no_wakeups = !(ctxmon_session_caps(r.s) &
+					CTXMON_CAP_WAKEUPS),
+		};
+		struct ctxmon_rowset_opts ro = {
+			.sz = sizeof(ro),
+			.session = r.s,
+			.interval = r.interval_ns > 0,
 		};
 
 		r.a = ctxmon_account_new(&ao);
+		ro.account = r.a;
+		if (r.a)
+			r.rows = ctxmon_rowset_new(&ro);
 	}
-	if (!r.a || (r.causes && ctxmon_account_enable_causes(r.a, NULL) < 0)) {
+	if (!r.a || !r.rows || (r.causes && ctxmon_account_enable_causes(r.a, NULL) < 0)) {
 		cli__err(CMD, "out of memory");
 		goto out;
 	}
@@ -470,10 +434,9 @@ out:
 		cli__err(CMD, "writing %s: %s", r.outpath, strerror(errno));
 		status = EXIT_FAIL;
 	}
-	free(r.prev_cpus);
 	free(r.lost_cpu);
 	free(r.prev_lost_cpu);
-	rows__snap_free(&r.snap);
+	ctxmon_rowset_free(r.rows);
 	ctxmon_account_free(r.a);
 	ctxmon_session_close(r.s);
 	capture__free(&r.cap);

@@ -26,7 +26,6 @@
 #include <ctxmon/taskstats.h>
 
 #include "cli/cli.h"
-#include "internal.h"
 #include "output/output.h"
 
 static const char *const CMD = "taskstats";
@@ -537,7 +536,7 @@ static int run_watch(struct ts_run *r, struct ctxmon_taskstats_conn *c)
 {
 	uint64_t deadline =
 		r->duration_s ?
-			clock__now_ns() + (uint64_t)(r->duration_s * 1e9) :
+			ctxmon_clock_ns() + (uint64_t)(r->duration_s * 1e9) :
 			0;
 	char cpus[256];
 	struct rusage ru = { 0 };
@@ -589,7 +588,7 @@ static int run_watch(struct ts_run *r, struct ctxmon_taskstats_conn *c)
 			child = -1;
 			break;
 		}
-		if (deadline && clock__now_ns() >= deadline)
+		if (deadline && ctxmon_clock_ns() >= deadline)
 			break;
 	}
 	if (child > 0) {

@@ -21,7 +21,6 @@
 
 #include "cli/cli.h"
 #include "cli/top.h"
-#include "internal.h"
 
 static const char *const CMD = "top";
 
@@ -191,11 +190,15 @@ static struct ctxmon_session *open_session(struct top_run *r, int *status)
 	struct ctxmon_session *s;
 	const char *asked = r->cap.backend;
 
-	if (!asked) {
+	/* a backend that counts in the kernel sends nothing per switch */
+	const char *prefer = ctxmon_backend_with(CTXMON_CAP_COUNTS |
+						 CTXMON_CAP_EXACT);
+
+	if (!asked && prefer) {
 		struct ctxmon_session_opts o;
 
 		capture__session_opts(&r->cap, &o);
-		o.backend = "bpf-agg";
+		o.backend = prefer;
 		s = ctxmon_session_open(&o);
 		if (s) {
 			if (r->cap.verbose)
@@ -204,7 +207,7 @@ static struct ctxmon_session *open_session(struct top_run *r, int *status)
 				return s;
 			ctxmon_session_close(s);
 		} else if (r->cap.verbose) {
-			fprintf(stderr, "backend: bpf-agg not used: %s\n",
+			fprintf(stderr, "backend: %s not used: %s\n", prefer,
 				ctxmon_last_error());
 		}
 	}
@@ -218,7 +221,7 @@ static struct ctxmon_session *open_session(struct top_run *r, int *status)
 static int pump_until(struct top_run *r, uint64_t deadline, int slice_ms)
 {
 	for (;;) {
-		uint64_t now = clock__now_ns();
+		uint64_t now = ctxmon_clock_ns();
 		int ms, ret;
 
 		if (now >= deadline || cli_signal)
@@ -288,7 +291,7 @@ static void print_frame(struct top_run *r, FILE *out)
 
 static int run_batch(struct top_run *r)
 {
-	uint64_t next = clock__now_ns();
+	uint64_t next = ctxmon_clock_ns();
 	int ret = 0;
 
 	sys_sample__read(&r->sys[1]);
@@ -508,7 +511,7 @@ static int run_tui(struct top_run *r)
 	set_escdelay(25);
 	curs_set(0);
 	sys_sample__read(&r->sys[1]);
-	next = clock__now_ns() + step;
+	next = ctxmon_clock_ns() + step;
 	draw(r);
 	while (!cli_signal) {
 		bool dirty = false, quit = false;
@@ -525,7 +528,7 @@ static int run_tui(struct top_run *r)
 		}
 		if (quit)
 			break;
-		if (clock__now_ns() >= next) {
+		if (ctxmon_clock_ns() >= next) {
 			struct top_frame keep = r->frame;
 			struct sys_sample ks[2] = { r->sys[0], r->sys[1] };
 

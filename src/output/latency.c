@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
 #include "output/output.h"
 
 #define BAR 40

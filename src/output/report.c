@@ -11,8 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
 #include "output/output.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 static const struct {
 	const char *name;

@@ -160,8 +160,8 @@ static void test_backend_command(void **state)
 	s = ctxmon_session_open(&o);
 	assert_non_null(s);
 	assert_string_equal(ctxmon_session_backend(s), "proc");
-	assert_true(session__counting(s));
-	assert_non_null(session__limits(s));
+	assert_true(ctxmon_session_caps(s) & CTXMON_CAP_COUNTS);
+	assert_non_null(ctxmon_session_limits(s));
 	assert_int_equal(ctxmon_session_start(s), 0);
 	for (;;) {
 		memset(&si, 0, sizeof(si));
