@@ -1,11 +1,13 @@
 # ctxmon - build, test and run.
 #
-#   make            release build: build/ctxmon, build/libctxmon.a
+#   make            release build: build/ctxmon, build/libctxmon.so and .a,
+#                   man pages and bash completion (build/man, build/completion)
 #   make run        install missing Debian packages, build, run the demo job
 #   make test       same set-up, then unit and end-to-end tests (test build:
 #                   -Werror, ASan/UBSan, in build/test)
 #   make bench      benchmarks (not part of make test), see BENCHMARKS.md
-#   make install    PREFIX=/usr/local: library, headers, pkg-config file
+#   make install    PREFIX=/usr/local DESTDIR=: tool, libraries, headers,
+#                   pkg-config file, man pages, bash completion
 #   make format     clang-format the sources
 
 O       ?= build
@@ -42,7 +44,7 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(O)/tests/%)
 WL_SRCS  := $(sort $(wildcard tests/workloads/*.c))
 WL_BINS  := $(WL_SRCS:tests/workloads/%.c=$(O)/workloads/%)
 
-all: $(O)/ctxmon $(O)/libctxmon.a $(O)/libctxmon.so workloads
+all: $(O)/ctxmon $(O)/libctxmon.a $(O)/libctxmon.so docs workloads
 
 $(O)/%.o: %.c $(wildcard include/ctxmon/*.h src/*.h src/*/*.h)
 	@mkdir -p $(dir $@)
@@ -93,6 +95,17 @@ $(O)/ctxmon: $(CLI_OBJS) $(O)/libctxmon.so $(O)/libctxmon.so.$(SOVER)
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) -L$(O) -lctxmon \
 		'-Wl,-rpath,$$ORIGIN:$$ORIGIN/../lib' -Wl,--as-needed $(LIBS)
 
+# Man pages and the bash completion, written by the tool from its option
+# tables (src/cli/opts.h), so they say what --help says.
+$(O)/man/ctxmon.1: $(O)/ctxmon
+	@mkdir -p $(dir $@)
+	$(O)/ctxmon --man-pages $(O)/man
+$(O)/completion/ctxmon: $(O)/ctxmon
+	@mkdir -p $(dir $@)
+	$(O)/ctxmon --completion > $@.tmp
+	mv $@.tmp $@
+docs: $(O)/man/ctxmon.1 $(O)/completion/ctxmon
+
 $(O)/tests/%: tests/unit/%.c $(O)/libctxmon-internal.a $(O)/libctxmon-cli.a $(wildcard tests/unit/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(O)/libctxmon-cli.a \
@@ -121,14 +134,27 @@ bench: deps
 	@$(MAKE) --no-print-directory all
 	@bench/run.sh $(O)
 
-install: $(O)/libctxmon.a
-	install -d $(DESTDIR)$(PREFIX)/include/ctxmon $(DESTDIR)$(PREFIX)/lib/pkgconfig
+# make install [PREFIX=/usr/local] [DESTDIR=]: the tool, the shared library
+# (with its soname link) and the static one, the headers, the pkg-config
+# file, the man pages and the bash completion.
+LIBDIR  ?= $(PREFIX)/lib
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(LIBDIR)/pkgconfig \
+		$(DESTDIR)$(PREFIX)/include/ctxmon \
+		$(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions
+	install -m 755 $(O)/ctxmon $(DESTDIR)$(PREFIX)/bin/
+	install -m 755 $(O)/libctxmon.so.$(VERSION) $(DESTDIR)$(LIBDIR)/
+	ln -sf libctxmon.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libctxmon.so.$(SOVER)
+	ln -sf libctxmon.so.$(SOVER) $(DESTDIR)$(LIBDIR)/libctxmon.so
+	install -m 644 $(O)/libctxmon.a $(DESTDIR)$(LIBDIR)/
 	install -m 644 include/ctxmon/*.h $(DESTDIR)$(PREFIX)/include/ctxmon/
-	install -m 644 $(O)/libctxmon.a $(DESTDIR)$(PREFIX)/lib/
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|0.1.0|' ctxmon.pc.in \
-		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/ctxmon.pc
-	@if [ -f $(O)/ctxmon ]; then install -d $(DESTDIR)$(PREFIX)/bin && \
-		install -m 755 $(O)/ctxmon $(DESTDIR)$(PREFIX)/bin/; fi
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+		-e 's|@VERSION@|$(VERSION)|' ctxmon.pc.in \
+		> $(DESTDIR)$(LIBDIR)/pkgconfig/ctxmon.pc
+	install -m 644 $(O)/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 $(O)/completion/ctxmon \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/ctxmon
 
 format:
 	clang-format -i $(LIB_SRCS) $(CLI_SRCS) include/ctxmon/*.h src/*.h
@@ -136,7 +162,7 @@ format:
 clean:
 	rm -rf build
 
-.PHONY: all deps run test bench install format clean workloads unit-bins
+.PHONY: all deps run test bench install format clean workloads unit-bins docs
 
 # ---- BPF ----
 # The bpf backend (src/capture/bpf.c) carries the programs of

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "cli/recording.h"
 
 static const char *const CMD = "record";
@@ -43,33 +44,52 @@ struct rec_run {
 	struct rusage ru;
 };
 
+static const struct cli_opt record_opts[] = {
+	{ "output", 'o', 'o', "FILE",
+	  "the recording (default " DEFAULT_RECORDING ")", NULL, true },
+	{ "events", 'e', 'e', "LIST",
+	  "event groups, comma-separated: sched (default), irq, syscall, all" },
+	{ "level", 'z', 'z', "N", "zstd level 1-19 (default 3)" },
+	{ "stat", 0, 'S', NULL,
+	  "also print stat's numbers at the end (to stderr with a command, as "
+	  "stat does)" },
+	{ "json", 0, 'J', NULL, "--stat as JSON" },
+	{ "quiet", 'q', 'q', NULL, "no summary line at the end" },
+	{ "help", 'h', 'h', NULL, "this help" },
+	{ NULL },
+};
+
+const struct cli_doc record_doc = {
+	.name = "record",
+	.args = "[options] [-a | -p PID | -t TID | [--] CMD [ARGS]]",
+	.description =
+		"Write every scheduler event of a capture, in time order, to a\n"
+		"recording file, with the session's metadata (kernel, CPUs, clock,\n"
+		"backend, event formats, loss counters, the tasks known at start).\n"
+		"Read it with `ctxmon report` (the numbers of stat) or `ctxmon script`\n"
+		"(ftrace text).  The file is compressed (a few bytes per event),\n"
+		"created with mode 0600, and stays readable if the recorder is killed\n"
+		"or the disk fills up.  With a command, exits with its exit status.",
+	.groups = (const struct cli_optgroup[]){
+		{ "target", cli_capture_opts },
+		{ "recording", record_opts },
+		{ NULL },
+	},
+	.examples = (const struct cli_example[]){
+		{ "record -- ./myprog", "record myprog and its children" },
+		{ "record -a --duration 10 -o all.data",
+		  "the whole machine for 10 s" },
+		{ "record -p 1234 -e sched,irq", "one process, with irqs" },
+		{ "report -i all.data --per-process", "then read it back" },
+		{ NULL },
+	},
+	.notes = "Needs root or CAP_PERFMON (and read access to tracefs).",
+	.stop_at_operand = true,
+};
+
 static void help(void)
 {
-	printf("usage: ctxmon record [options] [-a | -p PID | -t TID | [--] CMD [ARGS]]\n\n"
-	       "Write every scheduler event of a capture, in time order, to a\n"
-	       "recording file, with the session's metadata (kernel, CPUs, clock,\n"
-	       "backend, event formats, loss counters, the tasks known at start).\n"
-	       "Read it with `ctxmon report` (the numbers of stat) or `ctxmon script`\n"
-	       "(ftrace text).  The file is compressed (a few bytes per event),\n"
-	       "created with mode 0600, and stays readable if the recorder is killed\n"
-	       "or the disk fills up.  With a command, exits with its exit status.\n\n"
-	       "target:\n" CAPTURE_HELP "\nrecording:\n"
-	       "  -o, --output FILE      the recording (default " DEFAULT_RECORDING
-	       ")\n"
-	       "  -e, --events LIST      event groups: sched (default), irq, syscall,\n"
-	       "                         all; comma-separated\n"
-	       "  -z, --level N          zstd level 1-19 (default 3)\n"
-	       "      --stat             also print stat's numbers at the end (to stderr\n"
-	       "                         with a command, as stat does)\n"
-	       "      --json             --stat as JSON\n"
-	       "  -q, --quiet            no summary line at the end\n"
-	       "  -h, --help             this help\n\n"
-	       "examples:\n"
-	       "  ctxmon record -- ./myprog          record myprog and its children\n"
-	       "  ctxmon record -a --duration 10 -o all.data\n"
-	       "  ctxmon record -p 1234 -e sched,irq\n"
-	       "  ctxmon report -i all.data --per-process\n\n"
-	       "Needs root or CAP_PERFMON (and read access to tracefs).\n");
+	cli__help(stdout, &record_doc);
 }
 
 static int parse_events(const char *arg, unsigned *out)
@@ -102,23 +122,11 @@ static int parse_events(const char *arg, unsigned *out)
 
 static int parse(struct rec_run *r, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		CAPTURE_LONGOPTS,
-		{ "output", required_argument, NULL, 'o' },
-		{ "events", required_argument, NULL, 'e' },
-		{ "level", required_argument, NULL, 'z' },
-		{ "stat", no_argument, NULL, 'S' },
-		{ "json", no_argument, NULL, 'J' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	unsigned long v;
 	int opt, c;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "+" CAPTURE_SHORTOPTS "o:e:z:qh",
-				  longopts, NULL)) != -1) {
+	while ((opt = cli__getopt(&record_doc, argc, argv)) != -1) {
 		c = capture__opt(CMD, &r->cap, opt, optarg);
 		if (c < 0)
 			return -1;

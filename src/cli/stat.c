@@ -17,10 +17,13 @@
 
 #include "cli/cli.h"
 #include "cli/latency.h"
+#include "cli/opts.h"
 #include "cli/top.h"
 #include "output/output.h"
 
 static const char *const CMD = "stat";
+
+enum { OPT_CAUSES = CAP_OPT__END + 0x40, OPT_RATES };
 
 struct stat_run {
 	struct capture_opts cap;
@@ -46,44 +49,59 @@ struct stat_run {
 	struct rusage ru;
 };
 
-static void help(void)
-{
-	printf("usage: ctxmon stat [options] [-a | -p PID | -t TID | [--] CMD [ARGS]]\n\n"
-	       "Count and time context switches per thread and process: voluntary\n"
-	       "(blocked) and involuntary (preempted), the exit switch-out, time on\n"
-	       "CPU, runnable wait, sleep by state, wakeup latency, migrations.\n"
-	       "With a command it follows the command and every descendant from fork\n"
-	       "to exit, compares its counts with the kernel's (getrusage) and exits\n"
-	       "with the command's exit status.\n\n"
-	       "target:\n" CAPTURE_HELP
-	       "\noutput:\n"
-	       "  -I, --interval MS      print every MS milliseconds (counts per interval)\n"
-	       "      --per-thread       one row per thread (default for a command/-p/-t)\n"
-	       "      --per-process      one row per process (default with -a)\n"
-	       "  -s, --sort KEY         sort rows by KEY: %s\n"
-	       "                         (default switches)\n"
-	       "  -n, --limit N          at most N rows per table (0: all; default 25 with -a)\n"
-	       "      --cpus             per-CPU busy/idle lines (default with -a)\n"
-	       "      --json             JSON (one object per interval with -I)\n"
-	       "      --csv              CSV\n"
-	       "      --causes           why threads were switched out: blocked in which\n"
-	       "                         syscall, preempted by a woken task, slice end,\n"
-	       "                         yield, exit; irq time (traces syscalls and irqs\n"
-	       "                         too, which costs more; docs/causes.md)\n"
-	       "      --rates            per second, with top's columns (with -I and -p: a\n"
-	       "                         per-thread pidstat -w)\n"
-	       "  -o, --output FILE      write to FILE (default: stderr with a command, as\n"
-	       "                         perf stat does, so the command's output stays clean;\n"
-	       "                         stdout otherwise)\n"
-	       "  -h, --help             this help\n\n"
-	       "examples:\n"
-	       "  ctxmon stat -- ./myprog arg      every thread of myprog, vs the kernel's counts\n"
-	       "  ctxmon stat -a -I 1000           the machine, per process, every second\n"
-	       "  ctxmon stat -p 1234 --duration 5 --sort invol\n"
-	       "  ctxmon stat --json -o out.json -- make -j2\n\n"
-	       "Needs root or CAP_PERFMON (and read access to tracefs).\n",
-	       output__sort_keys());
-}
+static const struct cli_opt stat_opts[] = {
+	{ "interval", 'I', 'I', "MS",
+	  "print every MS milliseconds (counts per interval)" },
+	{ "per-thread", 0, 'T', NULL,
+	  "one row per thread (default for a command, -p, -t)" },
+	{ "per-process", 0, 'P', NULL, "one row per process (default with -a)" },
+	{ "sort", 's', 's', "KEY", "sort rows by KEY (default switches)",
+	  output__sort_keys },
+	{ "limit", 'n', 'n', "N",
+	  "at most N rows per table (0: all; default 25 with -a)" },
+	{ "cpus", 0, 'C', NULL, "per-CPU busy/idle lines (default with -a)" },
+	{ "json", 0, 'J', NULL, "JSON (one object per interval with -I)" },
+	{ "csv", 0, 'V', NULL, "CSV" },
+	{ "causes", 0, OPT_CAUSES, NULL,
+	  "why threads were switched out: blocked in which syscall, preempted "
+	  "by a woken task, slice end, yield, exit; irq time (traces syscalls "
+	  "and irqs too, which costs more; docs/causes.md)" },
+	{ "rates", 0, OPT_RATES, NULL,
+	  "per second, with top's columns (with -I and -p: a per-thread "
+	  "pidstat -w)" },
+	{ "output", 'o', 'o', "FILE",
+	  "write to FILE (default: stderr with a command, as perf stat does, "
+	  "so the command's output stays clean; stdout otherwise)", NULL, true },
+	{ "help", 'h', 'h', NULL, "this help" },
+	{ NULL },
+};
+
+const struct cli_doc stat_doc = {
+	.name = "stat",
+	.args = "[options] [-a | -p PID | -t TID | [--] CMD [ARGS]]",
+	.description =
+		"Count and time context switches per thread and process: voluntary\n"
+		"(blocked) and involuntary (preempted), the exit switch-out, time on\n"
+		"CPU, runnable wait, sleep by state, wakeup latency, migrations.\n"
+		"With a command it follows the command and every descendant from fork\n"
+		"to exit, compares its counts with the kernel's (getrusage) and exits\n"
+		"with the command's exit status.",
+	.groups = (const struct cli_optgroup[]){
+		{ "target", cli_capture_opts },
+		{ "output", stat_opts },
+		{ NULL },
+	},
+	.examples = (const struct cli_example[]){
+		{ "stat -- ./myprog arg", "every thread of myprog, vs the kernel's counts" },
+		{ "stat -a -I 1000", "the machine, per process, every second" },
+		{ "stat -p 1234 --duration 5 --sort invol",
+		  "one process for 5 s, most preempted threads first" },
+		{ "stat --json -o out.json -- make -j2", "a build, as JSON in out.json" },
+		{ NULL },
+	},
+	.notes = "Needs root or CAP_PERFMON (and read access to tracefs).",
+	.stop_at_operand = true,
+};
 
 /*
  * Turn the session's running counters in @c into this interval's, and
@@ -200,28 +218,11 @@ static int on_event(const struct ctxmon_event *ev, void *ctx)
 
 static int parse(struct stat_run *r, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		CAPTURE_LONGOPTS,
-		{ "interval", required_argument, NULL, 'I' },
-		{ "per-thread", no_argument, NULL, 'T' },
-		{ "per-process", no_argument, NULL, 'P' },
-		{ "sort", required_argument, NULL, 's' },
-		{ "limit", required_argument, NULL, 'n' },
-		{ "cpus", no_argument, NULL, 'C' },
-		{ "json", no_argument, NULL, 'J' },
-		{ "csv", no_argument, NULL, 'V' },
-		{ "causes", no_argument, NULL, CAP_OPT__END + 0x40 },
-		{ "output", required_argument, NULL, 'o' },
-		{ "rates", no_argument, NULL, CAP_OPT__END + 0x41 },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	unsigned long v;
 	int opt, c;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "+" CAPTURE_SHORTOPTS "I:s:n:o:h",
-				  longopts, NULL)) != -1) {
+	while ((opt = cli__getopt(&stat_doc, argc, argv)) != -1) {
 		c = capture__opt(CMD, &r->cap, opt, optarg);
 		if (c < 0)
 			return -1;
@@ -266,7 +267,7 @@ static int parse(struct stat_run *r, int argc, char **argv)
 		case 'V':
 			r->out.fmt = OUT_CSV;
 			break;
-		case CAP_OPT__END + 0x40:
+		case OPT_CAUSES:
 			r->causes = true;
 			r->cap.events |= CTXMON_EVENTS_SCHED | CTXMON_EVENTS_IRQ |
 					 CTXMON_EVENTS_SYSCALL;
@@ -274,11 +275,11 @@ static int parse(struct stat_run *r, int argc, char **argv)
 		case 'o':
 			r->outpath = optarg;
 			break;
-		case CAP_OPT__END + 0x41:
+		case OPT_RATES:
 			r->rates = true;
 			break;
 		case 'h':
-			help();
+			cli__help(stdout, &stat_doc);
 			return 1;
 		default:
 			fprintf(stderr, "Try 'ctxmon stat --help'.\n");

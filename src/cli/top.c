@@ -20,9 +20,12 @@
 #include <term.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "cli/top.h"
 
 static const char *const CMD = "top";
+
+enum { OPT_ALL_ROWS = CAP_OPT__END + 1 };
 
 struct top_run {
 	struct capture_opts cap;
@@ -40,66 +43,65 @@ struct top_run {
 	int werr;
 };
 
+static const struct cli_opt top_opts[] = {
+	{ "delay", 'd', 'd', "SEC",
+	  "refresh every SEC seconds (default 1, at least 0.1)" },
+	{ "batch", 'b', 'b', NULL,
+	  "plain text frames on stdout, no terminal needed" },
+	{ "iterations", 'n', 'n', "N",
+	  "stop after N frames (default: until q or Ctrl-C)" },
+	{ "limit", 'l', 'l', "N",
+	  "batch: at most N rows per frame (default 20, 0: all)" },
+	{ "threads", 'H', 'H', NULL, "one row per thread (default)" },
+	{ "processes", 'P', 'P', NULL, "one row per process" },
+	{ "sort", 's', 's', "KEY", "sort by KEY (default switches)",
+	  top_view__sort_keys },
+	{ "filter", 'f', 'f', "TEXT",
+	  "rows whose comm contains TEXT, or pid/tid TEXT" },
+	{ "all-rows", 0, OPT_ALL_ROWS, NULL,
+	  "also rows with no activity in the frame" },
+	{ "help", 'h', 'h', NULL, "this help" },
+	{ NULL },
+};
+
+const struct cli_doc top_doc = {
+	.name = "top",
+	.args = "[options]",
+	.description =
+		"A live view of context switches: per thread (or process), the rate of\n"
+		"switches, voluntary and involuntary, the share of time on CPU and\n"
+		"waiting runnable, and wakeup latency (p99 bound and max), with the\n"
+		"machine's switch rate, each CPU's busy share and ctxmon's own CPU use.\n\n"
+		"Keys: q quit, h help, s/S next/previous sort, 1-9 sort by column,\n"
+		"t threads/processes, / filter, c clear filter, a all rows, space pause.",
+	.groups = (const struct cli_optgroup[]){
+		{ "target", cli_capture_opts },
+		{ "view", top_opts },
+		{ NULL },
+	},
+	.examples = (const struct cli_example[]){
+		{ "top", "the machine, every second" },
+		{ "top -b -n 3 -d 0.5", "three text frames, half a second apart" },
+		{ "top -P -s invol", "processes, most preempted first" },
+		{ NULL },
+	},
+	.notes = "Without tracing rights it falls back to /proc counters (no "
+		 "latency).",
+	.stop_at_operand = true,
+};
+
 static void help(void)
 {
-	printf("usage: ctxmon top [options]\n\n"
-	       "A live view of context switches: per thread (or process), the rate of\n"
-	       "switches, voluntary and involuntary, the share of time on CPU and\n"
-	       "waiting runnable, and wakeup latency (p99 bound and max), with the\n"
-	       "machine's switch rate, each CPU's busy share and ctxmon's own CPU use.\n\n"
-	       "options:\n"
-	       "  -d, --delay SEC        refresh every SEC seconds (default 1, at least 0.1)\n"
-	       "  -b, --batch            plain text frames on stdout, no terminal needed\n"
-	       "  -n, --iterations N     stop after N frames (default: until q or Ctrl-C)\n"
-	       "  -l, --limit N          batch: at most N rows per frame (default 20, 0: all)\n"
-	       "  -H, --threads          one row per thread (default)\n"
-	       "  -P, --processes        one row per process\n"
-	       "  -s, --sort KEY         sort by KEY: %s\n"
-	       "  -f, --filter TEXT      rows whose comm contains TEXT, or pid/tid TEXT\n"
-	       "      --all-rows         also rows with no activity in the frame\n"
-	       "  -p, --pid PID[,PID..]  only these processes (and their children)\n"
-	       "  -t, --tid TID[,TID..]  only these threads\n"
-	       "      --backend NAME     capture backend (default: bpf-agg, else auto)\n"
-	       "  -m, --buffer-size KB   per-CPU buffer size in KiB\n"
-	       "      --tracefs DIR      tracefs mount point\n"
-	       "      --mount-tracefs    mount tracefs if it is not mounted\n"
-	       "  -v, --verbose          say which backend was chosen and why\n"
-	       "  -h, --help             this help\n\n"
-	       "keys: q quit, h help, s/S next/previous sort, 1-9 sort by column,\n"
-	       "      t threads/processes, / filter, c clear filter, a all rows,\n"
-	       "      space pause\n\n"
-	       "examples:\n"
-	       "  ctxmon top                       the machine, every second\n"
-	       "  ctxmon top -b -n 3 -d 0.5        three text frames, half a second apart\n"
-	       "  ctxmon top -P -s invol           processes, most preempted first\n\n"
-	       "Without tracing rights it falls back to /proc counters (no latency).\n",
-	       top_view__sort_keys());
+	cli__help(stdout, &top_doc);
 }
 
 static int parse(struct top_run *r, int argc, char **argv)
 {
-	enum { OPT_ALL_ROWS = CAP_OPT__END + 1 };
-	static const struct option longopts[] = {
-		CAPTURE_LONGOPTS,
-		{ "delay", required_argument, NULL, 'd' },
-		{ "batch", no_argument, NULL, 'b' },
-		{ "iterations", required_argument, NULL, 'n' },
-		{ "limit", required_argument, NULL, 'l' },
-		{ "threads", no_argument, NULL, 'H' },
-		{ "processes", no_argument, NULL, 'P' },
-		{ "sort", required_argument, NULL, 's' },
-		{ "filter", required_argument, NULL, 'f' },
-		{ "all-rows", no_argument, NULL, OPT_ALL_ROWS },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	unsigned long v;
 	int opt, c;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv,
-				  "+" CAPTURE_SHORTOPTS "d:bn:l:HPs:f:h",
-				  longopts, NULL)) != -1) {
+	while ((opt = cli__getopt(&top_doc, argc, argv)) != -1) {
 		c = capture__opt(CMD, &r->cap, opt, optarg);
 		if (c < 0)
 			return -1;
