@@ -250,6 +250,19 @@ void fold__clear(struct fold *f);
  * consumers, which have shown them (no-op for a backend without it). */
 void session__forget_exited(struct ctxmon_session *s);
 
+/* ---- kernel interfaces (capture/sys.c) ----------------------------- */
+
+struct perf_event_attr;
+/* The perf_event_open() system call: an fd, or -1 and errno. */
+int sys__perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
+			 int group, unsigned long flags);
+/* kernel.perf_event_paranoid (2, the default, if it cannot be read). */
+int sys__perf_paranoid(void);
+/* A whole text file of unknown size (procfs, tracefs), NUL-terminated,
+ * *lenp its length; at most @max bytes.  malloc'd, the caller frees it;
+ * NULL and errno (EFBIG past @max). */
+char *sys__read_text(const char *path, size_t max, size_t *lenp);
+
 /* ---- misc (util.c) ------------------------------------------------ */
 
 uint64_t clock__now_ns(void);	/* CLOCK_MONOTONIC */
