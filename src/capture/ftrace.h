@@ -1,5 +1,6 @@
 /*
- * capture/ftrace.h - what the two ftrace backends share (ftrace.c).
+ * capture/ftrace.h - what the two ftrace backends share (ftrace_inst.c,
+ * ftrace_loss.c, ftrace_pages.c, ftrace_common.c).
  *
  * Both backends ("ftrace": per-CPU trace_pipe_raw pages; "ftrace-text":
  * the instance's trace_pipe) capture into a private tracefs instance
@@ -22,6 +23,10 @@
 
 /* Per-CPU buffer size when the session does not give one (KiB). */
 #define FTRACE_DEFAULT_BUFFER_KB 4096
+
+/* Read file @rel of tracefs directory @dir into @buf (NUL-terminated):
+ * the length, or -errno. */
+ssize_t ftrace__get(const char *dir, const char *rel, char *buf, size_t len);
 
 /* ---- the private instance ----------------------------------------- */
 
