@@ -1,5 +1,5 @@
 /*
- * test_procfs.c - unit tests of the proc backend (src/capture/procfs.c):
+ * test_proc.c - unit tests of the proc backend (src/capture/proc.c):
  * its parsers on /proc texts of this kernel's format (comms that hold
  * spaces and parentheses included), one live thread read against
  * getrusage(RUSAGE_THREAD), and a command followed through the "proc"
@@ -21,7 +21,7 @@
 
 #include <ctxmon/ctxmon.h>
 
-#include "capture/procfs.h"
+#include "capture/proc.h"
 #include "internal.h"
 
 /* A /proc/PID/stat line with every field up to processor (39). */

@@ -1,5 +1,5 @@
 /*
- * capture.c - the options and set-up that every capturing subcommand
+ * live.c - the options and set-up that every capturing subcommand
  * shares: target selection, backend choice, signals, starting a session
  * and turning its failures into one line and the right exit status.
  */

@@ -1,5 +1,5 @@
 /*
- * procfs.c - the "proc" backend: the last tier, the kernel's own per-thread
+ * proc.c - the "proc" backend: the last tier, the kernel's own per-thread
  * counters read from /proc, where neither tracing nor perf is allowed.
  *
  * Every thread has, readable by anyone: its voluntary and involuntary
@@ -27,7 +27,7 @@
 #include <sys/timerfd.h>
 
 #include "internal.h"
-#include "capture/procfs.h"
+#include "capture/proc.h"
 
 /*
  * A followed command or process is sampled this often, so that a thread
