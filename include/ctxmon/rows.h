@@ -145,6 +145,10 @@ void ctxmon_snapshot_clear(struct ctxmon_snapshot *s);
 struct ctxmon_stats *ctxmon_rows_processes(const struct ctxmon_stats *th,
 					   size_t n, size_t *np);
 
+/* The log2 bucket of @ns in ctxmon_latency.hist: [2^i, 2^(i+1)) ns, the
+ * last one open-ended. */
+unsigned ctxmon_log2_bucket(uint64_t ns);
+
 /*
  * Upper bound of the @pct (0..100) percentile of a row's log2 latency
  * histogram, capped by its maximum; 0 when empty.

@@ -386,13 +386,6 @@ static void lat_begin(struct task *t, uint64_t ts, int32_t waker)
 	t->lat_waker = waker < 0 ? -1 : waker;
 }
 
-static unsigned hist_bucket(uint64_t d)
-{
-	unsigned b = d ? 63 - (unsigned)__builtin_clzll(d) : 0;
-
-	return b < CTXMON_HIST_BUCKETS ? b : CTXMON_HIST_BUCKETS - 1;
-}
-
 static void lat_end(struct task *t, const struct ctxmon_event *ev, uint64_t ts)
 {
 	struct ctxmon_latency *l = &t->st.lat;
@@ -400,7 +393,7 @@ static void lat_end(struct task *t, const struct ctxmon_event *ev, uint64_t ts)
 
 	l->count++;
 	l->sum_ns += d;
-	l->hist[hist_bucket(d)]++;
+	l->hist[ctxmon_log2_bucket(d)]++;
 	if (l->count == 1 || d > l->max_ns) {
 		l->max_ns = d;
 		l->max_ts = ts;

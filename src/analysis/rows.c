@@ -259,28 +259,6 @@ struct ctxmon_stats *ctxmon_rows_processes(const struct ctxmon_stats *th,
 	return out;
 }
 
-uint64_t ctxmon_latency_percentile(const struct ctxmon_latency *l,
-				   double pct)
-{
-	uint64_t want, seen = 0;
-
-	if (!l || !l->count)
-		return 0;
-	/* the smallest count that covers pct of the samples */
-	want = (uint64_t)((double)l->count * pct / 100.0 + 0.999999);
-	if (want < 1)
-		want = 1;
-	for (int i = 0; i < CTXMON_HIST_BUCKETS; i++) {
-		seen += l->hist[i];
-		if (seen >= want) {
-			uint64_t hi = i >= 63 ? UINT64_MAX : (2ull << i) - 1;
-
-			return hi < l->max_ns ? hi : l->max_ns;
-		}
-	}
-	return l->max_ns;
-}
-
 struct ctxmon_rowset *ctxmon_rowset_new(const struct ctxmon_rowset_opts *o)
 {
 	struct ctxmon_rowset *r;

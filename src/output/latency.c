@@ -14,19 +14,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <ctxmon/rows.h>
 #include "output/output.h"
 
 #define BAR 40
-#define LOG2_BUCKETS 40
+#define LOG2_BUCKETS CTXMON_HIST_BUCKETS
 
 static void log2_hist(const struct ctxmon_lat_summary *l, uint64_t *out)
 {
 	memset(out, 0, LOG2_BUCKETS * sizeof(*out));
 	for (unsigned i = 0; l->fine && i < CTXMON_FINE_BUCKETS; i++) {
-		uint64_t lo = ctxmon_fine_lo(i);
-		unsigned b = lo ? 63 - (unsigned)__builtin_clzll(lo) : 0;
-
-		out[b < LOG2_BUCKETS ? b : LOG2_BUCKETS - 1] += l->fine[i];
+		out[ctxmon_log2_bucket(ctxmon_fine_lo(i))] += l->fine[i];
 	}
 }
 
