@@ -188,15 +188,10 @@ static int ft_enable(void *priv)
 static int ft_disable(void *priv)
 {
 	struct ftrace_priv *p = priv;
-	int ret = ftrace_inst__tracing(p->c.inst, false);
 
 	/* the next read drains what is left and settles the counts */
 	p->stopping = true;
-	if (ret)
-		fmt__buf(p->ctx->err, p->ctx->errlen,
-			 "ftrace: cannot write %s/tracing_on: %s",
-			 ftrace_inst__path(p->c.inst), strerror(-ret));
-	return ret;
+	return ftrace_common__disable(&p->c, p->ctx);
 }
 
 static int ft_poll_fd(void *priv)

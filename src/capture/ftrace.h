@@ -223,6 +223,9 @@ int ftrace_common__poll_add(struct ftrace_common *c, int fd, uint32_t key);
 void ftrace_common__behind(struct ftrace_common *c, bool behind);
 /* Counters' zero point, then tracing on; 0 or -errno with ctx->err. */
 int ftrace_common__enable(struct ftrace_common *c, struct backend_ctx *ctx);
+/* Turn the instance's tracing off (the next reads drain what is left);
+ * 0, or -errno with ctx->err set. */
+int ftrace_common__disable(struct ftrace_common *c, struct backend_ctx *ctx);
 /* Close the stats files and remove the instance: the caller closes its
  * own files of the instance first.  Safe on a zeroed or closed one. */
 void ftrace_common__close(struct ftrace_common *c);

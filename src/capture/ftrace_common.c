@@ -388,3 +388,14 @@ int ftrace_common__enable(struct ftrace_common *c, struct backend_ctx *ctx)
 			 ftrace_inst__path(c->inst), strerror(-ret));
 	return ret;
 }
+
+int ftrace_common__disable(struct ftrace_common *c, struct backend_ctx *ctx)
+{
+	int ret = ftrace_inst__tracing(c->inst, false);
+
+	if (ret)
+		fmt__buf(ctx->err, ctx->errlen,
+			 "ftrace: cannot write %s/tracing_on: %s",
+			 ftrace_inst__path(c->inst), strerror(-ret));
+	return ret;
+}
