@@ -68,6 +68,15 @@ enum {
  */
 int capture__opt(const char *cmd, struct capture_opts *c, int opt,
 		 const char *arg);
+/*
+ * cli__getopt() for a capturing command: its capture options are handled
+ * here, by capture__opt().  The command's own next option, -1 at the end,
+ * or CAPTURE_OPT_ERROR after an error was printed.
+ */
+#define CAPTURE_OPT_ERROR (-2)
+struct cli_doc;
+int capture__getopt(const char *cmd, const struct cli_doc *d,
+		    struct capture_opts *c, int argc, char **argv);
 /* Check the combination and take the command from argv[optind..];
  * 0 or -1 after printing an error. */
 int capture__finish(const char *cmd, struct capture_opts *c, int argc,

@@ -116,16 +116,14 @@ static void help(void)
 static int parse(struct lat_run *r, int argc, char **argv)
 {
 	unsigned long v;
-	int opt, c;
+	int opt;
 
 	optind = 1;
-	while ((opt = cli__getopt(&latency_doc, argc, argv)) != -1) {
-		c = capture__opt(CMD, &r->cap, opt, optarg);
-		if (c < 0)
-			return -1;
-		if (c > 0)
-			continue;
+	while ((opt = capture__getopt(CMD, &latency_doc, &r->cap, argc, argv)) !=
+	       -1) {
 		switch (opt) {
+		case CAPTURE_OPT_ERROR:
+			return -1;
 		case 'i':
 			r->input = optarg;
 			break;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 
 volatile sig_atomic_t cli_signal;
 volatile sig_atomic_t cli_nsignals;
@@ -157,6 +158,21 @@ int capture__opt(const char *cmd, struct capture_opts *c, int opt,
 		return 1;
 	}
 	return 0;
+}
+
+int capture__getopt(const char *cmd, const struct cli_doc *d,
+		    struct capture_opts *c, int argc, char **argv)
+{
+	int opt, ret;
+
+	while ((opt = cli__getopt(d, argc, argv)) != -1) {
+		ret = capture__opt(cmd, c, opt, optarg);
+		if (ret < 0)
+			return CAPTURE_OPT_ERROR;
+		if (ret == 0)
+			return opt;
+	}
+	return -1;
 }
 
 int capture__finish(const char *cmd, struct capture_opts *c, int argc,

@@ -123,16 +123,14 @@ static int parse_events(const char *arg, unsigned *out)
 static int parse(struct rec_run *r, int argc, char **argv)
 {
 	unsigned long v;
-	int opt, c;
+	int opt;
 
 	optind = 1;
-	while ((opt = cli__getopt(&record_doc, argc, argv)) != -1) {
-		c = capture__opt(CMD, &r->cap, opt, optarg);
-		if (c < 0)
-			return -1;
-		if (c > 0)
-			continue;
+	while ((opt = capture__getopt(CMD, &record_doc, &r->cap, argc, argv)) !=
+	       -1) {
 		switch (opt) {
+		case CAPTURE_OPT_ERROR:
+			return -1;
 		case 'o':
 			r->path = optarg;
 			break;

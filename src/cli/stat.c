@@ -219,16 +219,14 @@ static int on_event(const struct ctxmon_event *ev, void *ctx)
 static int parse(struct stat_run *r, int argc, char **argv)
 {
 	unsigned long v;
-	int opt, c;
+	int opt;
 
 	optind = 1;
-	while ((opt = cli__getopt(&stat_doc, argc, argv)) != -1) {
-		c = capture__opt(CMD, &r->cap, opt, optarg);
-		if (c < 0)
-			return -1;
-		if (c > 0)
-			continue;
+	while ((opt = capture__getopt(CMD, &stat_doc, &r->cap, argc, argv)) !=
+	       -1) {
 		switch (opt) {
+		case CAPTURE_OPT_ERROR:
+			return -1;
 		case 'I':
 			if (cli__parse_uint(optarg, 86400000, &v) < 0 || v < 10) {
 				cli__err(CMD, "bad interval '%s': give milliseconds, "

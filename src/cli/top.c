@@ -98,16 +98,14 @@ static void help(void)
 static int parse(struct top_run *r, int argc, char **argv)
 {
 	unsigned long v;
-	int opt, c;
+	int opt;
 
 	optind = 1;
-	while ((opt = cli__getopt(&top_doc, argc, argv)) != -1) {
-		c = capture__opt(CMD, &r->cap, opt, optarg);
-		if (c < 0)
-			return -1;
-		if (c > 0)
-			continue;
+	while ((opt = capture__getopt(CMD, &top_doc, &r->cap, argc, argv)) !=
+	       -1) {
 		switch (opt) {
+		case CAPTURE_OPT_ERROR:
+			return -1;
 		case 'd':
 			if (cli__parse_double(optarg, &r->delay_s) < 0 ||
 			    r->delay_s < 0.1 || r->delay_s > 86400) {
