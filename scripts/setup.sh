@@ -10,7 +10,8 @@ qemu-system-x86 busybox-static cpio \
 libmicrohttpd-dev prometheus curl \
 libsqlite3-dev sqlite3 protobuf-compiler chromium tidy python3-html5lib \
 libncurses-dev tmux procps util-linux python3 libclang-rt-dev bpftrace \
-time stress-ng"
+time stress-ng \
+man-db groff-base"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

@@ -25,6 +25,7 @@
 #include <ctxmon/causes.h>
 #include <ctxmon/ctxmon.h>
 #include <ctxmon/experiment.h>
+#include <ctxmon/rows.h>
 
 #include "internal.h"
 #include "output/output.h"
@@ -307,7 +308,7 @@ int ctxmon_run_once(const struct ctxmon_run_opts *o, struct ctxmon_run *out)
 			 ctxmon_last_error());
 		goto out;
 	}
-	if (session__counting(s)) {
+	if ((ctxmon_session_caps(s) & CTXMON_CAP_COUNTS)) {
 		/* the metrics come from the ordered stream */
 		ret = -ENOTSUP;
 		snprintf(out->error, sizeof(out->error),
@@ -359,7 +360,7 @@ int ctxmon_run_once(const struct ctxmon_run_opts *o, struct ctxmon_run *out)
 			.sz = sizeof(ao),
 			.target = CTXMON_TARGET_CMD,
 			.root_pid = child,
-			.no_wakeups = session__no_wakeups(s),
+			.no_wakeups = !(ctxmon_session_caps(s) & CTXMON_CAP_WAKEUPS),
 		};
 
 		a = ctxmon_account_new(&ao);

@@ -16,6 +16,7 @@
 #include <sys/types.h>
 
 #include <ctxmon/ctxmon.h>
+#include <ctxmon/rows.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define PRINTF_LIKE(f, a) __attribute__((format(printf, f, a)))
@@ -208,12 +209,12 @@ struct backend_ops {
 	void (*forget_exited)(void *priv);
 	/* What the backend cannot show, one line for the output, or NULL. */
 	const char *limits;
-	/* Its stream carries no wakeup events (so no wakeup latency). */
-	bool no_wakeups;
 	/* Optional: ns its own kernel-side programs have run (BPF run-time
 	 * stats, turned on by the first call).  0, or -errno (-EPERM: the
 	 * kernel keeps no such time for us). */
 	int (*kernel_ns)(void *priv, uint64_t *ns);
+	/* What it can show: CTXMON_CAP_* of <ctxmon/rows.h>. */
+	unsigned caps;
 	/* Optional, counting backends: per-CPU busy/idle since capture
 	 * start, charged up to @now; *cpus malloc'd, caller frees.  0 or
 	 * -errno. */
@@ -231,8 +232,6 @@ extern const struct backend_ops backend_proc;
 
 /* ---- session internals (session.c) -------------------------------- */
 
-/* The backend counts (has read_rows) instead of streaming events. */
-bool session__counting(const struct ctxmon_session *s);
 /* Rows of a counting backend, see backend_ops.read_rows; -EOPNOTSUPP
  * for a streaming one. */
 int session__read_rows(struct ctxmon_session *s, uint64_t now,
@@ -241,17 +240,8 @@ int session__read_rows(struct ctxmon_session *s, uint64_t now,
  * -EOPNOTSUPP when it has none. */
 int session__read_cpus(struct ctxmon_session *s, uint64_t now,
 		       struct ctxmon_cpu_stats **cpus, size_t *n);
-/* The backend's backend_ops.limits, or NULL. */
-const char *session__limits(const struct ctxmon_session *s);
-/* The backend's stream has no wakeups (backend_ops.no_wakeups). */
-bool session__no_wakeups(const struct ctxmon_session *s);
-/* backend_ops.kernel_ns; -EOPNOTSUPP when the backend runs no programs. */
-int session__kernel_ns(struct ctxmon_session *s, uint64_t *ns);
 
 /* ---- rows of exited tasks, folded by comm (analysis/fold.c) -------- */
-
-/* How many exited threads' rows stat and top keep one by one. */
-#define EXITED_KEEP 1024
 
 /* Rows summing exited tasks, one per comm (ctxmon_stats.folded > 0). */
 struct fold {
@@ -273,6 +263,19 @@ int fold__rows(struct ctxmon_stats *rows, size_t *n, size_t keep);
 /* Drop what the last read_rows returned of exited threads: for interval
  * consumers, which have shown them (no-op for a backend without it). */
 void session__forget_exited(struct ctxmon_session *s);
+
+/* ---- kernel interfaces (capture/sys.c) ----------------------------- */
+
+struct perf_event_attr;
+/* The perf_event_open() system call: an fd, or -1 and errno. */
+int sys__perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
+			 int group, unsigned long flags);
+/* kernel.perf_event_paranoid (2, the default, if it cannot be read). */
+int sys__perf_paranoid(void);
+/* A whole text file of unknown size (procfs, tracefs), NUL-terminated,
+ * *lenp its length; at most @max bytes.  malloc'd, the caller frees it;
+ * NULL and errno (EFBIG past @max). */
+char *sys__read_text(const char *path, size_t max, size_t *lenp);
 
 /* ---- misc (util.c) ------------------------------------------------ */
 

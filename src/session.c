@@ -506,19 +506,44 @@ void session__forget_exited(struct ctxmon_session *s)
 		s->be->ops->forget_exited(s->priv);
 }
 
-int session__kernel_ns(struct ctxmon_session *s, uint64_t *ns)
+int ctxmon_session_kernel_ns(struct ctxmon_session *s, uint64_t *ns)
 {
-	if (!s->be || !s->be->ops->kernel_ns || !s->priv)
+	if (!s || !ns || !s->be || !s->be->ops->kernel_ns || !s->priv)
 		return -EOPNOTSUPP;
 	return s->be->ops->kernel_ns(s->priv, ns);
 }
 
-bool session__no_wakeups(const struct ctxmon_session *s)
+unsigned ctxmon_session_caps(const struct ctxmon_session *s)
 {
-	return s->be && s->be->ops->no_wakeups;
+	return s && s->be ? s->be->ops->caps : 0;
 }
 
-bool session__counting(const struct ctxmon_session *s)
+unsigned ctxmon_backend_caps(const char *name)
+{
+	const struct backend_entry *e = name ? backend__find(name) : NULL;
+
+	return e ? e->ops->caps : 0;
+}
+
+const char *ctxmon_backend_name(size_t i)
+{
+	return i < nbackends ? backends[i].ops->name : NULL;
+}
+
+const char *ctxmon_backend_with(unsigned caps)
+{
+	for (size_t i = 0; i < nbackends; i++)
+		if ((backends[i].ops->caps & caps) == caps)
+			return backends[i].ops->name;
+	return NULL;
+}
+
+uint64_t ctxmon_clock_ns(void)
+{
+	return clock__now_ns();
+}
+
+static bool session_counting(const struct ctxmon_session *s)
 {
 	return s->be && s->be->ops->read_rows;
 }
@@ -528,7 +553,7 @@ int session__read_rows(struct ctxmon_session *s, uint64_t now,
 {
 	int ret;
 
-	if (!session__counting(s))
+	if (!session_counting(s))
 		return -EOPNOTSUPP;
 	ret = s->be->ops->read_rows(s->priv, now, rows, n);
 	if (ret < 0 && !s->err[0])
@@ -545,9 +570,9 @@ int session__read_cpus(struct ctxmon_session *s, uint64_t now,
 	return s->be->ops->read_cpus(s->priv, now, cpus, n);
 }
 
-const char *session__limits(const struct ctxmon_session *s)
+const char *ctxmon_session_limits(const struct ctxmon_session *s)
 {
-	return s->be ? s->be->ops->limits : NULL;
+	return s && s->be ? s->be->ops->limits : NULL;
 }
 
 const char *ctxmon_session_error(const struct ctxmon_session *s)

@@ -126,6 +126,15 @@ int ctxmon_session_get_stats(const struct ctxmon_session *s,
 /* Name of the backend in use ("perf", "bpf", ...). */
 const char *ctxmon_session_backend(const struct ctxmon_session *s);
 
+/*
+ * Nanoseconds the backend's own kernel-side programs have run (BPF
+ * run-time statistics, turned on through a file descriptor the session
+ * holds, so the system setting is left as it was).  0, -EPERM when the
+ * kernel keeps no such time for us, -EOPNOTSUPP when the backend runs no
+ * programs.
+ */
+int ctxmon_session_kernel_ns(struct ctxmon_session *s, uint64_t *ns);
+
 /* Pid of the launched command, or -1. */
 pid_t ctxmon_session_child(const struct ctxmon_session *s);
 
@@ -179,14 +188,6 @@ struct ctxmon_latency {
 	uint64_t hist[CTXMON_HIST_BUCKETS];
 };
 
-/*
- * Quantile @q (0..1) of the wakeup latencies of @l, by the one method
- * ctxmon uses everywhere (ctxmon_lat_quantile for the fine histograms of
- * `latency`): nearest rank, interpolated inside the histogram bucket that
- * holds it (here log2 buckets, cut to the maximum), the last rank being
- * the exact maximum.  0 when there is no sample.
- */
-uint64_t ctxmon_latency_quantile(const struct ctxmon_latency *l, double q);
 
 enum ctxmon_sleep_state { CTXMON_SLEEP_S, CTXMON_SLEEP_D, CTXMON_SLEEP_OTHER,
 			  CTXMON_SLEEP__MAX };
@@ -198,6 +199,9 @@ struct ctxmon_stats {
 	pid_t ppid;			/* parent (tgid of the forking task,
 					 * from fork events), -1 unknown */
 	uint32_t gen;			/* tells apart tasks that reused a tid */
+	uint32_t pgen;			/* generation of its process: rows
+					 * roll up by (tgid, pgen), so a reused
+					 * pid is a new process */
 	const char *comm;		/* last comm seen (interned) */
 	uint32_t nthreads;		/* process rows: threads seen */
 	bool exited;

@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 /* The rows of a recording, and the account that owns their comms. */
-struct ctxmon_rowset;
+struct ctxmon_rowfile;
 
 /*
  * Read recording @path through an account set up from its metadata (the
@@ -31,9 +31,9 @@ struct ctxmon_rowset;
  * process rows (the target's only unless @all).  NULL and errno on
  * failure, with a description in ctxmon_record_last_error() (record.h).
  * A truncated recording gives the rows of the events before the cut.
- * Free with ctxmon_rowset_free().
+ * Free with ctxmon_rowfile_free().
  */
-struct ctxmon_rowset *ctxmon_rowset_from_recording(const char *path,
+struct ctxmon_rowfile *ctxmon_rowfile_from_recording(const char *path,
 						   bool all);
 /*
  * The same from the --json output of `ctxmon stat` or `ctxmon report` (its
@@ -41,13 +41,13 @@ struct ctxmon_rowset *ctxmon_rowset_from_recording(const char *path,
  * kept, histograms are not.  NULL and errno, with a description in
  * ctxmon_record_last_error().
  */
-struct ctxmon_rowset *ctxmon_rowset_from_stat_json(const char *path);
-void ctxmon_rowset_free(struct ctxmon_rowset *r);
+struct ctxmon_rowfile *ctxmon_rowfile_from_stat_json(const char *path);
+void ctxmon_rowfile_free(struct ctxmon_rowfile *r);
 /* Rows owned by @r; *n their number. */
-const struct ctxmon_stats *ctxmon_rowset_rows(const struct ctxmon_rowset *r,
+const struct ctxmon_stats *ctxmon_rowfile_rows(const struct ctxmon_rowfile *r,
 					      enum ctxmon_rows kind, size_t *n);
 /* The capture window of the recording (stop - start), ns. */
-uint64_t ctxmon_rowset_duration(const struct ctxmon_rowset *r);
+uint64_t ctxmon_rowfile_duration(const struct ctxmon_rowfile *r);
 
 /* Fields compared. */
 enum ctxmon_diff_field {

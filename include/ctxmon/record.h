@@ -102,6 +102,14 @@ int ctxmon_record_set_meta_u64s(struct ctxmon_record *w, const char *key,
 /* Store the tracefs format file of an event ("sched", "sched_switch"). */
 int ctxmon_record_add_format(struct ctxmon_record *w, const char *system,
 			     const char *name, const char *text) CTXMON_WARN_UNUSED;
+/*
+ * Store the format files of every event of @groups (CTXMON_EVENTS_*) read
+ * from tracefs at @tracefs (NULL: found in /proc/mounts).  Events missing
+ * on this kernel, and a machine without tracefs, add nothing.  0 or -errno.
+ */
+int ctxmon_record_add_tracefs_formats(struct ctxmon_record *w,
+				      const char *tracefs,
+				      unsigned groups) CTXMON_WARN_UNUSED;
 
 /*
  * Declare a task: from here on in the stream, @tid is named @comm and

@@ -102,7 +102,7 @@ struct bpf_priv {
 	int cb_err; /* first error inside the ring callback */
 	uint64_t bad_records;
 	/* aggregation: rows of dead threads drained from the kernel, and
-	 * the oldest of them folded by comm past EXITED_KEEP */
+	 * the oldest of them folded by comm past CTXMON_EXITED_KEEP */
 	struct ctxsw_row *dead;
 	size_t ndead, dead_cap;
 	struct fold fold;
@@ -1180,10 +1180,11 @@ static int drain_dead(struct bpf_priv *p)
 	}
 	/* a command's rows are all kept: its rusage comparison needs each
 	 * process (analysis/rusage.c); stat folds them for display */
-	if (p->ndead >= 2 * EXITED_KEEP && p->ctx->target != CTXMON_TARGET_CMD)
-		ret = fold_dead(p, p->ndead - n < p->ndead - EXITED_KEEP ?
+	if (p->ndead >= 2 * CTXMON_EXITED_KEEP &&
+	    p->ctx->target != CTXMON_TARGET_CMD)
+		ret = fold_dead(p, p->ndead - n < p->ndead - CTXMON_EXITED_KEEP ?
 					   p->ndead - n :
-					   p->ndead - EXITED_KEEP);
+					   p->ndead - CTXMON_EXITED_KEEP);
 out:
 	free(keys);
 	return ret;
@@ -1485,6 +1486,8 @@ const struct backend_ops backend_bpf = {
 	.close = bpf_close,
 	.attach = bpf_attach,
 	.kernel_ns = bpf_kernel_ns,
+	.caps = CTXMON_CAP_EVENTS | CTXMON_CAP_WAKEUPS | CTXMON_CAP_EXACT |
+		CTXMON_CAP_EXIT_TAIL | CTXMON_CAP_CPUS | CTXMON_CAP_MIGRATIONS,
 };
 
 /* Aggregation: the same programs' counting twins, read as rows. */
@@ -1503,4 +1506,6 @@ const struct backend_ops backend_bpf_agg = {
 	.kernel_ns = bpf_kernel_ns,
 	/* not a degraded tier: it shows all stat shows but the causes */
 	.limits = NULL,
+	.caps = CTXMON_CAP_COUNTS | CTXMON_CAP_WAKEUPS | CTXMON_CAP_EXACT |
+		CTXMON_CAP_EXIT_TAIL | CTXMON_CAP_CPUS | CTXMON_CAP_MIGRATIONS,
 };

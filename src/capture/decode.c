@@ -154,58 +154,6 @@ static void seterr(char *err, size_t errlen, const char *fmt, ...)
 
 /* ---- building ----------------------------------------------------- */
 
-static char *read_text(const char *path, size_t *lenp)
-{
-	size_t len = 0, cap = 8192;
-	char *buf, *tmp;
-	int fd, err = 0;
-	ssize_t n;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	buf = malloc(cap);
-	if (!buf) {
-		err = ENOMEM;
-		goto out;
-	}
-	for (;;) {
-		if (len + 1 >= cap) {
-			if (cap >= MAX_TEXT) {
-				err = EFBIG;
-				goto out;
-			}
-			tmp = realloc(buf, cap * 2);
-			if (!tmp) {
-				err = ENOMEM;
-				goto out;
-			}
-			buf = tmp;
-			cap *= 2;
-		}
-		n = read(fd, buf + len, cap - len - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			err = errno;
-			goto out;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	buf[len] = '\0';
-	*lenp = len;
-out:
-	close(fd);
-	if (err) {
-		free(buf);
-		buf = NULL;
-		errno = err;
-	}
-	return buf;
-}
-
 static int get_field(const struct tp_format *f, const char *name,
 		     struct dfield *out)
 {
@@ -436,7 +384,7 @@ struct decoder *decoder__new(const char *tracefs, unsigned groups,
 			       tracefs);
 			goto out;
 		}
-		texts[i] = read_text(path, &lens[i]);
+		texts[i] = sys__read_text(path, MAX_TEXT, &lens[i]);
 		/* a missing event is judged by build(): it may be optional */
 		if (!texts[i] && errno != ENOENT) {
 			ret = -errno;

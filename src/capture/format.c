@@ -33,59 +33,6 @@ struct tp_format {
 	struct tep_event *ev; /* owned by tep */
 };
 
-/* Read a whole (procfs-like, size unknown) file; NUL-terminated. */
-static char *read_text(const char *path, size_t *lenp)
-{
-	size_t len = 0, cap = 8192;
-	char *buf = NULL, *tmp;
-	int fd, err = 0;
-	ssize_t n;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	buf = malloc(cap);
-	if (!buf) {
-		err = ENOMEM;
-		goto out;
-	}
-	for (;;) {
-		if (len + 1 >= cap) {
-			if (cap >= MAX_FORMAT) {
-				err = EFBIG;
-				goto out;
-			}
-			tmp = realloc(buf, cap * 2);
-			if (!tmp) {
-				err = ENOMEM;
-				goto out;
-			}
-			buf = tmp;
-			cap *= 2;
-		}
-		n = read(fd, buf + len, cap - len - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			err = errno;
-			goto out;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	buf[len] = '\0';
-	*lenp = len;
-out:
-	close(fd);
-	if (err) {
-		free(buf);
-		buf = NULL;
-		errno = err;
-	}
-	return buf;
-}
-
 struct tp_format *tp_format__load(const char *tracefs, const char *system,
 				  const char *name)
 {
@@ -101,7 +48,7 @@ struct tp_format *tp_format__load(const char *tracefs, const char *system,
 		errno = ENAMETOOLONG;
 		return NULL;
 	}
-	text = read_text(path, &len);
+	text = sys__read_text(path, MAX_FORMAT, &len);
 	if (!text)
 		return NULL;
 	f = tp_format__parse(system, text, len);

@@ -1,5 +1,6 @@
 /*
- * capture/ftrace.h - what the two ftrace backends share (ftrace.c).
+ * capture/ftrace.h - what the two ftrace backends share (ftrace_inst.c,
+ * ftrace_loss.c, ftrace_pages.c, ftrace_common.c).
  *
  * Both backends ("ftrace": per-CPU trace_pipe_raw pages; "ftrace-text":
  * the instance's trace_pipe) capture into a private tracefs instance
@@ -22,6 +23,10 @@
 
 /* Per-CPU buffer size when the session does not give one (KiB). */
 #define FTRACE_DEFAULT_BUFFER_KB 4096
+
+/* Read file @rel of tracefs directory @dir into @buf (NUL-terminated):
+ * the length, or -errno. */
+ssize_t ftrace__get(const char *dir, const char *rel, char *buf, size_t len);
 
 /* ---- the private instance ----------------------------------------- */
 
@@ -218,6 +223,9 @@ int ftrace_common__poll_add(struct ftrace_common *c, int fd, uint32_t key);
 void ftrace_common__behind(struct ftrace_common *c, bool behind);
 /* Counters' zero point, then tracing on; 0 or -errno with ctx->err. */
 int ftrace_common__enable(struct ftrace_common *c, struct backend_ctx *ctx);
+/* Turn the instance's tracing off (the next reads drain what is left);
+ * 0, or -errno with ctx->err set. */
+int ftrace_common__disable(struct ftrace_common *c, struct backend_ctx *ctx);
 /* Close the stats files and remove the instance: the caller closes its
  * own files of the instance first.  Safe on a zeroed or closed one. */
 void ftrace_common__close(struct ftrace_common *c);

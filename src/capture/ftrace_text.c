@@ -290,14 +290,9 @@ static int text_enable(void *priv)
 static int text_disable(void *priv)
 {
 	struct text_priv *p = priv;
-	int ret = ftrace_inst__tracing(p->c.inst, false);
 
 	p->stopping = true;
-	if (ret)
-		fmt__buf(p->ctx->err, p->ctx->errlen,
-			 "ftrace: cannot write %s/tracing_on: %s",
-			 ftrace_inst__path(p->c.inst), strerror(-ret));
-	return ret;
+	return ftrace_common__disable(&p->c, p->ctx);
 }
 
 static int text_poll_fd(void *priv)
@@ -503,4 +498,6 @@ const struct backend_ops backend_ftrace_text = {
 	.poll_fd = text_poll_fd,
 	.read = text_read,
 	.close = text_close,
+	.caps = CTXMON_CAP_EVENTS | CTXMON_CAP_WAKEUPS | CTXMON_CAP_EXACT |
+		CTXMON_CAP_EXIT_TAIL | CTXMON_CAP_CPUS | CTXMON_CAP_MIGRATIONS,
 };

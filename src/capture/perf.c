@@ -21,6 +21,7 @@
 #include <sys/syscall.h>
 
 #include "internal.h"
+#include "capture/perf_ring.h"
 
 #define DEFAULT_BUFFER_KB 4096
 /* header.size is a u16: no record is larger */
@@ -42,46 +43,16 @@ struct lost_rec {
 	uint64_t time;
 };
 
-struct ring {
-	int cpu;
-	int fd; /* the event that owns the mapping */
-	struct perf_event_mmap_page *meta;
-	uint8_t *data;
-	uint64_t size; /* data area, a power of two */
-	uint64_t last_ts;
-};
-
 struct perf_priv {
 	struct backend_ctx *ctx;
 	struct decoder *dec;
 	int *fds;
 	size_t nfds;
-	struct ring *rings;
+	struct perf_ring *rings;
 	size_t nrings;
-	size_t map_len;
 	int epfd;
 	uint8_t *scratch; /* a record that wraps the ring's end */
-	uint64_t clamped; /* samples timestamped before their predecessor */
 };
-
-static int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
-			       int group, unsigned long flags)
-{
-	return (int)syscall(SYS_perf_event_open, attr, pid, cpu, group, flags);
-}
-
-static int read_paranoid(void)
-{
-	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
-	int v = 2;
-
-	if (f) {
-		if (fscanf(f, "%d", &v) != 1)
-			v = 2;
-		fclose(f);
-	}
-	return v;
-}
 
 static size_t online_cpus(const struct backend_ctx *ctx)
 {
@@ -103,7 +74,7 @@ static void open_error(struct perf_priv *p, const struct decoder_event *de,
 		fmt__buf(ctx->err, ctx->errlen,
 			 "perf_event_open refused: run as root or grant "
 			 "CAP_PERFMON (kernel.perf_event_paranoid is %d)",
-			 read_paranoid());
+			 sys__perf_paranoid());
 		break;
 	case ENOENT:
 		fmt__buf(ctx->err, ctx->errlen,
@@ -141,31 +112,25 @@ static size_t ring_pages(unsigned kb, size_t page)
 	return n;
 }
 
-static int map_ring(struct perf_priv *p, struct ring *r, size_t page)
+static int map_ring(struct perf_priv *p, struct perf_ring *r, size_t page)
 {
 	struct backend_ctx *ctx = p->ctx;
 	struct epoll_event ee = { .events = EPOLLIN };
-	void *m;
+	int ret;
 
-	m = mmap(NULL, p->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd,
-		 0);
-	if (m == MAP_FAILED) {
-		int err = errno;
-
+	ret = perf_ring__map(r, r->fd,
+			     ctx->buffer_kb ? ctx->buffer_kb : DEFAULT_BUFFER_KB,
+			     0);
+	if (ret < 0) {
 		fmt__buf(ctx->err, ctx->errlen,
 			 "mmap of the %zu KiB perf ring of CPU %d failed: %s%s",
-			 (p->map_len - page) / 1024, r->cpu, strerror(err),
-			 err == EPERM || err == ENOMEM ?
+			 (r->map_len - page) / 1024, r->cpu, strerror(-ret),
+			 ret == -EPERM || ret == -ENOMEM ?
 				 " (use a smaller buffer, or raise "
 				 "kernel.perf_event_mlock_kb)" :
 				 "");
-		return -err;
+		return ret;
 	}
-	r->meta = m;
-	/* data_offset/size exist since 4.1; before, data follows page 0 */
-	r->data = (uint8_t *)m +
-		  (r->meta->data_offset ? r->meta->data_offset : page);
-	r->size = r->meta->data_size ? r->meta->data_size : p->map_len - page;
 	ee.data.u64 = (uint64_t)(r - p->rings);
 	if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, r->fd, &ee) < 0) {
 		int err = errno;
@@ -211,7 +176,6 @@ static int perf_open(struct backend_ctx *ctx, void **privp)
 
 	page = (size_t)sysconf(_SC_PAGESIZE);
 	pages = ring_pages(ctx->buffer_kb, page);
-	p->map_len = (pages + 1) * page;
 	p->fds = malloc((size_t)ctx->ncpus * nev * sizeof(*p->fds));
 	p->rings = calloc((size_t)ctx->ncpus, sizeof(*p->rings));
 	p->scratch = malloc(MAX_RECORD);
@@ -224,7 +188,7 @@ static int perf_open(struct backend_ctx *ctx, void **privp)
 	}
 
 	for (int cpu = 0; cpu < ctx->ncpus; cpu++) {
-		struct ring *r = &p->rings[p->nrings];
+		struct perf_ring *r = &p->rings[p->nrings];
 
 		if (!ctx->online[cpu])
 			continue;
@@ -250,7 +214,7 @@ static int perf_open(struct backend_ctx *ctx, void **privp)
 			};
 			int fd;
 
-			fd = sys_perf_event_open(&attr, -1, cpu, -1,
+			fd = sys__perf_event_open(&attr, -1, cpu, -1,
 						 PERF_FLAG_FD_CLOEXEC);
 			if (fd < 0 && j == 0 && errno == ENODEV)
 				break; /* the CPU went offline meanwhile */
@@ -328,24 +292,7 @@ static int perf_poll_fd(void *priv)
 	return ((struct perf_priv *)priv)->epfd;
 }
 
-/*
- * Per-CPU order: a sample's time is taken before its space is reserved,
- * so an interrupt's event can land in the ring ahead of an earlier-stamped
- * one it interrupted (fork/exec/exit run with interrupts on).  The stream
- * wants each CPU in order; the gap is the length of an interrupt, so the
- * late one is moved up to its predecessor's time.
- */
-static uint64_t order_ts(struct perf_priv *p, struct ring *r, uint64_t ts)
-{
-	if (ts < r->last_ts) {
-		p->clamped++;
-		return r->last_ts;
-	}
-	r->last_ts = ts;
-	return ts;
-}
-
-static void on_sample(struct perf_priv *p, struct ring *r, const uint8_t *rec,
+static void on_sample(struct perf_priv *p, struct perf_ring *r, const uint8_t *rec,
 		      size_t len)
 {
 	struct stream *st = p->ctx->stream;
@@ -358,7 +305,7 @@ static void on_sample(struct perf_priv *p, struct ring *r, const uint8_t *rec,
 	memcpy(&sh, rec, sizeof(sh));
 	if (sizeof(sh) + sh.size > len)
 		goto bad;
-	ts = order_ts(p, r, sh.time);
+	ts = perf_ring__order(r, sh.time);
 	ev = stream__slot(st, r->cpu);
 	if (!ev) {
 		stream__lost(st, r->cpu, 1, ts);
@@ -383,7 +330,7 @@ bad:
 	stream__lost(st, r->cpu, 1, r->last_ts);
 }
 
-static void on_lost(struct perf_priv *p, struct ring *r, const uint8_t *rec,
+static void on_lost(struct perf_priv *p, struct perf_ring *r, const uint8_t *rec,
 		    size_t len)
 {
 	struct lost_rec lr;
@@ -393,44 +340,27 @@ static void on_lost(struct perf_priv *p, struct ring *r, const uint8_t *rec,
 		return;
 	}
 	memcpy(&lr, rec, sizeof(lr));
-	stream__lost(p->ctx->stream, r->cpu, lr.lost, order_ts(p, r, lr.time));
+	stream__lost(p->ctx->stream, r->cpu, lr.lost, perf_ring__order(r, lr.time));
 }
 
-static void read_ring(struct perf_priv *p, struct ring *r)
+static void read_ring(struct perf_priv *p, struct perf_ring *r)
 {
-	uint64_t head, tail, mask = r->size - 1;
+	struct perf_event_header h;
+	int ret;
 
-	head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
-	tail = r->meta->data_tail; /* only we write it */
-	while (head - tail >= sizeof(struct perf_event_header)) {
-		struct perf_event_header h;
-		uint64_t off = tail & mask;
-		const uint8_t *rec;
+	perf_ring__begin(r);
+	while ((ret = perf_ring__peek(r, &h)) > 0) {
+		const uint8_t *rec = perf_ring__record(r, &h, p->scratch);
 
-		/* records are 8-byte multiples: a header never wraps */
-		memcpy(&h, r->data + off, sizeof(h));
-		if (h.size < sizeof(h) || h.size > head - tail) {
-			/* a corrupt ring: drop what is there, say so */
-			stream__lost(p->ctx->stream, r->cpu, 0, r->last_ts);
-			tail = head;
-			break;
-		}
-		if (off + h.size <= r->size) {
-			rec = r->data + off;
-		} else {
-			size_t first = (size_t)(r->size - off);
-
-			memcpy(p->scratch, r->data + off, first);
-			memcpy(p->scratch + first, r->data, h.size - first);
-			rec = p->scratch;
-		}
 		if (h.type == PERF_RECORD_SAMPLE)
 			on_sample(p, r, rec, h.size);
 		else if (h.type == PERF_RECORD_LOST)
 			on_lost(p, r, rec, h.size);
-		tail += h.size;
+		perf_ring__consume(r, &h);
 	}
-	__atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
+	if (ret < 0) /* a corrupt ring: what was there is dropped, said so */
+		stream__lost(p->ctx->stream, r->cpu, 0, r->last_ts);
+	perf_ring__end(r);
 }
 
 static int perf_read(void *priv, uint64_t *safe_ts)
@@ -455,8 +385,7 @@ static void perf_close(void *priv)
 	for (size_t i = 0; i < p->nfds; i++)
 		ioctl(p->fds[i], PERF_EVENT_IOC_DISABLE, 0);
 	for (size_t i = 0; i < p->nrings; i++)
-		if (p->rings[i].meta)
-			munmap(p->rings[i].meta, p->map_len);
+		perf_ring__unmap(&p->rings[i]);
 	for (size_t i = 0; i < p->nfds; i++)
 		close(p->fds[i]);
 	if (p->epfd >= 0)
@@ -476,4 +405,6 @@ const struct backend_ops backend_perf = {
 	.poll_fd = perf_poll_fd,
 	.read = perf_read,
 	.close = perf_close,
+	.caps = CTXMON_CAP_EVENTS | CTXMON_CAP_WAKEUPS | CTXMON_CAP_EXACT |
+		CTXMON_CAP_EXIT_TAIL | CTXMON_CAP_CPUS | CTXMON_CAP_MIGRATIONS,
 };

@@ -42,6 +42,7 @@
 #include <sys/syscall.h>
 
 #include "internal.h"
+#include "capture/perf_ring.h"
 
 /* per CPU, halved until the kernel lets an unprivileged user lock it */
 #define DEFAULT_BUFFER_KB 2048
@@ -57,20 +58,13 @@ struct sid {
 };
 
 struct ps_ring {
-	int cpu;
-	int fd; /* the event that owns the mapping, -1: none yet */
-	struct perf_event_mmap_page *meta;
-	uint8_t *data;
-	uint64_t size;
-	size_t map_len;
-	uint64_t last_ts;
+	struct perf_ring pr;	/* cpu, mapping, read position, order */
 	uint64_t lost; /* drops said in the stream so far */
 	uint64_t lost_records; /* drops told by PERF_RECORD_LOST */
 };
 
-/* Where the reading of one ring is. */
+/* Where the merge of the rings is in one ring: its next record. */
 struct ps_cursor {
-	uint64_t head, tail;
 	struct perf_event_header h; /* the next record's */
 	uint64_t ts; /* and its time */
 	bool more;
@@ -99,27 +93,7 @@ struct ps_priv {
 	struct comm_slot *comms;
 	size_t ccap, ccount;
 	uint64_t outs[2]; /* switch-out records read: involuntary, voluntary */
-	uint64_t clamped;
 };
-
-static int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
-			       int group, unsigned long flags)
-{
-	return (int)syscall(SYS_perf_event_open, attr, pid, cpu, group, flags);
-}
-
-static int read_paranoid(void)
-{
-	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
-	int v = 2;
-
-	if (f) {
-		if (fscanf(f, "%d", &v) != 1)
-			v = 2;
-		fclose(f);
-	}
-	return v;
-}
 
 /* Whether this process runs under a seccomp filter (/proc/self/status
  * "Seccomp: 2"), which can refuse perf_event_open whatever the sysctl. */
@@ -273,42 +247,21 @@ static int map_ring(struct ps_priv *p, struct ps_ring *r, int fd)
 {
 	struct backend_ctx *ctx = p->ctx;
 	struct epoll_event ee = { .events = EPOLLIN };
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	size_t kb = ctx->buffer_kb ? ctx->buffer_kb : DEFAULT_BUFFER_KB;
-	size_t pages = 1;
-	void *m = MAP_FAILED;
-	int err = 0;
+	int err;
 
-	while (pages * page < kb * 1024)
-		pages <<= 1;
-	for (;;) {
-		m = mmap(NULL, (pages + 1) * page, PROT_READ | PROT_WRITE,
-			 MAP_SHARED, fd, 0);
-		if (m != MAP_FAILED)
-			break;
-		err = errno;
-		if ((err != EPERM && err != ENOMEM) ||
-		    pages * page / 2 < MIN_BUFFER_KB * 1024)
-			break;
-		pages >>= 1;
-	}
-	if (m == MAP_FAILED) {
+	err = -perf_ring__map(&r->pr, fd, kb, MIN_BUFFER_KB);
+	if (err) {
 		fmt__buf(ctx->err, ctx->errlen,
 			 "perf-switch: mmap of the ring of CPU %d failed: %s%s",
-			 r->cpu, strerror(err),
+			 r->pr.cpu, strerror(err),
 			 err == EPERM || err == ENOMEM ?
 				 " (raise kernel.perf_event_mlock_kb or "
 				 "ulimit -l)" :
 				 "");
 		return -err;
 	}
-	r->fd = fd;
-	r->meta = m;
-	r->map_len = (pages + 1) * page;
-	r->data = (uint8_t *)m +
-		  (r->meta->data_offset ? r->meta->data_offset : page);
-	r->size = r->meta->data_size ? r->meta->data_size : pages * page;
-	ee.data.u64 = (uint64_t)r->cpu;
+	ee.data.u64 = (uint64_t)r->pr.cpu;
 	if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, fd, &ee) < 0) {
 		err = errno;
 		fmt__buf(ctx->err, ctx->errlen, "epoll_ctl: %s", strerror(err));
@@ -329,14 +282,14 @@ static void open_error(struct ps_priv *p, pid_t tid, int cpu, int err)
 				 "perf-switch: perf_event_open on task %d "
 				 "refused: this process runs under a seccomp "
 				 "filter (kernel.perf_event_paranoid is %d)",
-				 tid, read_paranoid());
+				 tid, sys__perf_paranoid());
 		else
 			fmt__buf(ctx->err, ctx->errlen,
 				 "perf-switch: perf_event_open on task %d "
 				 "refused (kernel.perf_event_paranoid is %d; 3 "
 				 "or more forbids it to users, and only your "
 				 "own tasks can be followed)",
-				 tid, read_paranoid());
+				 tid, sys__perf_paranoid());
 		break;
 	case EMFILE:
 	case ENFILE:
@@ -389,12 +342,12 @@ static int open_task(struct ps_priv *p, pid_t tid)
 
 		if (!ctx->online[cpu])
 			continue;
-		fd = sys_perf_event_open(&attr, tid, cpu, -1,
+		fd = sys__perf_event_open(&attr, tid, cpu, -1,
 					 PERF_FLAG_FD_CLOEXEC);
 		if (fd < 0 && errno == EINVAL && p->read_lost) {
 			p->read_lost = false; /* before 6.0 */
 			attr.read_format = 0;
-			fd = sys_perf_event_open(&attr, tid, cpu, -1,
+			fd = sys__perf_event_open(&attr, tid, cpu, -1,
 						 PERF_FLAG_FD_CLOEXEC);
 		}
 		if (fd < 0 && errno == ENODEV)
@@ -410,9 +363,9 @@ static int open_task(struct ps_priv *p, pid_t tid)
 			close(fd);
 			return ret;
 		}
-		if (r->fd < 0) {
+		if (r->pr.fd < 0) {
 			ret = map_ring(p, r, fd);
-		} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, r->fd) < 0) {
+		} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, r->pr.fd) < 0) {
 			ret = -errno;
 			fmt__buf(ctx->err, ctx->errlen,
 				 "perf-switch: PERF_EVENT_IOC_SET_OUTPUT "
@@ -479,7 +432,7 @@ static int probe(struct ps_priv *p)
 		.exclude_hv = 1,
 		.disabled = 1,
 	};
-	int fd = sys_perf_event_open(&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	int fd = sys__perf_event_open(&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 
 	if (fd < 0) {
 		int err = errno;
@@ -523,8 +476,8 @@ static int ps_open(struct backend_ctx *ctx, void **privp)
 		goto out;
 	}
 	for (int cpu = 0; cpu < ctx->ncpus; cpu++) {
-		p->rings[cpu].cpu = cpu;
-		p->rings[cpu].fd = -1;
+		p->rings[cpu].pr.cpu = cpu;
+		p->rings[cpu].pr.fd = -1;
 	}
 	/* -t names single threads; -p and a command take their children */
 	p->inherit = ctx->target != CTXMON_TARGET_TIDS;
@@ -592,18 +545,6 @@ static int ps_poll_fd(void *priv)
 }
 
 /* ---- records -> events --------------------------------------------- */
-
-/* A ring's records are in time order but for interrupts nesting; keep
- * the CPU's queue ordered as the stream requires (see perf.c). */
-static uint64_t order_ts(struct ps_priv *p, struct ps_ring *r, uint64_t ts)
-{
-	if (ts < r->last_ts) {
-		p->clamped++;
-		return r->last_ts;
-	}
-	r->last_ts = ts;
-	return ts;
-}
 
 static struct ctxmon_event *slot(struct ps_priv *p, int cpu, uint64_t ts,
 				 unsigned type, int32_t tid, int32_t tgid)
@@ -771,19 +712,19 @@ static void on_record(struct ps_priv *p, struct ps_ring *r, const uint8_t *rec,
 		goto bad;
 	blen = h->size - sizeof(*h) - SID_LEN;
 	memcpy(&s, rec + h->size - SID_LEN, sizeof(s));
-	ts = order_ts(p, r, s.time);
+	ts = perf_ring__order(&r->pr, s.time);
 	switch (h->type) {
 	case PERF_RECORD_SWITCH:
-		on_switch(p, r->cpu, ts, h, &s);
+		on_switch(p, r->pr.cpu, ts, h, &s);
 		break;
 	case PERF_RECORD_FORK:
 	case PERF_RECORD_EXIT:
 		if (blen < 24)
 			goto bad;
-		on_task(p, r->cpu, ts, h, body);
+		on_task(p, r->pr.cpu, ts, h, body);
 		break;
 	case PERF_RECORD_COMM:
-		on_comm(p, r->cpu, ts, h, body, blen);
+		on_comm(p, r->pr.cpu, ts, h, body, blen);
 		break;
 	case PERF_RECORD_LOST: {
 		uint64_t lost;
@@ -793,7 +734,7 @@ static void on_record(struct ps_priv *p, struct ps_ring *r, const uint8_t *rec,
 		memcpy(&lost, body + 8, sizeof(lost));
 		r->lost_records += lost;
 		if (r->lost_records > r->lost) {
-			stream__lost(p->ctx->stream, r->cpu,
+			stream__lost(p->ctx->stream, r->pr.cpu,
 				     r->lost_records - r->lost, ts);
 			r->lost = r->lost_records;
 		}
@@ -804,21 +745,10 @@ static void on_record(struct ps_priv *p, struct ps_ring *r, const uint8_t *rec,
 	}
 	return;
 bad:
-	stream__lost(p->ctx->stream, r->cpu, 1, r->last_ts);
+	stream__lost(p->ctx->stream, r->pr.cpu, 1, r->pr.last_ts);
 }
 
 static void check_lost(struct ps_priv *p);
-
-/* @len bytes at ring position @pos into @dst, across the ring's end. */
-static void ring_copy(const struct ps_ring *r, uint64_t pos, void *dst,
-		      size_t len)
-{
-	uint64_t off = pos & (r->size - 1);
-	size_t first = r->size - off < len ? (size_t)(r->size - off) : len;
-
-	memcpy(dst, r->data + off, first);
-	memcpy((uint8_t *)dst + first, r->data, len - first);
-}
 
 /*
  * Look at the next record of @r: its header and time.  False at the end,
@@ -826,18 +756,16 @@ static void ring_copy(const struct ps_ring *r, uint64_t pos, void *dst,
  */
 static bool peek(struct ps_priv *p, struct ps_ring *r, struct ps_cursor *c)
 {
-	if (c->head - c->tail < sizeof(c->h))
+	int ret = perf_ring__peek(&r->pr, &c->h);
+
+	if (ret < 0)
+		stream__lost(p->ctx->stream, r->pr.cpu, 0, r->pr.last_ts);
+	if (ret <= 0)
 		return false;
-	ring_copy(r, c->tail, &c->h, sizeof(c->h));
-	if (c->h.size < sizeof(c->h) || c->h.size > c->head - c->tail) {
-		stream__lost(p->ctx->stream, r->cpu, 0, r->last_ts);
-		c->tail = c->head;
-		return false;
-	}
-	c->ts = r->last_ts;
+	c->ts = r->pr.last_ts;
 	if (c->h.size >= sizeof(c->h) + SID_LEN)
-		ring_copy(r, c->tail + c->h.size - SID_LEN + 8, &c->ts,
-			  sizeof(c->ts));
+		perf_ring__copy(&r->pr, c->h.size - SID_LEN + 8, &c->ts,
+				sizeof(c->ts));
 	return true;
 }
 
@@ -855,18 +783,14 @@ static void read_rings(struct ps_priv *p)
 		struct ps_cursor *c = &p->cur[i];
 
 		c->more = false;
-		if (!r->meta)
+		if (!r->pr.meta)
 			continue;
-		c->head =
-			__atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
-		c->tail = r->meta->data_tail; /* only we write it */
+		perf_ring__begin(&r->pr);
 		c->more = peek(p, r, c);
 	}
 	for (;;) {
 		struct ps_ring *r;
 		struct ps_cursor *c;
-		const uint8_t *rec;
-		uint64_t off;
 		int best = -1;
 
 		for (int i = 0; i < n; i++)
@@ -877,21 +801,14 @@ static void read_rings(struct ps_priv *p)
 			break;
 		r = &p->rings[best];
 		c = &p->cur[best];
-		off = c->tail & (r->size - 1);
-		if (off + c->h.size <= r->size) {
-			rec = r->data + off;
-		} else {
-			ring_copy(r, c->tail, p->scratch, c->h.size);
-			rec = p->scratch;
-		}
-		on_record(p, r, rec, &c->h);
-		c->tail += c->h.size;
+		on_record(p, r, perf_ring__record(&r->pr, &c->h, p->scratch),
+			  &c->h);
+		perf_ring__consume(&r->pr, &c->h);
 		c->more = peek(p, r, c);
 	}
 	for (int i = 0; i < n; i++)
-		if (p->rings[i].meta)
-			__atomic_store_n(&p->rings[i].meta->data_tail,
-					 p->cur[i].tail, __ATOMIC_RELEASE);
+		if (p->rings[i].pr.meta)
+			perf_ring__end(&p->rings[i].pr);
 	check_lost(p);
 }
 
@@ -910,7 +827,7 @@ static void check_lost(struct ps_priv *p)
 		struct ps_ring *r = &p->rings[cpu];
 		uint64_t sum = 0;
 
-		if (!r->meta)
+		if (!r->pr.meta)
 			continue;
 		for (size_t i = 0; i < p->nfds; i++) {
 			uint64_t v[2];
@@ -921,7 +838,7 @@ static void check_lost(struct ps_priv *p)
 		}
 		if (sum > r->lost) {
 			stream__lost(ctx->stream, cpu, sum - r->lost,
-				     r->last_ts);
+				     r->pr.last_ts);
 			r->lost = sum;
 		}
 	}
@@ -1108,8 +1025,8 @@ static int ps_attach(void *priv, pid_t pid)
 	if (c.cpu < 0 || c.cpu >= ctx->ncpus)
 		c.cpu = 0;
 	ts = clock__now_ns();
-	if (ts < p->rings[c.cpu].last_ts)
-		ts = p->rings[c.cpu].last_ts;
+	if (ts < p->rings[c.cpu].pr.last_ts)
+		ts = p->rings[c.cpu].pr.last_ts;
 	/* Stated at the attach time, in an order that leaves the task
 	 * where it is, asleep after a voluntary switch-out. */
 	for (uint64_t i = 0; i < invol; i++) {
@@ -1123,7 +1040,7 @@ static int ps_attach(void *priv, pid_t pid)
 		if (i + 1 < vol)
 			emit_in(p, c.cpu, ts, pid, pid);
 	}
-	p->rings[c.cpu].last_ts = ts;
+	p->rings[c.cpu].pr.last_ts = ts;
 	return 0;
 }
 
@@ -1136,8 +1053,7 @@ static void ps_close(void *priv)
 	for (size_t i = 0; i < p->nfds; i++)
 		ioctl(p->fds[i], PERF_EVENT_IOC_DISABLE, 0);
 	for (int i = 0; p->rings && i < p->ctx->ncpus; i++)
-		if (p->rings[i].meta)
-			munmap(p->rings[i].meta, p->rings[i].map_len);
+		perf_ring__unmap(&p->rings[i].pr);
 	for (size_t i = 0; i < p->nfds; i++)
 		close(p->fds[i]);
 	if (p->epfd >= 0)
@@ -1171,5 +1087,6 @@ const struct backend_ops backend_perfswitch = {
 		"wakeups (no wakeup latency, sleep includes the wait for a "
 		"CPU after a wakeup), no migrations, CPU busy means a "
 		"followed task ran",
-	.no_wakeups = true,
+
+	.caps = CTXMON_CAP_EVENTS | CTXMON_CAP_EXACT | CTXMON_CAP_CPUS,
 };

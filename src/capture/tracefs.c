@@ -103,19 +103,6 @@ static int scan_mounts(char *buf, size_t len)
 	"CAP_PERFMON and read access to tracefs "                          \
 	"(kernel.perf_event_paranoid is %d)"
 
-static int paranoid(void)
-{
-	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
-	int v = 2;
-
-	if (f) {
-		if (fscanf(f, "%d", &v) != 1)
-			v = 2;
-		fclose(f);
-	}
-	return v;
-}
-
 int tracefs__find(const char *hint, bool do_mount, char *buf, size_t len,
 		  char *err, size_t errlen)
 {
@@ -126,7 +113,7 @@ int tracefs__find(const char *hint, bool do_mount, char *buf, size_t len,
 		 * look elsewhere: the user meant that one */
 		ret = has_events(hint);
 		if (ret == -EACCES) {
-			fmt__buf(err, errlen, DENIED_FMT, hint, paranoid());
+			fmt__buf(err, errlen, DENIED_FMT, hint, sys__perf_paranoid());
 			goto out;
 		}
 		if (ret) {
@@ -146,7 +133,7 @@ int tracefs__find(const char *hint, bool do_mount, char *buf, size_t len,
 
 	ret = scan_mounts(buf, len);
 	if (ret == -EACCES) {
-		fmt__buf(err, errlen, DENIED_FMT, buf, paranoid());
+		fmt__buf(err, errlen, DENIED_FMT, buf, sys__perf_paranoid());
 		goto out;
 	}
 	if (ret != -ENOENT) {

@@ -12,11 +12,18 @@
 #include <stdio.h>
 
 #include <ctxmon/ctxmon.h>
+#include <ctxmon/rows.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+struct cli_doc;
 
 struct cli_cmd {
 	const char *name;
 	int (*run)(int argc, char **argv);
 	const char *summary;
+	/* its options and help (opts.h): --help, man page, completion */
+	const struct cli_doc *doc;
 };
 
 /* Exit statuses of the tool (beyond a launched command's own). */
@@ -49,45 +56,12 @@ struct capture_opts {
 	int verbose;
 };
 
-/* Long options every capturing command accepts; value = CAP_OPT_* or the
- * short letter.  Commands append their own. */
+/* Keys of the long-only capture options (opts.c's cli_capture_opts[]);
+ * commands number their own from CAP_OPT__END. */
 enum {
 	CAP_OPT_BACKEND = 0x100, CAP_OPT_MOUNT, CAP_OPT_TRACEFS,
 	CAP_OPT_DURATION, CAP_OPT_CGROUP, CAP_OPT__END,
 };
-#define CAPTURE_SHORTOPTS "ap:t:m:v"
-#define CAPTURE_LONGOPTS                                                  \
-	{ "all-cpus", no_argument, NULL, 'a' },                           \
-	{ "pid", required_argument, NULL, 'p' },                          \
-	{ "tid", required_argument, NULL, 't' },                          \
-	{ "buffer-size", required_argument, NULL, 'm' },                  \
-	{ "verbose", no_argument, NULL, 'v' },                            \
-	{ "backend", required_argument, NULL, CAP_OPT_BACKEND },          \
-	{ "mount-tracefs", no_argument, NULL, CAP_OPT_MOUNT },            \
-	{ "tracefs", required_argument, NULL, CAP_OPT_TRACEFS },          \
-	{ "duration", required_argument, NULL, CAP_OPT_DURATION },        \
-	{ "cgroup", required_argument, NULL, CAP_OPT_CGROUP }
-
-/* Help text for the options above. */
-#define CAPTURE_HELP                                                          \
-	"  -a, --all-cpus         every task on the machine\n"                \
-	"  -p, --pid PID[,PID..]  these processes (all their threads, and\n"  \
-	"                         the children they fork during capture)\n"   \
-	"  -t, --tid TID[,TID..]  these threads only\n"                       \
-	"      --duration SEC     stop after SEC seconds\n"                   \
-	"      --cgroup PATH      only tasks in this cgroup v2 directory or\n" \
-	"                         below (or relative to the v2 mount);\n"    \
-	"                         filtered in the kernel (bpf backends)\n"   \
-	"      --backend NAME     capture backend: auto (default: bpf, else\n" \
-	"                         perf, else the unprivileged tiers), bpf,\n"  \
-	"                         bpf-agg (counted in the kernel; stat's\n"    \
-	"                         default), perf, ftrace, ftrace-text,\n"      \
-	"                         perf-switch, proc\n"                         \
-	"  -m, --buffer-size KB   per-CPU buffer size in KiB\n"               \
-	"      --tracefs DIR      tracefs mount point (default: found in\n"   \
-	"                         /proc/mounts)\n"                             \
-	"      --mount-tracefs    mount tracefs if it is not mounted\n"       \
-	"  -v, --verbose          say which backend was chosen and why\n"
 
 /*
  * Handle one capture option; returns 1 if @opt was one, 0 if not, -1 after
@@ -95,6 +69,15 @@ enum {
  */
 int capture__opt(const char *cmd, struct capture_opts *c, int opt,
 		 const char *arg);
+/*
+ * cli__getopt() for a capturing command: its capture options are handled
+ * here, by capture__opt().  The command's own next option, -1 at the end,
+ * or CAPTURE_OPT_ERROR after an error was printed.
+ */
+#define CAPTURE_OPT_ERROR (-2)
+struct cli_doc;
+int capture__getopt(const char *cmd, const struct cli_doc *d,
+		    struct capture_opts *c, int argc, char **argv);
 /* Check the combination and take the command from argv[optind..];
  * 0 or -1 after printing an error. */
 int capture__finish(const char *cmd, struct capture_opts *c, int argc,

@@ -192,11 +192,11 @@ static void text_val(char *buf, size_t len, double v, const char *unit)
 }
 
 /* A recording's rows, or a stat --json output's. */
-static struct ctxmon_rowset *load_rows(const struct diff_run *d,
+static struct ctxmon_rowfile *load_rows(const struct diff_run *d,
 				       const char *path, bool json)
 {
-	struct ctxmon_rowset *r = json ? ctxmon_rowset_from_stat_json(path) :
-				  ctxmon_rowset_from_recording(path, d->all);
+	struct ctxmon_rowfile *r = json ? ctxmon_rowfile_from_stat_json(path) :
+				  ctxmon_rowfile_from_recording(path, d->all);
 
 	if (!r)
 		cli__err(CMD, "cannot read %s: %s", path,
@@ -206,7 +206,7 @@ static struct ctxmon_rowset *load_rows(const struct diff_run *d,
 
 static int diff_rows(FILE *f, const struct diff_run *d, bool ja, bool jb)
 {
-	struct ctxmon_rowset *ra = NULL, *rb = NULL;
+	struct ctxmon_rowfile *ra = NULL, *rb = NULL;
 	struct ctxmon_diff_row *rows = NULL;
 	enum ctxmon_rows kind = d->procs ? CTXMON_ROWS_PROCESSES :
 					   CTXMON_ROWS_THREADS;
@@ -219,8 +219,8 @@ static int diff_rows(FILE *f, const struct diff_run *d, bool ja, bool jb)
 	rb = ra ? load_rows(d, d->b, jb) : NULL;
 	if (!ra || !rb)
 		goto out;
-	sa = ctxmon_rowset_rows(ra, kind, &na);
-	sb = ctxmon_rowset_rows(rb, kind, &nb);
+	sa = ctxmon_rowfile_rows(ra, kind, &na);
+	sb = ctxmon_rowfile_rows(rb, kind, &nb);
 	rows = ctxmon_diff_rows(sa, na, sb, nb, kind, s, &n);
 	if (!rows) {
 		cli__err(CMD, "out of memory");
@@ -236,8 +236,8 @@ static int diff_rows(FILE *f, const struct diff_run *d, bool ja, bool jb)
 			   "\"duration_b_ns\":%llu,\"rows\":[",
 			d->procs ? "processes" : "threads",
 			ctxmon_diff_field_name(s),
-			(unsigned long long)ctxmon_rowset_duration(ra),
-			(unsigned long long)ctxmon_rowset_duration(rb));
+			(unsigned long long)ctxmon_rowfile_duration(ra),
+			(unsigned long long)ctxmon_rowfile_duration(rb));
 		for (size_t i = 0; i < shown; i++) {
 			fputs(i ? ",\n" : "\n", f);
 			json_row(f, &rows[i]);
@@ -248,8 +248,8 @@ static int diff_rows(FILE *f, const struct diff_run *d, bool ja, bool jb)
 
 		fprintf(f, "A: %s (%.3f s)\nB: %s (%.3f s)\n%zu %s matched by "
 			   "name, sorted by the change of %s%s%s%s\n\n",
-			d->a, (double)ctxmon_rowset_duration(ra) / 1e9, d->b,
-			(double)ctxmon_rowset_duration(rb) / 1e9, n,
+			d->a, (double)ctxmon_rowfile_duration(ra) / 1e9, d->b,
+			(double)ctxmon_rowfile_duration(rb) / 1e9, n,
 			d->procs ? "processes" : "threads",
 			ctxmon_diff_field_name(s), *u ? " (" : "", u, *u ? ")" : "");
 		fprintf(f, "%-28s %12s %12s %12s %8s   %s\n",
@@ -286,8 +286,8 @@ static int diff_rows(FILE *f, const struct diff_run *d, bool ja, bool jb)
 	status = ferror(f) ? EXIT_FAIL : EXIT_OK;
 out:
 	free(rows);
-	ctxmon_rowset_free(ra);
-	ctxmon_rowset_free(rb);
+	ctxmon_rowfile_free(ra);
+	ctxmon_rowfile_free(rb);
 	return status;
 }
 

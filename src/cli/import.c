@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "cli/recording.h"
 
 static const char *const CMD = "import";
@@ -26,41 +27,50 @@ struct import_run {
 	unsigned long shown;
 };
 
+static const struct cli_opt import_opts[] = {
+	{ "output", 'o', 'o', "OUT",
+	  "the recording (default " DEFAULT_RECORDING ")", NULL, true },
+	{ "strict", 0, 'S', NULL, "fail (exit 1) if any line does not parse" },
+	{ "max-bad", 0, 'M', "N", "give up after N lines that do not parse" },
+	{ "quiet", 'q', 'q', NULL, "no summary line" },
+	{ "help", 'h', 'h', NULL, "this help" },
+	{ NULL },
+};
+
+const struct cli_doc import_doc = {
+	.name = "import",
+	.args = "[options] FILE [-o OUT]",
+	.description =
+		"Turn an ftrace text trace into a recording: the output of trace_pipe\n"
+		"or trace, `trace-cmd report`, Android systrace/atrace (text or HTML),\n"
+		"or `ctxmon script`.  FILE - reads stdin.  Scheduler, irq and syscall\n"
+		"events are kept, other events are skipped; \"[LOST n EVENTS]\" lines\n"
+		"become losses on their CPU.  Lines that do not parse are reported\n"
+		"with their number and skipped.",
+	.groups = (const struct cli_optgroup[]){
+		{ "options", import_opts },
+		{ NULL },
+	},
+	.examples = (const struct cli_example[]){
+		{ "import trace.txt -o trace.data && ctxmon report -i trace.data",
+		  "a trace_pipe capture, then its numbers" },
+		{ "import - -o tc.data", "trace-cmd report's output on stdin" },
+		{ "import systrace.html -o android.data", "an Android systrace" },
+		{ NULL },
+	},
+};
+
 static void help(void)
 {
-	printf("usage: ctxmon import [options] FILE [-o OUT]\n\n"
-	       "Turn an ftrace text trace into a recording: the output of trace_pipe\n"
-	       "or trace, `trace-cmd report`, Android systrace/atrace (text or HTML),\n"
-	       "or `ctxmon script`.  FILE - reads stdin.  Scheduler, irq and syscall\n"
-	       "events are kept, other events are skipped; \"[LOST n EVENTS]\" lines\n"
-	       "become losses on their CPU.  Lines that do not parse are reported\n"
-	       "with their number and skipped.\n\n"
-	       "  -o, --output OUT       the recording (default " DEFAULT_RECORDING
-	       ")\n"
-	       "      --strict           fail (exit 1) if any line does not parse\n"
-	       "      --max-bad N        give up after N lines that do not parse\n"
-	       "  -q, --quiet            no summary line\n"
-	       "  -h, --help             this help\n\n"
-	       "examples:\n"
-	       "  ctxmon import trace.txt -o trace.data && ctxmon report -i trace.data\n"
-	       "  trace-cmd report | ctxmon import - -o tc.data\n"
-	       "  ctxmon import systrace.html -o android.data\n");
+	cli__help(stdout, &import_doc);
 }
 
 static int parse(struct import_run *r, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "strict", no_argument, NULL, 'S' },
-		{ "max-bad", required_argument, NULL, 'M' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	int opt;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
+	while ((opt = cli__getopt(&import_doc, argc, argv)) != -1) {
 		switch (opt) {
 		case 'o':
 			r->out = optarg;

@@ -20,8 +20,8 @@
 #include <ctxmon/record.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "cli/latency.h"
-#include "internal.h"
 
 static const char *const CMD = "latency";
 
@@ -54,65 +54,76 @@ struct lat_run {
 	int wstatus;
 };
 
+static const struct cli_opt latency_in_opts[] = {
+	{ "input", 'i', 'i', "FILE",
+	  "read a recording (ctxmon record) instead; -a, -p and -t then "
+	  "choose among its tasks", NULL, true },
+	{ NULL },
+};
+
+static const struct cli_opt latency_opts[] = {
+	{ "per-thread", 0, OPT_PER_THREAD, NULL,
+	  "a histogram per thread (default for a command, -p, -t)" },
+	{ "per-process", 0, OPT_PER_PROCESS, NULL,
+	  "per process (default with -a)" },
+	{ "per-cpu", 0, OPT_PER_CPU, NULL, "per CPU the woken thread ran on" },
+	{ "buckets", 0, OPT_BUCKETS, "N",
+	  "N linear buckets from 0 to the maximum instead of log2 ones" },
+	{ "limit", 'n', 'n', "N",
+	  "at most N histograms and N waker pairs (0: all; default 10 with -a)" },
+	{ "json", 0, OPT_JSON, NULL, "JSON" },
+	{ "output", 'o', 'o', "FILE",
+	  "write to FILE (default: stderr with a command, stdout otherwise)",
+	  NULL, true },
+	{ "help", 'h', 'h', NULL, "this help" },
+	{ NULL },
+};
+
+const struct cli_doc latency_doc = {
+	.name = "latency",
+	.args = "[options] [-a | -p PID | -t TID | [--] CMD [ARGS] | -i FILE]",
+	.description =
+		"Wakeup latency: the time from a thread's wakeup (sched_waking) until it\n"
+		"runs, per thread, process and CPU, as histograms with p50/p90/p99/p99.9,\n"
+		"the context of each maximum (waker, its CPU, the task that ran before),\n"
+		"and who wakes whom (wakeups from hard or soft irq context marked).\n\n"
+		"Quantiles come from a histogram with 32 buckets per power of two: within\n"
+		"3.1% of the exact value (docs/causes.md).",
+	.groups = (const struct cli_optgroup[]){
+		{ "target", cli_capture_opts },
+		{ "input", latency_in_opts },
+		{ "output", latency_opts },
+		{ NULL },
+	},
+	.examples = (const struct cli_example[]){
+		{ "latency -- ./server --port 8080", "a server from its start" },
+		{ "latency -a --duration 10 --per-cpu",
+		  "the machine for 10 s, per CPU" },
+		{ "latency -p 1234 --duration 5 --buckets 20",
+		  "one process, 20 linear buckets" },
+		{ "latency -i trace.ctxmon --json", "a recording, as JSON" },
+		{ NULL },
+	},
+	.notes = "Capture needs root or CAP_PERFMON (and read access to tracefs).",
+	.stop_at_operand = true,
+};
+
 static void help(void)
 {
-	printf("usage: ctxmon latency [options] [-a | -p PID | -t TID | [--] CMD [ARGS] | -i FILE]\n\n"
-	       "Wakeup latency: the time from a thread's wakeup (sched_waking) until it\n"
-	       "runs, per thread, process and CPU, as histograms with p50/p90/p99/p99.9,\n"
-	       "the context of each maximum (waker, its CPU, the task that ran before),\n"
-	       "and who wakes whom (wakeups from hard or soft irq context marked).\n\n"
-	       "target:\n" CAPTURE_HELP
-	       "  -i, --input FILE       read a recording (ctxmon record) instead; -a, -p\n"
-	       "                         and -t then choose among its tasks\n"
-	       "\noutput:\n"
-	       "      --per-thread       a histogram per thread (default for a command, -p, -t)\n"
-	       "      --per-process      per process (default with -a)\n"
-	       "      --per-cpu          per CPU the woken thread ran on\n"
-	       "      --buckets N        N linear buckets from 0 to the maximum instead of\n"
-	       "                         log2 ones\n"
-	       "  -n, --limit N          at most N histograms and N waker pairs (0: all;\n"
-	       "                         default 10 with -a)\n"
-	       "      --json             JSON\n"
-	       "  -o, --output FILE      write to FILE (default: stderr with a command,\n"
-	       "                         stdout otherwise)\n"
-	       "  -h, --help             this help\n\n"
-	       "Quantiles come from a histogram with 32 buckets per power of two: within\n"
-	       "3.1%% of the exact value (docs/causes.md).\n\n"
-	       "examples:\n"
-	       "  ctxmon latency -- ./server --port 8080\n"
-	       "  ctxmon latency -a --duration 10 --per-cpu\n"
-	       "  ctxmon latency -p 1234 --duration 5 --buckets 20\n"
-	       "  ctxmon latency -i trace.ctxmon --json\n\n"
-	       "Capture needs root or CAP_PERFMON (and read access to tracefs).\n");
+	cli__help(stdout, &latency_doc);
 }
 
 static int parse(struct lat_run *r, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		CAPTURE_LONGOPTS,
-		{ "input", required_argument, NULL, 'i' },
-		{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
-		{ "per-process", no_argument, NULL, OPT_PER_PROCESS },
-		{ "per-cpu", no_argument, NULL, OPT_PER_CPU },
-		{ "buckets", required_argument, NULL, OPT_BUCKETS },
-		{ "limit", required_argument, NULL, 'n' },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	unsigned long v;
-	int opt, c;
+	int opt;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "+" CAPTURE_SHORTOPTS "i:n:o:h",
-				  longopts, NULL)) != -1) {
-		c = capture__opt(CMD, &r->cap, opt, optarg);
-		if (c < 0)
-			return -1;
-		if (c > 0)
-			continue;
+	while ((opt = capture__getopt(CMD, &latency_doc, &r->cap, argc, argv)) !=
+	       -1) {
 		switch (opt) {
+		case CAPTURE_OPT_ERROR:
+			return -1;
 		case 'i':
 			r->input = optarg;
 			break;
@@ -449,7 +460,7 @@ static int capture_loop(struct lat_run *r)
 			usleep(10000); /* let its last switch-outs land */
 			return 0;
 		}
-		if (deadline && clock__now_ns() >= deadline)
+		if (deadline && ctxmon_clock_ns() >= deadline)
 			return 0;
 	}
 }

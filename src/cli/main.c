@@ -7,25 +7,34 @@
 #include "cli/cli.h"
 #include "cli/exp_cmds.h"
 #include "cli/hist.h"
+#include "cli/opts.h"
 #include "cli/latency.h"
 #include "cli/recording.h"
 
 static const struct cli_cmd commands[] = {
 	{ "stat", cmd_stat, "count and time the context switches of a command, "
-			    "processes or the machine" },
+			    "processes or the machine",
+	  &stat_doc },
 	{ "top", cmd_top, "live view of the switches of the machine's threads "
-			  "and processes" },
+			  "and processes",
+	  &top_doc },
 	{ "taskstats", cmd_taskstats, "the kernel's per-task counters over "
 				      "taskstats, and tasks' final counters "
-				      "at exit" },
+				      "at exit",
+	  &taskstats_doc },
 	{ "latency", cmd_latency, "wakeup latency histograms per thread, process "
-				  "and CPU, and who wakes whom" },
-	{ "record", cmd_record, "write a capture's events to a file" },
-	{ "report", cmd_report, "stat's numbers from a recording" },
-	{ "script", cmd_script, "a recording as ftrace text, one line per event" },
+				  "and CPU, and who wakes whom",
+	  &latency_doc },
+	{ "record", cmd_record, "write a capture's events to a file",
+	  &record_doc },
+	{ "report", cmd_report, "stat's numbers from a recording",
+	  &report_doc },
+	{ "script", cmd_script, "a recording as ftrace text, one line per event",
+	  &script_doc },
+	{ "import", cmd_import, "an ftrace text trace into a recording",
+	  &import_doc },
 	{ "hist", cmd_hist, "the kernel's hist-trigger language over the "
 			    "event stream, live or on a recording" },
-	{ "import", cmd_import, "an ftrace text trace into a recording" },
 	{ "diff", cmd_diff, "two recordings or experiments compared, largest change first" },
 	{ "experiment", cmd_experiment, "run commands N times each: statistics, tests, regression, plots" },
 	{ "doctor", cmd_doctor, "what this kernel offers and which backends load" },
@@ -47,7 +56,39 @@ static void usage(FILE *f)
 		   "  ctxmon stat -a -I 1000         the whole machine, once a "
 		   "second\n"
 		   "  ctxmon stat -p 1234 --json     one process, as JSON\n\n"
-		   "'ctxmon COMMAND --help' describes a command's options.\n");
+		   "'ctxmon COMMAND --help' describes a command's options; "
+		   "'ctxmon --man\n[COMMAND]' writes a man page, "
+		   "'ctxmon --completion' the bash completion.\n");
+}
+
+/* ctxmon.1 and ctxmon-CMD.1 of every documented command, into @dir. */
+static int man_pages(const char *dir)
+{
+	char path[4096];
+	FILE *f;
+
+	for (size_t i = 0; i <= ARRAY_SIZE(commands); i++) {
+		const struct cli_cmd *c = i ? &commands[i - 1] : NULL;
+
+		if (c && !c->doc)
+			continue;
+		snprintf(path, sizeof(path), "%s/ctxmon%s%s.1", dir,
+			 c ? "-" : "", c ? c->name : "");
+		f = fopen(path, "we");
+		if (!f) {
+			fprintf(stderr, "ctxmon: cannot write %s: %m\n", path);
+			return EXIT_FAIL;
+		}
+		if (c)
+			cli__man(f, c);
+		else
+			cli__man_main(f, commands, ARRAY_SIZE(commands));
+		if (fclose(f) == EOF) {
+			fprintf(stderr, "ctxmon: writing %s: %m\n", path);
+			return EXIT_FAIL;
+		}
+	}
+	return EXIT_OK;
 }
 
 int main(int argc, char **argv)
@@ -59,6 +100,29 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
 	    !strcmp(argv[1], "help")) {
 		usage(stdout);
+		return EXIT_OK;
+	}
+	/* the documentation the build installs, written from the tables */
+	if (!strcmp(argv[1], "--completion")) {
+		cli__completion(stdout, commands, ARRAY_SIZE(commands));
+		return EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--man-pages") && argc == 3)
+		return man_pages(argv[2]);
+	if (!strcmp(argv[1], "--man")) {
+		for (size_t i = 0; argc > 2 && i < ARRAY_SIZE(commands); i++) {
+			if (!strcmp(argv[2], commands[i].name) &&
+			    commands[i].doc) {
+				cli__man(stdout, &commands[i]);
+				return EXIT_OK;
+			}
+		}
+		if (argc > 2) {
+			fprintf(stderr, "ctxmon: no man page for '%s'; 'ctxmon "
+					"--help' lists the commands\n", argv[2]);
+			return EXIT_USAGE;
+		}
+		cli__man_main(stdout, commands, ARRAY_SIZE(commands));
 		return EXIT_OK;
 	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {

@@ -24,8 +24,8 @@
 #include <ctxmon/export.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "cli/recording.h"
-#include "internal.h"
 
 static const char *const CMD = "record";
 
@@ -47,35 +47,55 @@ struct rec_run {
 	struct rusage ru;
 };
 
+static const struct cli_opt record_opts[] = {
+	{ "output", 'o', 'o', "FILE",
+	  "the recording (default " DEFAULT_RECORDING ")", NULL, true },
+	{ "events", 'e', 'e', "LIST",
+	  "event groups, comma-separated: sched (default), irq, syscall, all" },
+	{ "level", 'z', 'z', "N", "zstd level 1-19 (default 3)" },
+	{ "stat", 0, 'S', NULL,
+	  "also print stat's numbers at the end (to stderr with a command, as "
+	  "stat does)" },
+	{ "json", 0, 'J', NULL, "--stat as JSON" },
+	{ "perfetto", 0, 'P', "FILE",
+	  "also write the recording as a Perfetto trace (ctxmon export "
+	  "--format perfetto)", NULL, true },
+	{ "quiet", 'q', 'q', NULL, "no summary line at the end" },
+	{ "help", 'h', 'h', NULL, "this help" },
+	{ NULL },
+};
+
+const struct cli_doc record_doc = {
+	.name = "record",
+	.args = "[options] [-a | -p PID | -t TID | [--] CMD [ARGS]]",
+	.description =
+		"Write every scheduler event of a capture, in time order, to a\n"
+		"recording file, with the session's metadata (kernel, CPUs, clock,\n"
+		"backend, event formats, loss counters, the tasks known at start).\n"
+		"Read it with `ctxmon report` (the numbers of stat) or `ctxmon script`\n"
+		"(ftrace text).  The file is compressed (a few bytes per event),\n"
+		"created with mode 0600, and stays readable if the recorder is killed\n"
+		"or the disk fills up.  With a command, exits with its exit status.",
+	.groups = (const struct cli_optgroup[]){
+		{ "target", cli_capture_opts },
+		{ "recording", record_opts },
+		{ NULL },
+	},
+	.examples = (const struct cli_example[]){
+		{ "record -- ./myprog", "record myprog and its children" },
+		{ "record -a --duration 10 -o all.data",
+		  "the whole machine for 10 s" },
+		{ "record -p 1234 -e sched,irq", "one process, with irqs" },
+		{ "report -i all.data --per-process", "then read it back" },
+		{ NULL },
+	},
+	.notes = "Needs root or CAP_PERFMON (and read access to tracefs).",
+	.stop_at_operand = true,
+};
+
 static void help(void)
 {
-	printf("usage: ctxmon record [options] [-a | -p PID | -t TID | [--] CMD [ARGS]]\n\n"
-	       "Write every scheduler event of a capture, in time order, to a\n"
-	       "recording file, with the session's metadata (kernel, CPUs, clock,\n"
-	       "backend, event formats, loss counters, the tasks known at start).\n"
-	       "Read it with `ctxmon report` (the numbers of stat) or `ctxmon script`\n"
-	       "(ftrace text).  The file is compressed (a few bytes per event),\n"
-	       "created with mode 0600, and stays readable if the recorder is killed\n"
-	       "or the disk fills up.  With a command, exits with its exit status.\n\n"
-	       "target:\n" CAPTURE_HELP "\nrecording:\n"
-	       "  -o, --output FILE      the recording (default " DEFAULT_RECORDING
-	       ")\n"
-	       "  -e, --events LIST      event groups: sched (default), irq, syscall,\n"
-	       "                         all; comma-separated\n"
-	       "  -z, --level N          zstd level 1-19 (default 3)\n"
-	       "      --perfetto FILE    also write the recording as a Perfetto trace\n"
-	       "                         (ctxmon export --format perfetto)\n"
-	       "      --stat             also print stat's numbers at the end (to stderr\n"
-	       "                         with a command, as stat does)\n"
-	       "      --json             --stat as JSON\n"
-	       "  -q, --quiet            no summary line at the end\n"
-	       "  -h, --help             this help\n\n"
-	       "examples:\n"
-	       "  ctxmon record -- ./myprog          record myprog and its children\n"
-	       "  ctxmon record -a --duration 10 -o all.data\n"
-	       "  ctxmon record -p 1234 -e sched,irq\n"
-	       "  ctxmon report -i all.data --per-process\n\n"
-	       "Needs root or CAP_PERFMON (and read access to tracefs).\n");
+	cli__help(stdout, &record_doc);
 }
 
 static int parse_events(const char *arg, unsigned *out)
@@ -108,30 +128,15 @@ static int parse_events(const char *arg, unsigned *out)
 
 static int parse(struct rec_run *r, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		CAPTURE_LONGOPTS,
-		{ "output", required_argument, NULL, 'o' },
-		{ "events", required_argument, NULL, 'e' },
-		{ "level", required_argument, NULL, 'z' },
-		{ "stat", no_argument, NULL, 'S' },
-		{ "perfetto", required_argument, NULL, 'P' },
-		{ "json", no_argument, NULL, 'J' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	unsigned long v;
-	int opt, c;
+	int opt;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "+" CAPTURE_SHORTOPTS "o:e:z:qh",
-				  longopts, NULL)) != -1) {
-		c = capture__opt(CMD, &r->cap, opt, optarg);
-		if (c < 0)
-			return -1;
-		if (c > 0)
-			continue;
+	while ((opt = capture__getopt(CMD, &record_doc, &r->cap, argc, argv)) !=
+	       -1) {
 		switch (opt) {
+		case CAPTURE_OPT_ERROR:
+			return -1;
 		case 'o':
 			r->path = optarg;
 			break;
@@ -227,61 +232,6 @@ static int on_event(const struct ctxmon_event *ev, void *ctx)
 }
 
 /* ---- metadata ------------------------------------------------------ */
-
-static const struct {
-	unsigned group;
-	const char *system, *name;
-} formats[] = {
-	{ CTXMON_EVENTS_SCHED, "sched", "sched_switch" },
-	{ CTXMON_EVENTS_SCHED, "sched", "sched_waking" },
-	{ CTXMON_EVENTS_SCHED, "sched", "sched_wakeup" },
-	{ CTXMON_EVENTS_SCHED, "sched", "sched_wakeup_new" },
-	{ CTXMON_EVENTS_SCHED, "sched", "sched_migrate_task" },
-	{ CTXMON_EVENTS_SCHED, "sched", "sched_process_fork" },
-	{ CTXMON_EVENTS_SCHED, "sched", "sched_process_exec" },
-	{ CTXMON_EVENTS_SCHED, "sched", "sched_process_exit" },
-	{ CTXMON_EVENTS_IRQ, "irq", "irq_handler_entry" },
-	{ CTXMON_EVENTS_IRQ, "irq", "irq_handler_exit" },
-	{ CTXMON_EVENTS_IRQ, "irq", "softirq_entry" },
-	{ CTXMON_EVENTS_IRQ, "irq", "softirq_exit" },
-	{ CTXMON_EVENTS_SYSCALL, "raw_syscalls", "sys_enter" },
-	{ CTXMON_EVENTS_SYSCALL, "raw_syscalls", "sys_exit" },
-};
-
-/* The tracefs format files of the recorded events: a reader on another
- * kernel can see the exact layout and print formats they came from. */
-static int add_formats(struct rec_run *r, unsigned groups)
-{
-	char dir[4096], err[256], path[4600], *text = NULL;
-	size_t cap = 1 << 16;
-	int ret = 0;
-
-	if (tracefs__find(r->cap.tracefs, false, dir, sizeof(dir), err,
-			  sizeof(err)) < 0)
-		return 0; /* the BPF backend may run without tracefs */
-	text = malloc(cap);
-	if (!text)
-		return -ENOMEM;
-	for (size_t i = 0; i < ARRAY_SIZE(formats) && !ret; i++) {
-		FILE *f;
-		size_t n;
-
-		if (!(groups & formats[i].group))
-			continue;
-		snprintf(path, sizeof(path), "%s/events/%s/%s/format", dir,
-			 formats[i].system, formats[i].name);
-		f = fopen(path, "re");
-		if (!f)
-			continue;
-		n = fread(text, 1, cap - 1, f);
-		fclose(f);
-		text[n] = '\0';
-		ret = ctxmon_record_add_format(r->w, formats[i].system,
-					       formats[i].name, text);
-	}
-	free(text);
-	return ret;
-}
 
 /* Names of the irq lines, for script's irq_handler_entry lines. */
 static int add_irq_names(struct rec_run *r)
@@ -411,7 +361,8 @@ static int start_meta(struct rec_run *r, int argc, char **argv)
 	      (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec);
 	m_u64s(&m, CTXMON_META_LOST_START, st.lost_per_cpu, (size_t)st.ncpus);
 	if (!m.err)
-		m.err = add_formats(r, groups);
+		m.err = ctxmon_record_add_tracefs_formats(r->w, r->cap.tracefs,
+							  groups);
 	if (!m.err)
 		m.err = add_irq_names(r);
 	return m.err;
@@ -493,14 +444,14 @@ static int rec_tick(void *ctx)
 
 	if (r->werr)
 		return r->werr;
-	if (clock__now_ns() < r->next_flush)
+	if (ctxmon_clock_ns() < r->next_flush)
 		return 0;
 	ret = ctxmon_record_flush(r->w);
 	if (ret < 0) {
 		write_failed(r, ret);
 		return ret;
 	}
-	r->next_flush = clock__now_ns() + FLUSH_NS;
+	r->next_flush = ctxmon_clock_ns() + FLUSH_NS;
 	return 0;
 }
 
@@ -516,7 +467,7 @@ static int capture_loop(struct rec_run *r, uint64_t start_ts)
 	};
 	int ret;
 
-	r->next_flush = clock__now_ns() + FLUSH_NS;
+	r->next_flush = ctxmon_clock_ns() + FLUSH_NS;
 	ret = capture__loop(CMD, &l);
 	r->child_done = l.child_done;
 	r->wstatus = l.wstatus;
@@ -592,8 +543,9 @@ int cmd_record(int argc, char **argv)
 			.pids = r.cap.pids,
 			.npids = r.cap.npids,
 			.root_pid = ctxmon_session_child(r.s),
-			.exited_keep = EXITED_KEEP,
-			.no_wakeups = session__no_wakeups(r.s),
+			.exited_keep = CTXMON_EXITED_KEEP,
+			.no_wakeups = !(ctxmon_session_caps(r.s) &
+					 CTXMON_CAP_WAKEUPS),
 		};
 
 		r.a = ctxmon_account_new(&ao);

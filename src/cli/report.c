@@ -15,11 +15,11 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "cli/latency.h"
 #include "cli/recording.h"
 #include <ctxmon/causes.h>
 #include <ctxmon/export.h>
-#include "internal.h"
 
 static const char *const CMD = "report";
 
@@ -139,45 +139,73 @@ struct rep_run {
 	bool oom;
 };
 
+static const struct cli_opt report_in_opts[] = {
+	{ "input", 'i', 'i', "FILE",
+	  "the recording (default " DEFAULT_RECORDING ")", NULL, true },
+	{ NULL },
+};
+
+static const struct cli_opt report_filter_opts[] = {
+	{ "pid", 0, 'p', "PID[,PID..]", "rows of these processes" },
+	{ "tid", 0, 't', "TID[,TID..]", "rows of these threads" },
+	{ "comm", 0, 'c', "NAME", "rows whose comm is NAME" },
+	{ "cpu", 0, 'C', "CPU[,CPU..]", "only events recorded on these CPUs" },
+	{ "time", 0, 'T', "START,END",
+	  "only events between START and END seconds after the start (either "
+	  "may be left out)" },
+	{ NULL },
+};
+
+static const struct cli_opt report_opts[] = {
+	{ "per-thread", 0, 'H', NULL, "one row per thread" },
+	{ "per-process", 0, 'P', NULL, "one row per process" },
+	{ "sort", 's', 's', "KEY", "sort rows by KEY (default switches)",
+	  output__sort_keys },
+	{ "limit", 'n', 'n', "N", "at most N rows per table (0: all)" },
+	{ "cpus", 0, 'U', NULL, "per-CPU busy/idle lines" },
+	{ "causes", 0, 'K', NULL,
+	  "why threads were switched out (record with -e all for syscalls and "
+	  "irqs; docs/causes.md)" },
+	{ "json", 0, 'J', NULL, "JSON" },
+	{ "csv", 0, 'V', NULL, "CSV" },
+	{ "html", 0, 'W', NULL,
+	  "one self-contained HTML page with plots (with -o FILE; causes "
+	  "included)" },
+	{ "output", 'o', 'o', "FILE", "write to FILE instead of stdout", NULL,
+	  true },
+	{ "help", 'h', 'h', NULL, "this help" },
+	{ NULL },
+};
+
+const struct cli_doc report_doc = {
+	.name = "report",
+	.args = "[options] [-i FILE]",
+	.description =
+		"Show what `ctxmon stat` shows, from a recording made by `ctxmon\n"
+		"record` or `ctxmon import`: per-thread and per-process switches,\n"
+		"voluntary and involuntary, run / wait / sleep time, wakeup latency,\n"
+		"migrations, per-CPU busy time, and where events were lost.  A\n"
+		"recording cut short (killed recorder, full disk) is read up to its\n"
+		"last complete chunk, with a warning.",
+	.groups = (const struct cli_optgroup[]){
+		{ "input", report_in_opts },
+		{ "filters", report_filter_opts },
+		{ "output", report_opts },
+		{ NULL },
+	},
+	.examples = (const struct cli_example[]){
+		{ "report", "the numbers of " DEFAULT_RECORDING },
+		{ "report -i all.data --per-process --sort invol",
+		  "processes, most preempted first" },
+		{ "report --comm nginx --time 2,5 --json",
+		  "nginx's threads from 2 s to 5 s, as JSON" },
+		{ NULL },
+	},
+};
+
 static void help(void)
 {
-	printf("usage: ctxmon report [options] [-i FILE]\n\n"
-	       "Show what `ctxmon stat` shows, from a recording made by `ctxmon\n"
-	       "record` or `ctxmon import`: per-thread and per-process switches,\n"
-	       "voluntary and involuntary, run / wait / sleep time, wakeup latency,\n"
-	       "migrations, per-CPU busy time, and where events were lost.  A\n"
-	       "recording cut short (killed recorder, full disk) is read up to its\n"
-	       "last complete chunk, with a warning.\n\n"
-	       "input:\n"
-	       "  -i, --input FILE       the recording (default " DEFAULT_RECORDING
-	       ")\n"
-	       "filters:\n"
-	       "      --pid PID[,PID..]  rows of these processes\n"
-	       "      --tid TID[,TID..]  rows of these threads\n"
-	       "      --comm NAME        rows whose comm is NAME\n"
-	       "      --cpu CPU[,CPU..]  only events recorded on these CPUs\n"
-	       "      --time START,END   only events between START and END seconds\n"
-	       "                         after the start (either may be left out)\n"
-	       "output:\n"
-	       "      --per-thread       one row per thread\n"
-	       "      --per-process      one row per process\n"
-	       "  -s, --sort KEY         sort rows by KEY: %s\n"
-	       "  -n, --limit N          at most N rows per table (0: all)\n"
-	       "      --cpus             per-CPU busy/idle lines\n"
-	       "      --causes           why threads were switched out (record with\n"
-	       "                         -e all for syscalls and irqs; docs/causes.md)\n"
-	       "      --json             JSON\n"
-	       "      --csv              CSV\n"
-	       "      --html             one self-contained HTML page with plots\n"
-	       "                         (with -o FILE; causes included)\n"
-	       "  -o, --output FILE      write to FILE instead of stdout\n"
-	       "  -h, --help             this help\n\n"
-	       "examples:\n"
-	       "  ctxmon report                          the numbers of ctxmon.data\n"
-	       "  ctxmon report -i all.data --per-process --sort invol\n"
-	       "  ctxmon report --comm nginx --time 2,5 --json\n"
-	       "  ctxmon report -i run.data --html -o run.html\n",
-	       output__sort_keys());
+	cli__help(stdout, &report_doc);
 }
 
 static int parse_list(const char *what, const char *arg, long max, bool zero_ok,
@@ -243,34 +271,13 @@ bad:
 
 static int parse(struct rep_run *r, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "input", required_argument, NULL, 'i' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "tid", required_argument, NULL, 't' },
-		{ "comm", required_argument, NULL, 'c' },
-		{ "cpu", required_argument, NULL, 'C' },
-		{ "time", required_argument, NULL, 'T' },
-		{ "per-thread", no_argument, NULL, 'H' },
-		{ "per-process", no_argument, NULL, 'P' },
-		{ "sort", required_argument, NULL, 's' },
-		{ "limit", required_argument, NULL, 'n' },
-		{ "cpus", no_argument, NULL, 'U' },
-		{ "causes", no_argument, NULL, 'K' },
-		{ "json", no_argument, NULL, 'J' },
-		{ "csv", no_argument, NULL, 'V' },
-		{ "html", no_argument, NULL, 'W' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	pid_t *cpus = NULL;
 	size_t ncpus = 0;
 	unsigned long v;
 	int opt;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "i:s:n:o:h", longopts, NULL)) !=
-	       -1) {
+	while ((opt = cli__getopt(&report_doc, argc, argv)) != -1) {
 		switch (opt) {
 		case 'i':
 			r->path = optarg;
@@ -564,13 +571,15 @@ int cmd_report(int argc, char **argv)
 	}
 	/* as stat does, unless a filter picks rows by tid or name */
 	if (!has_filters(&r))
-		ao.exited_keep = EXITED_KEEP;
+		ao.exited_keep = CTXMON_EXITED_KEEP;
 	{
 		const char *be = ctxmon_reader_meta_str(r.r,
 							CTXMON_META_BACKEND);
 
+		unsigned caps = ctxmon_backend_caps(be);
+
 		/* recorded without wakeups: sleepers just switch in */
-		ao.no_wakeups = be && !strcmp(be, "perf-switch");
+		ao.no_wakeups = caps && !(caps & CTXMON_CAP_WAKEUPS);
 	}
 	r.a = ctxmon_account_new(&ao);
 	if (!r.a)

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "cli/recording.h"
 
 static const char *const CMD = "script";
@@ -26,30 +27,49 @@ struct script_run {
 	int werr;
 };
 
+static const struct cli_opt script_opts[] = {
+	{ "input", 'i', 'i', "FILE",
+	  "the recording (default " DEFAULT_RECORDING ")", NULL, true },
+	{ "ns", 0, 'N', NULL,
+	  "nanosecond timestamps (default: microseconds, rounded like "
+	  "trace_pipe)" },
+	{ "cpu", 0, 'C', "CPU[,CPU..]", "only events recorded on these CPUs" },
+	{ "header", 0, 'H', NULL,
+	  "the recording's metadata too, as # comments (what is known at its "
+	  "end, at the end)" },
+	{ "output", 'o', 'o', "FILE", "write to FILE instead of stdout", NULL,
+	  true },
+	{ "help", 'h', 'h', NULL, "this help" },
+	{ NULL },
+};
+
+const struct cli_doc script_doc = {
+	.name = "script",
+	.args = "[options] [-i FILE]",
+	.description =
+		"Print every event of a recording as one line of ftrace text, in the\n"
+		"form of trace_pipe (without its irq-flags column):\n\n"
+		"  comm-tid [cpu] secs.usecs: event: fields\n\n"
+		"with the fields of this kernel's print formats, for instance\n\n"
+		"  <idle>-0 [001] 1234.567890: sched_switch: prev_comm=swapper/1 prev_pid=0\n"
+		"  prev_prio=120 prev_state=R ==> next_comm=foo next_pid=42 next_prio=120\n\n"
+		"(one line).  Losses are lines of a \"lost_events\" event with the CPU and\n"
+		"the time window.  `ctxmon import` reads the output back.",
+	.groups = (const struct cli_optgroup[]){
+		{ "options", script_opts },
+		{ NULL },
+	},
+	.examples = (const struct cli_example[]){
+		{ "script | grep sched_switch | head", "the first switches" },
+		{ "script -i all.data --ns > all.txt", "with nanoseconds, to a file" },
+		{ "script | ctxmon import - -o copy.data", "a round trip" },
+		{ NULL },
+	},
+};
+
 static void help(void)
 {
-	printf("usage: ctxmon script [options] [-i FILE]\n\n"
-	       "Print every event of a recording as one line of ftrace text, in the\n"
-	       "form of trace_pipe (without its irq-flags column):\n\n"
-	       "  comm-tid [cpu] secs.usecs: event: fields\n\n"
-	       "with the fields of this kernel's print formats, for instance\n\n"
-	       "  <idle>-0 [001] 1234.567890: sched_switch: prev_comm=swapper/1 prev_pid=0\n"
-	       "  prev_prio=120 prev_state=R ==> next_comm=foo next_pid=42 next_prio=120\n\n"
-	       "(one line).  Losses are lines of a \"lost_events\" event with the CPU and\n"
-	       "the time window.  `ctxmon import` reads the output back.\n\n"
-	       "  -i, --input FILE       the recording (default " DEFAULT_RECORDING
-	       ")\n"
-	       "      --ns               nanosecond timestamps (default: microseconds,\n"
-	       "                         rounded like trace_pipe)\n"
-	       "      --cpu CPU[,CPU..]  only events recorded on these CPUs\n"
-	       "      --header           the recording's metadata too, as # comments\n"
-	       "                         (what is known at its end, at the end)\n"
-	       "  -o, --output FILE      write to FILE instead of stdout\n"
-	       "  -h, --help             this help\n\n"
-	       "examples:\n"
-	       "  ctxmon script | grep sched_switch | head\n"
-	       "  ctxmon script -i all.data --ns > all.txt\n"
-	       "  ctxmon script | ctxmon import - -o copy.data\n");
+	cli__help(stdout, &script_doc);
 }
 
 static int parse_cpus(struct script_run *s, const char *arg)
@@ -87,19 +107,10 @@ out:
 
 static int parse(struct script_run *s, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "input", required_argument, NULL, 'i' },
-		{ "ns", no_argument, NULL, 'N' },
-		{ "cpu", required_argument, NULL, 'C' },
-		{ "header", no_argument, NULL, 'H' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	int opt;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "i:o:h", longopts, NULL)) != -1) {
+	while ((opt = cli__getopt(&script_doc, argc, argv)) != -1) {
 		switch (opt) {
 		case 'i':
 			s->path = optarg;

@@ -15,19 +15,25 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <ctxmon/features.h>
 #include <ctxmon/cgroup.h>
+#include <ctxmon/export.h>
+#include <ctxmon/features.h>
 
 #include "cli/cli.h"
 #include "cli/latency.h"
+#include "cli/opts.h"
 #include "cli/recording.h"
 #include "cli/top.h"
-#include <ctxmon/export.h>
 #include "internal.h"
 #include "analysis/rusage.h"
 #include "output/output.h"
 
 static const char *const CMD = "stat";
+
+enum {
+	OPT_CAUSES = CAP_OPT__END + 0x40, OPT_RATES, OPT_PER_CGROUP, OPT_HTML,
+	OPT_CHECK,
+};
 
 /* --check: the traced counts do not match the kernel's */
 #define EXIT_MISMATCH 3
@@ -46,14 +52,12 @@ struct stat_run {
 	int index;
 	int werr;		/* first write error, -errno */
 	bool causes;		/* --causes */
+	struct ctxmon_rowset *rows;	/* the rows of the session */
 	const char *html_path;	/* --html FILE */
 	struct ctxmon_html *html;
 	struct rusage_model *model; /* a command: what its rusage holds */
 	bool check;		/* --check: a mismatch exits EXIT_MISMATCH */
 	bool mismatch;
-	struct ctxmon_cpu_stats *prev_cpus; /* -I, counting backend */
-	size_t nprev_cpus;
-	struct rows_snap snap;	/* -I with a counting tier: last rows */
 	/* -I: capture counters at the previous interval's end, so each
 	 * record shows its own interval's events and losses. */
 	uint64_t prev_ts, prev_events, prev_lost, prev_lost_records;
@@ -63,51 +67,70 @@ struct stat_run {
 	struct rusage ru;
 };
 
-static void help(void)
-{
-	printf("usage: ctxmon stat [options] [-a | -p PID | -t TID | [--] CMD [ARGS]]\n\n"
-	       "Count and time context switches per thread and process: voluntary\n"
-	       "(blocked) and involuntary (preempted), the exit switch-out, time on\n"
-	       "CPU, runnable wait, sleep by state, wakeup latency, migrations.\n"
-	       "With a command it follows the command and every descendant from fork\n"
-	       "to exit, compares its counts with the kernel's (getrusage) and exits\n"
-	       "with the command's exit status.\n\n"
-	       "target:\n" CAPTURE_HELP
-	       "\noutput:\n"
-	       "  -I, --interval MS      print every MS milliseconds (counts per interval)\n"
-	       "      --per-thread       one row per thread (default for a command/-p/-t)\n"
-	       "      --per-process      one row per process (default with -a)\n"
-	       "  -s, --sort KEY         sort rows by KEY: %s\n"
-	       "                         (default switches)\n"
-	       "  -n, --limit N          at most N rows per table (0: all; default 25 with -a)\n"
-	       "      --cpus             per-CPU busy/idle lines (default with -a)\n"
-	       "      --json             JSON (one object per interval with -I)\n"
-	       "      --csv              CSV\n"
-	       "      --causes           why threads were switched out: blocked in which\n"
-	       "                         syscall, preempted by a woken task, slice end,\n"
-	       "                         yield, exit; irq time (traces syscalls and irqs\n"
-	       "                         too, which costs more; docs/causes.md)\n"
-	       "      --per-cgroup       one row per cgroup v2 (the threads' cgroups at the\n"
-	       "                         end; exited threads as \"(exited)\")\n"
-	       "      --rates            per second, with top's columns (with -I and -p: a\n"
-	       "                         per-thread pidstat -w)\n"
-	       "      --html FILE        also write an HTML page with plots to FILE\n"
-	       "      --check            with a command: exit 3 when the traced counts do not\n"
-	       "                         match the kernel's (for CI); the verdict line is\n"
-	       "                         always written to stderr\n"
-	       "  -o, --output FILE      write to FILE (default: stderr with a command, as\n"
-	       "                         perf stat does, so the command's output stays clean;\n"
-	       "                         stdout otherwise)\n"
-	       "  -h, --help             this help\n\n"
-	       "examples:\n"
-	       "  ctxmon stat -- ./myprog arg      every thread of myprog, vs the kernel's counts\n"
-	       "  ctxmon stat -a -I 1000           the machine, per process, every second\n"
-	       "  ctxmon stat -p 1234 --duration 5 --sort invol\n"
-	       "  ctxmon stat --json -o out.json -- make -j2\n"
-	       "  ctxmon stat --check --json -o out.json -- ./test.sh   fail CI on a mismatch\n\n"
-	       "Needs root or CAP_PERFMON (and read access to tracefs).\n",
-	       output__sort_keys());
-}
+static const struct cli_opt stat_opts[] = {
+	{ "interval", 'I', 'I', "MS",
+	  "print every MS milliseconds (counts per interval)" },
+	{ "per-thread", 0, 'T', NULL,
+	  "one row per thread (default for a command, -p, -t)" },
+	{ "per-process", 0, 'P', NULL, "one row per process (default with -a)" },
+	{ "sort", 's', 's', "KEY", "sort rows by KEY (default switches)",
+	  output__sort_keys },
+	{ "limit", 'n', 'n', "N",
+	  "at most N rows per table (0: all; default 25 with -a)" },
+	{ "cpus", 0, 'C', NULL, "per-CPU busy/idle lines (default with -a)" },
+	{ "json", 0, 'J', NULL, "JSON (one object per interval with -I)" },
+	{ "csv", 0, 'V', NULL, "CSV" },
+	{ "causes", 0, OPT_CAUSES, NULL,
+	  "why threads were switched out: blocked in which syscall, preempted "
+	  "by a woken task, slice end, yield, exit; irq time (traces syscalls "
+	  "and irqs too, which costs more; docs/causes.md)" },
+	{ "rates", 0, OPT_RATES, NULL,
+	  "per second, with top's columns (with -I and -p: a per-thread "
+	  "pidstat -w)" },
+	{ "per-cgroup", 0, OPT_PER_CGROUP, NULL,
+	  "one row per cgroup v2 (the threads' cgroups at the end; exited "
+	  "threads as \"(exited)\")" },
+	{ "html", 0, OPT_HTML, "FILE",
+	  "also write an HTML page with plots to FILE", NULL, true },
+	{ "check", 0, OPT_CHECK, NULL,
+	  "with a command: exit 3 when the traced counts do not match the "
+	  "kernel's (for CI); the verdict line is always written to stderr" },
+	{ "output", 'o', 'o', "FILE",
+	  "write to FILE (default: stderr with a command, as perf stat does, "
+	  "so the command's output stays clean; stdout otherwise)", NULL, true },
+	{ "help", 'h', 'h', NULL, "this help" },
+	{ NULL },
+};
+
+const struct cli_doc stat_doc = {
+	.name = "stat",
+	.args = "[options] [-a | -p PID | -t TID | [--] CMD [ARGS]]",
+	.description =
+		"Count and time context switches per thread and process: voluntary\n"
+		"(blocked) and involuntary (preempted), the exit switch-out, time on\n"
+		"CPU, runnable wait, sleep by state, wakeup latency, migrations.\n"
+		"With a command it follows the command and every descendant from fork\n"
+		"to exit, compares its counts with the kernel's (getrusage) and exits\n"
+		"with the command's exit status.",
+	.groups = (const struct cli_optgroup[]){
+		{ "target", cli_capture_opts },
+		{ "output", stat_opts },
+		{ NULL },
+	},
+	.examples = (const struct cli_example[]){
+		{ "stat -- ./myprog arg", "every thread of myprog, vs the kernel's counts" },
+		{ "stat -a -I 1000", "the machine, per process, every second" },
+		{ "stat -p 1234 --duration 5 --sort invol",
+		  "one process for 5 s, most preempted threads first" },
+		{ "stat --json -o out.json -- make -j2", "a build, as JSON in out.json" },
+		{ "stat --check --json -o out.json -- ./test.sh",
+		  "fail CI when the counts do not match the kernel's" },
+		{ "stat -a --per-cgroup --duration 5", "the machine, per cgroup" },
+		{ NULL },
+	},
+	.notes = "Needs root or CAP_PERFMON (and read access to tracefs).",
+	.stop_at_operand = true,
+};
 
 /*
  * Turn the session's running counters in @c into this interval's, and
@@ -140,79 +163,41 @@ static int interval_deltas(struct stat_run *r, struct ctxmon_session_stats *c)
 	return 0;
 }
 
-/*
- * Per-CPU numbers: from the account, or from a backend that counts in the
- * kernel (its totals since start, turned into this interval's with -I).
- */
-static struct ctxmon_cpu_stats *stat_cpus(struct stat_run *r, uint64_t ts,
-					  size_t *n)
-{
-	struct ctxmon_cpu_stats *c = NULL, *p;
-
-	if (!session__counting(r->s) || session__read_cpus(r->s, ts, &c, n) < 0)
-		return ctxmon_account_cpus(r->a, n);
-	if (!r->interval_ns)
-		return c;
-	p = calloc(*n ? *n : 1, sizeof(*p));
-	if (!p) {
-		free(c);
-		return NULL;
-	}
-	for (size_t i = 0; i < *n; i++) {
-		p[i] = c[i];
-		for (size_t j = 0; j < r->nprev_cpus; j++) {
-			const struct ctxmon_cpu_stats *o = &r->prev_cpus[j];
-
-			if (o->cpu != c[i].cpu)
-				continue;
-			p[i].busy_ns -= o->busy_ns;
-			p[i].idle_ns -= o->idle_ns;
-			p[i].switches -= o->switches;
-			p[i].first_ts = o->last_ts;
-		}
-	}
-	free(r->prev_cpus);
-	r->prev_cpus = c;
-	r->nprev_cpus = *n;
-	return p;
-}
-
 /* Print the numbers accumulated up to @ts. */
 static int emit(struct stat_run *r, uint64_t ts, bool final)
 {
 	struct report rep = { .interval = -1 };
 	struct causes_report cr = { 0 };
-	struct ctxmon_cpu_stats *cpus = NULL;
-	struct ctxmon_stats *th = NULL, *pr = NULL;
-	size_t nth = 0, npr = 0, ncpu = 0;
-	int ret = -ENOMEM;
+	struct ctxmon_snapshot snap = { 0 };
+	int ret;
 
-	ret = rows__collect(r->s, r->a, &r->snap, r->interval_ns, ts, &th,
-			    &nth, &pr, &npr);
+	ret = ctxmon_rowset_snapshot(r->rows, ts, &snap);
 	if (ret < 0)
 		goto out;
-	if (r->per_cgroup) {
-		free(pr);
-		pr = ctxmon_cgroup_rollup(th, nth, &npr);
-		if (!pr)
-			goto out;
-	}
 	ret = -ENOMEM;
-	cpus = stat_cpus(r, ts, &ncpu);
-	if (!cpus)
-		goto out;
+	if (r->per_cgroup) {
+		struct ctxmon_stats *cg;
+		size_t ncg;
+
+		cg = ctxmon_cgroup_rollup(snap.threads, snap.nthreads, &ncg);
+		if (!cg)
+			goto out;
+		free(snap.procs);
+		snap.procs = cg;
+		snap.nprocs = ncg;
+	}
 	ctxmon_session_get_stats(r->s, &rep.cap);
 	rep.backend = ctxmon_session_backend(r->s);
-	rep.counted = session__counting(r->s);
+	rep.counted = ctxmon_session_caps(r->s) & CTXMON_CAP_COUNTS;
 	rep.duration_ns = ts > r->start_ts ? ts - r->start_ts : 0;
 	if (r->interval_ns && interval_deltas(r, &rep.cap) == 0)
 		rep.duration_ns = ts - r->prev_ts;
-	rep.threads = th;
-	rep.nthreads = nth;
-	rep.procs = pr;
-	rep.nprocs = npr;
-	rep.cpus = cpus;
-	rep.ncpus = ncpu;
+	rep.threads = snap.threads;
+	rep.nthreads = snap.nthreads;
+	rep.procs = snap.procs;
+	rep.nprocs = snap.nprocs;
+	rep.cpus = snap.cpus;
+	rep.ncpus = snap.ncpus;
 	rep.anomalies = ctxmon_account_anomalies(r->a);
 	if (r->causes) {
 		if (causes_report__collect(r->a, false, NULL, &cr) < 0)
@@ -223,20 +208,23 @@ static int emit(struct stat_run *r, uint64_t ts, bool final)
 		rep.interval = r->index;
 		rep.interval_ts_ns = ts - r->start_ts;
 	}
-	if (r->model && rusage__add(r->model, th, nth) < 0)
+	if (r->model && rusage__add(r->model, snap.threads, snap.nthreads) < 0)
 		goto out;
 	if (final && r->child_done) {
 		rep.has_exit = true;
 		rep.exit_status = capture__exit_status(r->wstatus);
 		if (r->model) {
 			struct rusage_sums in, orph;
+			unsigned caps = ctxmon_session_caps(r->s);
 
 			rusage__result(r->model, &in, &orph);
-			rusage__mark(r->model, th, nth);
-			rusage__mark(r->model, pr, npr);
+			rusage__mark(r->model, snap.threads, snap.nthreads);
+			rusage__mark(r->model, snap.procs, snap.nprocs);
 			output__kernel_set(&rep.kernel, &in, &orph);
-			rep.kernel.bound = rep.backend &&
-					   !strcmp(rep.backend, "perf-switch");
+			/* a stream that loses the tail of every exit gives
+			 * lower bounds */
+			rep.kernel.bound = (caps & CTXMON_CAP_EVENTS) &&
+					   !(caps & CTXMON_CAP_EXIT_TAIL);
 			rep.kernel.ru_nvcsw = (uint64_t)r->ru.ru_nvcsw;
 			rep.kernel.ru_nivcsw = (uint64_t)r->ru.ru_nivcsw;
 			rep.kernel.valid = true;
@@ -251,7 +239,7 @@ static int emit(struct stat_run *r, uint64_t ts, bool final)
 		}
 	}
 	r->out.processes = r->want_procs || r->per_cgroup ||
-			   (!r->want_threads && (r->cap.all || npr > 1));
+			   (!r->want_threads && (r->cap.all || snap.nprocs > 1));
 	r->out.threads = r->want_threads || (!r->want_procs && !r->cap.all);
 	if (rep.kernel.valid) {
 		r->mismatch = !output__kernel_match(&rep.kernel);
@@ -262,10 +250,10 @@ static int emit(struct stat_run *r, uint64_t ts, bool final)
 	/* a command's rows are kept one by one for the comparison (and in
 	 * JSON); the table folds the oldest exited ones as the account would */
 	if (r->model && r->out.fmt == OUT_TABLE &&
-	    fold__rows(th, &nth, EXITED_KEEP) == 0 &&
-	    fold__rows(pr, &npr, EXITED_KEEP) == 0) {
-		rep.nthreads = nth;
-		rep.nprocs = npr;
+	    fold__rows(snap.threads, &snap.nthreads, CTXMON_EXITED_KEEP) == 0 &&
+	    fold__rows(snap.procs, &snap.nprocs, CTXMON_EXITED_KEEP) == 0) {
+		rep.nthreads = snap.nthreads;
+		rep.nprocs = snap.nprocs;
 	}
 	if (r->rates && r->out.fmt == OUT_TABLE)
 		ret = top_view__print_rates(r->f, &r->out, &rep);
@@ -278,15 +266,13 @@ static int emit(struct stat_run *r, uint64_t ts, bool final)
 	if (ret < 0 && !r->werr)
 		r->werr = ret;
 	if (r->interval_ns) {
-		ctxmon_account_reset_interval(r->a, ts);
+		ctxmon_rowset_next(r->rows, ts);
 		r->index++;
 		r->prev_ts = ts;
 	}
 out:
 	causes_report__free(&cr);
-	free(th);
-	free(pr);
-	free(cpus);
+	ctxmon_snapshot_clear(&snap);
 	return ret;
 }
 
@@ -299,43 +285,22 @@ static int on_event(const struct ctxmon_event *ev, void *ctx)
 		r->next_tick += r->interval_ns;
 	}
 	ctxmon_account_feed(r->a, ev);
-	ctxmon_html_feed(r->html, ev);
+	if (r->html)
+		ctxmon_html_feed(r->html, ev);
 	return r->werr;
 }
 
 static int parse(struct stat_run *r, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		CAPTURE_LONGOPTS,
-		{ "interval", required_argument, NULL, 'I' },
-		{ "per-thread", no_argument, NULL, 'T' },
-		{ "per-process", no_argument, NULL, 'P' },
-		{ "sort", required_argument, NULL, 's' },
-		{ "limit", required_argument, NULL, 'n' },
-		{ "cpus", no_argument, NULL, 'C' },
-		{ "json", no_argument, NULL, 'J' },
-		{ "csv", no_argument, NULL, 'V' },
-		{ "causes", no_argument, NULL, CAP_OPT__END + 0x40 },
-		{ "output", required_argument, NULL, 'o' },
-		{ "rates", no_argument, NULL, CAP_OPT__END + 0x41 },
-		{ "per-cgroup", no_argument, NULL, CAP_OPT__END + 0x42 },
-		{ "html", required_argument, NULL, CAP_OPT__END + 0x43 },
-		{ "check", no_argument, NULL, CAP_OPT__END + 0x44 },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	unsigned long v;
-	int opt, c;
+	int opt;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "+" CAPTURE_SHORTOPTS "I:s:n:o:h",
-				  longopts, NULL)) != -1) {
-		c = capture__opt(CMD, &r->cap, opt, optarg);
-		if (c < 0)
-			return -1;
-		if (c > 0)
-			continue;
+	while ((opt = capture__getopt(CMD, &stat_doc, &r->cap, argc, argv)) !=
+	       -1) {
 		switch (opt) {
+		case CAPTURE_OPT_ERROR:
+			return -1;
 		case 'I':
 			if (cli__parse_uint(optarg, 86400000, &v) < 0 || v < 10) {
 				cli__err(CMD, "bad interval '%s': give milliseconds, "
@@ -374,7 +339,7 @@ static int parse(struct stat_run *r, int argc, char **argv)
 		case 'V':
 			r->out.fmt = OUT_CSV;
 			break;
-		case CAP_OPT__END + 0x40:
+		case OPT_CAUSES:
 			r->causes = true;
 			r->cap.events |= CTXMON_EVENTS_SCHED | CTXMON_EVENTS_IRQ |
 					 CTXMON_EVENTS_SYSCALL;
@@ -382,24 +347,24 @@ static int parse(struct stat_run *r, int argc, char **argv)
 		case 'o':
 			r->outpath = optarg;
 			break;
-		case CAP_OPT__END + 0x41:
+		case OPT_RATES:
 			r->rates = true;
 			break;
-		case CAP_OPT__END + 0x42:
+		case OPT_PER_CGROUP:
 			r->per_cgroup = true;
 			break;
-		case CAP_OPT__END + 0x43:
+		case OPT_HTML:
 			/* the page splits switches by cause: trace what
 			 * tells them apart, as --causes does */
 			r->html_path = optarg;
 			r->cap.events |= CTXMON_EVENTS_SCHED | CTXMON_EVENTS_IRQ |
 					 CTXMON_EVENTS_SYSCALL;
 			break;
-		case CAP_OPT__END + 0x44:
+		case OPT_CHECK:
 			r->check = true;
 			break;
 		case 'h':
-			help();
+			cli__help(stdout, &stat_doc);
 			return 1;
 		default:
 			fprintf(stderr, "Try 'ctxmon stat --help'.\n");
@@ -486,9 +451,12 @@ int cmd_stat(int argc, char **argv)
 	cli__signals();
 	/* Counting in the kernel sends nothing per event: the cheapest way
 	 * to get every number stat shows but the causes. */
-	/* the HTML page's time series needs the event stream */
 	r.s = capture__start_prefer(CMD, &r.cap,
-				    r.causes || r.html_path ? NULL : "bpf-agg",
+				    /* the HTML page's time series needs the
+				     * event stream */
+				    r.causes || r.html_path ? NULL :
+				    ctxmon_backend_with(CTXMON_CAP_COUNTS |
+							CTXMON_CAP_EXACT),
 				    &status);
 	if (!r.s)
 		goto out;
@@ -503,11 +471,20 @@ int cmd_stat(int argc, char **argv)
 			/* a long -a run on a forking machine stays small; a
 			 * command's rows all reach the rusage model */
 			.exited_keep = r.cap.target == CTXMON_TARGET_CMD ?
-					       0 : EXITED_KEEP,
-			.no_wakeups = session__no_wakeups(r.s),
+					       0 : CTXMON_EXITED_KEEP,
+			.no_wakeups = !(ctxmon_session_caps(r.s) &
+					CTXMON_CAP_WAKEUPS),
+		};
+		struct ctxmon_rowset_opts ro = {
+			.sz = sizeof(ro),
+			.session = r.s,
+			.interval = r.interval_ns > 0,
 		};
 
 		r.a = ctxmon_account_new(&ao);
+		ro.account = r.a;
+		if (r.a)
+			r.rows = ctxmon_rowset_new(&ro);
 	}
 	if (r.html_path && !(r.html = ctxmon_html_new())) {
 		cli__err(CMD, "out of memory");
@@ -520,8 +497,8 @@ int cmd_stat(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (!r.a || ((r.causes || r.html) &&
-		     ctxmon_account_enable_causes(r.a, NULL) < 0)) {
+	if (!r.a || !r.rows || ((r.causes || r.html) &&
+				ctxmon_account_enable_causes(r.a, NULL) < 0)) {
 		cli__err(CMD, "out of memory");
 		goto out;
 	}
@@ -590,10 +567,9 @@ out:
 		cli__err(CMD, "writing %s: %s", r.outpath, strerror(errno));
 		status = EXIT_FAIL;
 	}
-	free(r.prev_cpus);
 	free(r.lost_cpu);
 	free(r.prev_lost_cpu);
-	rows__snap_free(&r.snap);
+	ctxmon_rowset_free(r.rows);
 	ctxmon_account_free(r.a);
 	ctxmon_html_free(r.html);
 	rusage__free(r.model);

@@ -26,10 +26,12 @@
 #include <ctxmon/taskstats.h>
 
 #include "cli/cli.h"
-#include "internal.h"
+#include "cli/opts.h"
 #include "output/output.h"
 
 static const char *const CMD = "taskstats";
+
+enum { OPT_JSON = 0x100, OPT_DURATION };
 
 /* A process leader's counters after its last switch-out, read from its
  * zombie before its parent reaped it. */
@@ -53,47 +55,56 @@ struct ts_run {
 	struct final *fin; /* per kept record: read from the zombie */
 };
 
+static const struct cli_opt taskstats_opts[] = {
+	{ "process", 'P', 'P', NULL,
+	  "PIDs are processes: the sum of their live threads (the kernel keeps "
+	  "no switch counts of dead ones)" },
+	{ "exit-watch", 'w', 'w', "CPUS",
+	  "print each task's final counters as it exits on CPUS (\"0-3,8\" or "
+	  "\"all\"); with a command, only its tasks, compared at the end with "
+	  "its getrusage; a \"final\" row: a leader's counters read from its "
+	  "zombie, after its last switch-out" },
+	{ "duration", 0, OPT_DURATION, "SEC", "stop watching after SEC seconds" },
+	{ "json", 0, OPT_JSON, NULL, "one JSON object per task and line" },
+	{ "help", 'h', 'h', NULL, "this help" },
+	{ NULL },
+};
+
+const struct cli_doc taskstats_doc = {
+	.name = "taskstats",
+	.args = "[-P] [--json] PID [PID...]\n"
+		"       ctxmon taskstats --exit-watch CPUS [--json] "
+		"[--duration SEC] [-- CMD [ARGS]]",
+	.description =
+		"The kernel's own per-task counters over taskstats (generic netlink):\n"
+		"voluntary and involuntary context switches, user and system time, and\n"
+		"with delay accounting the time spent runnable waiting for a CPU.",
+	.groups = (const struct cli_optgroup[]){
+		{ "options", taskstats_opts },
+		{ NULL },
+	},
+	.examples = (const struct cli_example[]){
+		{ "taskstats 1234 1240", "two threads, now" },
+		{ "taskstats -P 1234", "process 1234's live threads summed" },
+		{ "taskstats -w all", "every exit on the machine until Ctrl-C" },
+		{ "taskstats -w all -- make", "the final counters of make's tasks" },
+		{ NULL },
+	},
+	.notes = "Needs CAP_NET_ADMIN (the kernel's rule for taskstats).",
+	.stop_at_operand = true,
+};
+
 static void help(void)
 {
-	printf("usage: ctxmon taskstats [-P] [--json] PID [PID...]\n"
-	       "       ctxmon taskstats --exit-watch CPUS [--json] [--duration SEC] [-- CMD [ARGS]]\n\n"
-	       "The kernel's own per-task counters over taskstats (generic netlink):\n"
-	       "voluntary and involuntary context switches, user and system time, and\n"
-	       "with delay accounting the time spent runnable waiting for a CPU.\n\n"
-	       "options:\n"
-	       "  -P, --process          PIDs are processes: the sum of their live threads\n"
-	       "                         (the kernel keeps no switch counts of dead ones)\n"
-	       "  -w, --exit-watch CPUS  print each task's final counters as it exits on\n"
-	       "                         CPUS (\"0-3,8\" or \"all\"); with a command, only its\n"
-	       "                         tasks, compared at the end with its getrusage;\n"
-	       "                         a \"final\" row: a leader's counters read from\n"
-	       "                         its zombie, after its last switch-out\n"
-	       "      --duration SEC     stop watching after SEC seconds\n"
-	       "      --json             one JSON object per task and line\n"
-	       "  -h, --help             this help\n\n"
-	       "examples:\n"
-	       "  ctxmon taskstats 1234 1240       two threads, now\n"
-	       "  ctxmon taskstats -P 1234         process 1234's live threads summed\n"
-	       "  ctxmon taskstats -w all          every exit on the machine until Ctrl-C\n"
-	       "  ctxmon taskstats -w all -- make  the final counters of make's tasks\n\n"
-	       "Needs CAP_NET_ADMIN (the kernel's rule for taskstats).\n");
+	cli__help(stdout, &taskstats_doc);
 }
 
 static int parse(struct ts_run *r, int argc, char **argv)
 {
-	enum { OPT_JSON = 0x100, OPT_DURATION };
-	static const struct option longopts[] = {
-		{ "process", no_argument, NULL, 'P' },
-		{ "exit-watch", required_argument, NULL, 'w' },
-		{ "duration", required_argument, NULL, OPT_DURATION },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	int opt;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "+Pw:h", longopts, NULL)) != -1) {
+	while ((opt = cli__getopt(&taskstats_doc, argc, argv)) != -1) {
 		switch (opt) {
 		case 'P':
 			r->process = true;
@@ -537,7 +548,7 @@ static int run_watch(struct ts_run *r, struct ctxmon_taskstats_conn *c)
 {
 	uint64_t deadline =
 		r->duration_s ?
-			clock__now_ns() + (uint64_t)(r->duration_s * 1e9) :
+			ctxmon_clock_ns() + (uint64_t)(r->duration_s * 1e9) :
 			0;
 	char cpus[256];
 	struct rusage ru = { 0 };
@@ -589,7 +600,7 @@ static int run_watch(struct ts_run *r, struct ctxmon_taskstats_conn *c)
 			child = -1;
 			break;
 		}
-		if (deadline && clock__now_ns() >= deadline)
+		if (deadline && ctxmon_clock_ns() >= deadline)
 			break;
 	}
 	if (child > 0) {

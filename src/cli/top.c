@@ -20,10 +20,12 @@
 #include <term.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "cli/top.h"
-#include "internal.h"
 
 static const char *const CMD = "top";
+
+enum { OPT_ALL_ROWS = CAP_OPT__END + 1 };
 
 struct top_run {
 	struct capture_opts cap;
@@ -41,72 +43,69 @@ struct top_run {
 	int werr;
 };
 
+static const struct cli_opt top_opts[] = {
+	{ "delay", 'd', 'd', "SEC",
+	  "refresh every SEC seconds (default 1, at least 0.1)" },
+	{ "batch", 'b', 'b', NULL,
+	  "plain text frames on stdout, no terminal needed" },
+	{ "iterations", 'n', 'n', "N",
+	  "stop after N frames (default: until q or Ctrl-C)" },
+	{ "limit", 'l', 'l', "N",
+	  "batch: at most N rows per frame (default 20, 0: all)" },
+	{ "threads", 'H', 'H', NULL, "one row per thread (default)" },
+	{ "processes", 'P', 'P', NULL, "one row per process" },
+	{ "sort", 's', 's', "KEY", "sort by KEY (default switches)",
+	  top_view__sort_keys },
+	{ "filter", 'f', 'f', "TEXT",
+	  "rows whose comm contains TEXT, or pid/tid TEXT" },
+	{ "all-rows", 0, OPT_ALL_ROWS, NULL,
+	  "also rows with no activity in the frame" },
+	{ "help", 'h', 'h', NULL, "this help" },
+	{ NULL },
+};
+
+const struct cli_doc top_doc = {
+	.name = "top",
+	.args = "[options]",
+	.description =
+		"A live view of context switches: per thread (or process), the rate of\n"
+		"switches, voluntary and involuntary, the share of time on CPU and\n"
+		"waiting runnable, and wakeup latency (p99 bound and max), with the\n"
+		"machine's switch rate, each CPU's busy share and ctxmon's own CPU use.\n\n"
+		"Keys: q quit, h help, s/S next/previous sort, 1-9 sort by column,\n"
+		"t threads/processes, / filter, c clear filter, a all rows, space pause.",
+	.groups = (const struct cli_optgroup[]){
+		{ "target", cli_capture_opts },
+		{ "view", top_opts },
+		{ NULL },
+	},
+	.examples = (const struct cli_example[]){
+		{ "top", "the machine, every second" },
+		{ "top -b -n 3 -d 0.5", "three text frames, half a second apart" },
+		{ "top -P -s invol", "processes, most preempted first" },
+		{ NULL },
+	},
+	.notes = "Without tracing rights it falls back to /proc counters (no "
+		 "latency).",
+	.stop_at_operand = true,
+};
+
 static void help(void)
 {
-	printf("usage: ctxmon top [options]\n\n"
-	       "A live view of context switches: per thread (or process), the rate of\n"
-	       "switches, voluntary and involuntary, the share of time on CPU and\n"
-	       "waiting runnable, and wakeup latency (p99 and max), with the\n"
-	       "machine's switch rate, each CPU's busy share and ctxmon's own CPU use.\n\n"
-	       "options:\n"
-	       "  -d, --delay SEC        refresh every SEC seconds (default 1, at least 0.1)\n"
-	       "  -b, --batch            plain text frames on stdout, no terminal needed\n"
-	       "  -n, --iterations N     stop after N frames (default: until q or Ctrl-C)\n"
-	       "  -l, --limit N          batch: at most N rows per frame (default 20, 0: all)\n"
-	       "  -H, --threads          one row per thread (default)\n"
-	       "  -P, --processes        one row per process\n"
-	       "  -s, --sort KEY         sort by KEY: %s\n"
-	       "  -f, --filter TEXT      rows whose comm contains TEXT, or pid/tid TEXT\n"
-	       "      --all-rows         also rows with no activity in the frame\n"
-	       "  -p, --pid PID[,PID..]  only these processes (and their children)\n"
-	       "  -t, --tid TID[,TID..]  only these threads\n"
-	       "      --backend NAME     capture backend (default: bpf-agg, else auto)\n"
-	       "  -m, --buffer-size KB   per-CPU buffer size in KiB\n"
-	       "      --tracefs DIR      tracefs mount point\n"
-	       "      --mount-tracefs    mount tracefs if it is not mounted\n"
-	       "  -v, --verbose          say which backend was chosen and why\n"
-	       "  -h, --help             this help\n\n"
-	       "keys: q quit, h help, s/S next/previous sort, 1-9 sort by column,\n"
-	       "      t threads/processes, / filter, c clear filter, a all rows,\n"
-	       "      space pause\n\n"
-	       "examples:\n"
-	       "  ctxmon top                       the machine, every second\n"
-	       "  ctxmon top -b -n 3 -d 0.5        three text frames, half a second apart\n"
-	       "  ctxmon top -P -s invol           processes, most preempted first\n\n"
-	       "Without tracing rights it falls back to /proc counters (no latency).\n",
-	       top_view__sort_keys());
+	cli__help(stdout, &top_doc);
 }
 
 static int parse(struct top_run *r, int argc, char **argv)
 {
-	enum { OPT_ALL_ROWS = CAP_OPT__END + 1 };
-	static const struct option longopts[] = {
-		CAPTURE_LONGOPTS,
-		{ "delay", required_argument, NULL, 'd' },
-		{ "batch", no_argument, NULL, 'b' },
-		{ "iterations", required_argument, NULL, 'n' },
-		{ "limit", required_argument, NULL, 'l' },
-		{ "threads", no_argument, NULL, 'H' },
-		{ "processes", no_argument, NULL, 'P' },
-		{ "sort", required_argument, NULL, 's' },
-		{ "filter", required_argument, NULL, 'f' },
-		{ "all-rows", no_argument, NULL, OPT_ALL_ROWS },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	unsigned long v;
-	int opt, c;
+	int opt;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv,
-				  "+" CAPTURE_SHORTOPTS "d:bn:l:HPs:f:h",
-				  longopts, NULL)) != -1) {
-		c = capture__opt(CMD, &r->cap, opt, optarg);
-		if (c < 0)
-			return -1;
-		if (c > 0)
-			continue;
+	while ((opt = capture__getopt(CMD, &top_doc, &r->cap, argc, argv)) !=
+	       -1) {
 		switch (opt) {
+		case CAPTURE_OPT_ERROR:
+			return -1;
 		case 'd':
 			if (cli__parse_double(optarg, &r->delay_s) < 0 ||
 			    r->delay_s < 0.1 || r->delay_s > 86400) {
@@ -191,11 +190,15 @@ static struct ctxmon_session *open_session(struct top_run *r, int *status)
 	struct ctxmon_session *s;
 	const char *asked = r->cap.backend;
 
-	if (!asked) {
+	/* a backend that counts in the kernel sends nothing per switch */
+	const char *prefer = ctxmon_backend_with(CTXMON_CAP_COUNTS |
+						 CTXMON_CAP_EXACT);
+
+	if (!asked && prefer) {
 		struct ctxmon_session_opts o;
 
 		capture__session_opts(&r->cap, &o);
-		o.backend = "bpf-agg";
+		o.backend = prefer;
 		s = ctxmon_session_open(&o);
 		if (s) {
 			if (r->cap.verbose)
@@ -204,7 +207,7 @@ static struct ctxmon_session *open_session(struct top_run *r, int *status)
 				return s;
 			ctxmon_session_close(s);
 		} else if (r->cap.verbose) {
-			fprintf(stderr, "backend: bpf-agg not used: %s\n",
+			fprintf(stderr, "backend: %s not used: %s\n", prefer,
 				ctxmon_last_error());
 		}
 	}
@@ -218,7 +221,7 @@ static struct ctxmon_session *open_session(struct top_run *r, int *status)
 static int pump_until(struct top_run *r, uint64_t deadline, int slice_ms)
 {
 	for (;;) {
-		uint64_t now = clock__now_ns();
+		uint64_t now = ctxmon_clock_ns();
 		int ms, ret;
 
 		if (now >= deadline || cli_signal)
@@ -240,7 +243,7 @@ static void sample(struct top_run *r)
 	struct sys_sample *s = &r->sys[1];
 
 	sys_sample__read(s);
-	s->bpf_err = session__kernel_ns(r->s, &s->bpf_ns);
+	s->bpf_err = ctxmon_session_kernel_ns(r->s, &s->bpf_ns);
 }
 
 static int next_frame(struct top_run *r)
@@ -297,7 +300,7 @@ static void print_frame(struct top_run *r, FILE *out)
 
 static int run_batch(struct top_run *r)
 {
-	uint64_t next = clock__now_ns();
+	uint64_t next = ctxmon_clock_ns();
 	int ret = 0;
 
 	sample(r);
@@ -518,7 +521,7 @@ static int run_tui(struct top_run *r)
 	set_escdelay(25);
 	curs_set(0);
 	sample(r);
-	next = clock__now_ns() + step;
+	next = ctxmon_clock_ns() + step;
 	draw(r);
 	while (!cli_signal) {
 		bool dirty = false, quit = false;
@@ -535,7 +538,7 @@ static int run_tui(struct top_run *r)
 		}
 		if (quit)
 			break;
-		if (clock__now_ns() >= next) {
+		if (ctxmon_clock_ns() >= next) {
 			struct top_frame keep = r->frame;
 			struct sys_sample ks[2] = { r->sys[0], r->sys[1] };
 

@@ -1,11 +1,10 @@
 /*
  * top.h - what `ctxmon top` is made of, and the pieces `ctxmon stat`
- * shares with it: rows of counting backends turned into intervals and
- * processes, the unprivileged tiers' notes, and one frame of numbers.
+ * shares with it: the unprivileged tiers' notes and one frame of numbers.
  *
- * top_rows.c   row arithmetic (deltas, process rollup, percentiles)
- * top_source.c where a frame's numbers come from (session + accounting,
- *              or a counting backend), behind one small interface
+ * tier.c       what an unprivileged tier cannot show, said once
+ * top_source.c a frame's numbers: the library's rows of the session
+ *              (include/ctxmon/rows.h), one interval per frame
  * top_view.c   formatting a frame: batch text and the rows of the TUI
  * top.c        the command: options, batch loop, ncurses loop, keys
  */
@@ -17,46 +16,9 @@
 #include <stdio.h>
 
 #include <ctxmon/ctxmon.h>
+#include <ctxmon/rows.h>
 
-/* ---- rows (top_rows.c) --------------------------------------------- */
-
-/* The previous snapshot of a counting backend's cumulative rows. */
-struct rows_snap {
-	struct ctxmon_stats *rows;	/* sorted by tid, then gen */
-	size_t n;
-};
-
-/*
- * Turn @cur (cumulative rows, sorted in place) into the interval since
- * the previous call: each row less the same thread's row in @prev
- * (a thread not in @prev counts whole), then keep a copy of the
- * cumulative @cur in @prev.  Latency maxima cannot be subtracted: a row
- * keeps its maximum when it had latencies in the interval.  0 or -ENOMEM.
- */
-int rows__delta(struct rows_snap *prev, struct ctxmon_stats *cur, size_t n);
-void rows__snap_free(struct rows_snap *s);
-
-/*
- * Roll thread rows up into process rows (by tgid; a row without a tgid is
- * its own process).  malloc'd array, *np its length; NULL and errno.
- */
-struct ctxmon_stats *rows__processes(const struct ctxmon_stats *th, size_t n,
-				     size_t *np);
-
-/* Upper bound of the @pct percentile (0..100) of a log2 latency
- * histogram, capped by its maximum; 0 when empty. */
-uint64_t rows__percentile(const struct ctxmon_latency *l, double pct);
-
-/*
- * The threads' and processes' rows of @s up to @ts: from the accounting
- * @a, or, when the session counts (proc tier), from its rows, made
- * per interval through @snap when @interval.  The caller frees both.
- * 0 or -errno.
- */
-int rows__collect(struct ctxmon_session *s, struct ctxmon_account *a,
-		  struct rows_snap *snap, bool interval, uint64_t ts,
-		  struct ctxmon_stats **th, size_t *nth,
-		  struct ctxmon_stats **pr, size_t *npr);
+/* ---- the unprivileged tiers' notes (tier.c) ------------------------- */
 
 /*
  * For the unprivileged tiers: say on stderr that tracing was not

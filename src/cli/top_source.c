@@ -3,10 +3,10 @@
  *
  * Two kinds of session feed top, behind one interface so that either can
  * be swapped in: a streaming backend (perf, bpf) whose events go into an
- * accounting that is cut and reset at each frame, and a counting backend
- * (bpf-agg keeps the counters in the kernel; proc samples /proc) whose
- * cumulative rows are subtracted from the previous frame's.  The second is
- * cheaper: nothing crosses to user space per switch.
+ * accounting, and a counting backend (in-kernel aggregation, or /proc
+ * samples); the library's rows (include/ctxmon/rows.h) cut either into
+ * one interval per frame.  The second is cheaper: nothing crosses to user
+ * space per switch.
  *
  * Also the machine-wide numbers of the header, from /proc/stat and our own
  * rusage, which do not depend on the backend.
@@ -19,12 +19,11 @@
 
 #include "cli/cli.h"
 #include "cli/top.h"
-#include "internal.h"
 
 struct top_source {
 	struct ctxmon_session *s;
 	struct ctxmon_account *a; /* streaming sessions only */
-	struct rows_snap snap; /* counting sessions only */
+	struct ctxmon_rowset *rows; /* the session's rows, per frame */
 	uint64_t last_ts; /* end of the previous frame */
 	uint64_t prev_events, prev_lost;
 };
@@ -50,13 +49,14 @@ struct top_source *top_source__new(const struct top_source_opts *o)
 	if (!src)
 		goto fail;
 	src->s = o->s;
-	if (!session__counting(o->s)) {
+	if (ctxmon_session_caps(o->s) & CTXMON_CAP_EVENTS) {
 		struct ctxmon_account_opts ao = {
 			.sz = sizeof(ao),
 			.target = o->target,
 			.pids = o->pids,
 			.npids = o->npids,
-			.no_wakeups = session__no_wakeups(o->s),
+			.no_wakeups = !(ctxmon_session_caps(o->s) &
+					CTXMON_CAP_WAKEUPS),
 		};
 
 		src->a = ctxmon_account_new(&ao);
@@ -73,6 +73,20 @@ struct top_source *top_source__new(const struct top_source_opts *o)
 					goto fail;
 		}
 	}
+	{
+		struct ctxmon_rowset_opts ro = {
+			.sz = sizeof(ro),
+			.session = o->s,
+			.account = src->a,
+			.interval = true,
+		};
+
+		src->rows = ctxmon_rowset_new(&ro);
+		if (!src->rows) {
+			err = errno;
+			goto fail;
+		}
+	}
 	ctxmon_session_get_stats(o->s, &st);
 	src->last_ts = st.start_ts;
 	return src;
@@ -86,8 +100,8 @@ void top_source__free(struct top_source *src)
 {
 	if (!src)
 		return;
+	ctxmon_rowset_free(src->rows);
 	ctxmon_account_free(src->a);
-	rows__snap_free(&src->snap);
 	free(src);
 }
 
@@ -101,6 +115,7 @@ int top_source__pump(struct top_source *src, int timeout_ms)
 
 int top_source__frame(struct top_source *src, struct top_frame *f)
 {
+	struct ctxmon_snapshot snap;
 	struct ctxmon_session_stats st;
 	uint64_t ts;
 	int ret;
@@ -109,15 +124,18 @@ int top_source__frame(struct top_source *src, struct top_frame *f)
 	ctxmon_session_get_stats(src->s, &st);
 	/* A streaming frame ends where the stream has been delivered up
 	 * to: every event before is in, every later one goes to the next. */
-	ts = src->a ? st.delivered_to : clock__now_ns();
+	ts = src->a ? st.delivered_to : ctxmon_clock_ns();
 	if (ts < src->last_ts)
 		ts = src->last_ts;
-	ret = rows__collect(src->s, src->a, &src->snap, true, ts, &f->threads,
-			    &f->nthreads, &f->procs, &f->nprocs);
+	ret = ctxmon_rowset_snapshot(src->rows, ts, &snap);
 	if (ret < 0)
 		return ret;
-	if (src->a)
-		ctxmon_account_reset_interval(src->a, ts);
+	ctxmon_rowset_next(src->rows, ts);
+	f->threads = snap.threads;
+	f->nthreads = snap.nthreads;
+	f->procs = snap.procs;
+	f->nprocs = snap.nprocs;
+	free(snap.cpus);
 	f->ts = ts;
 	f->dur_ns = ts - src->last_ts;
 	f->events = st.events - src->prev_events;
@@ -137,7 +155,7 @@ int sys_sample__read(struct sys_sample *s)
 	FILE *f;
 
 	memset(s, 0, sizeof(*s));
-	s->ts = clock__now_ns();
+	s->ts = ctxmon_clock_ns();
 	if (getrusage(RUSAGE_SELF, &ru) == 0)
 		s->self_cpu_us = (uint64_t)ru.ru_utime.tv_sec * 1000000 +
 				 (uint64_t)ru.ru_utime.tv_usec +

@@ -63,7 +63,7 @@ static uint64_t key_value(const struct ctxmon_stats *r, enum top_sort k)
 	case TOP_SORT_WAIT:
 		return r->wait_ns;
 	case TOP_SORT_P99:
-		return rows__percentile(&r->lat, 99.0);
+		return ctxmon_latency_percentile(&r->lat, 99.0);
 	case TOP_SORT_MAXLAT:
 		return r->lat.max_ns;
 	default:
@@ -218,7 +218,7 @@ void top_view__row(char *buf, size_t len, int width,
 	fmt_pct(wait, sizeof(wait), r->wait_ns, dur_ns);
 	if (r->lat.count) {
 		fmt_short_dur(p99, sizeof(p99),
-			      rows__percentile(&r->lat, 99.0));
+			      ctxmon_latency_percentile(&r->lat, 99.0));
 		fmt_short_dur(mx, sizeof(mx), r->lat.max_ns);
 	} else {
 		strcpy(p99, "-");

@@ -18,7 +18,7 @@
 /* Written by `ctxmon record` (src/cli/recording.h). */
 #define META_TARGET_KIND "target.kind"
 
-struct ctxmon_rowset {
+struct ctxmon_rowfile {
 	struct ctxmon_account *a;
 	struct ctxmon_stats *th, *pr;
 	size_t nth, npr;
@@ -40,11 +40,11 @@ static uint64_t meta_u64(const struct ctxmon_reader *rd, const char *key,
 	return ctxmon_reader_meta_u64(rd, key, &v) == 0 ? v : dflt;
 }
 
-struct ctxmon_rowset *ctxmon_rowset_from_recording(const char *path, bool all)
+struct ctxmon_rowfile *ctxmon_rowfile_from_recording(const char *path, bool all)
 {
 	struct ctxmon_account_opts ao = { .sz = sizeof(ao) };
 	struct ctxmon_reader_info info;
-	struct ctxmon_rowset *r = NULL;
+	struct ctxmon_rowfile *r = NULL;
 	struct ctxmon_reader *rd;
 	uint64_t *tp = NULL, start, stop;
 	pid_t *pids = NULL;
@@ -104,14 +104,14 @@ out:
 	free(pids);
 	ctxmon_reader_close(rd);
 	if (ret < 0) {
-		ctxmon_rowset_free(r);
+		ctxmon_rowfile_free(r);
 		errno = -ret;
 		return NULL;
 	}
 	return r;
 }
 
-void ctxmon_rowset_free(struct ctxmon_rowset *r)
+void ctxmon_rowfile_free(struct ctxmon_rowfile *r)
 {
 	if (!r)
 		return;
@@ -124,14 +124,14 @@ void ctxmon_rowset_free(struct ctxmon_rowset *r)
 	free(r);
 }
 
-const struct ctxmon_stats *ctxmon_rowset_rows(const struct ctxmon_rowset *r,
+const struct ctxmon_stats *ctxmon_rowfile_rows(const struct ctxmon_rowfile *r,
 					      enum ctxmon_rows kind, size_t *n)
 {
 	*n = kind == CTXMON_ROWS_THREADS ? r->nth : r->npr;
 	return kind == CTXMON_ROWS_THREADS ? r->th : r->pr;
 }
 
-uint64_t ctxmon_rowset_duration(const struct ctxmon_rowset *r)
+uint64_t ctxmon_rowfile_duration(const struct ctxmon_rowfile *r)
 {
 	return r->duration;
 }
@@ -146,7 +146,7 @@ static uint64_t u64(const struct json *o, const char *key)
 }
 
 /* Rows of JSON array @arr (stat's "threads" or "processes"). */
-static int json_rows(struct ctxmon_rowset *r, const struct json *arr,
+static int json_rows(struct ctxmon_rowfile *r, const struct json *arr,
 		     bool procs, struct ctxmon_stats **out, size_t *n)
 {
 	char **ow;
@@ -194,9 +194,9 @@ static int json_rows(struct ctxmon_rowset *r, const struct json *arr,
 	return 0;
 }
 
-struct ctxmon_rowset *ctxmon_rowset_from_stat_json(const char *path)
+struct ctxmon_rowfile *ctxmon_rowfile_from_stat_json(const char *path)
 {
-	struct ctxmon_rowset *r = calloc(1, sizeof(*r));
+	struct ctxmon_rowfile *r = calloc(1, sizeof(*r));
 	struct json *j = NULL;
 	char *text = NULL, err[128];
 	size_t len = 0, cap = 0;
@@ -236,7 +236,7 @@ out:
 	free(text);
 	json__free(j);
 	if (ret < 0) {
-		ctxmon_rowset_free(r);
+		ctxmon_rowfile_free(r);
 		errno = -ret;
 		return NULL;
 	}

@@ -14,25 +14,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include <ctxmon/rows.h>
 #include "output/output.h"
 
-/* the one method of ctxmon_lat_quantile and ctxmon_latency_quantile */
+/* the one method of ctxmon_lat_quantile and ctxmon_latency_percentile */
 #define PCT_METHOD                                                        \
 	"nearest rank, interpolated within its histogram bucket (3% wide "  \
 	"here, log2 in top and stat rows); the last rank is the maximum"
 
 #define BAR 40
-#define LOG2_BUCKETS 40
+#define LOG2_BUCKETS CTXMON_HIST_BUCKETS
 
 static void log2_hist(const struct ctxmon_lat_summary *l, uint64_t *out)
 {
 	memset(out, 0, LOG2_BUCKETS * sizeof(*out));
 	for (unsigned i = 0; l->fine && i < CTXMON_FINE_BUCKETS; i++) {
-		uint64_t lo = ctxmon_fine_lo(i);
-		unsigned b = lo ? 63 - (unsigned)__builtin_clzll(lo) : 0;
-
-		out[b < LOG2_BUCKETS ? b : LOG2_BUCKETS - 1] += l->fine[i];
+		out[ctxmon_log2_bucket(ctxmon_fine_lo(i))] += l->fine[i];
 	}
 }
 

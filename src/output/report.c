@@ -11,9 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
 #include "analysis/rusage.h"
 #include "output/output.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 static const struct {
 	const char *name;

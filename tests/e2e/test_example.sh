@@ -1,9 +1,15 @@
 #!/bin/bash
-# The embedding example against the INSTALLED library: `make install` into a
-# temporary prefix, copy examples/ there and build it with only that
-# prefix's headers and pkg-config file, run it for 1 s system-wide (with a
-# ping-pong load) and check it printed sched_switch lines, with timestamps
-# that never go backwards, and no ordering violation.
+# The embedding examples against the INSTALLED library: `make install` into
+# a temporary prefix, copy examples/ there and build them with only that
+# prefix's headers and pkg-config file (pkg-config --cflags --libs ctxmon).
+#  - stream: run it for 1 s system-wide (with a ping-pong load) and check it
+#    printed sched_switch lines, with timestamps that never go backwards,
+#    and no ordering violation.
+#  - count: a counting session (in-kernel aggregation where BPF loads, the
+#    proc tier under a seccomp filter that refuses perf and bpf) following
+#    the ping-pong process; the voluntary and involuntary switches its rows
+#    report over two intervals add up to at most what /proc/PID/task/*/status
+#    says happened around the run, and to more than nothing.
 . "$(dirname "$0")/lib.sh"
 skip_unless_capture
 
@@ -53,5 +59,40 @@ awk '
 
 grep -q ' 0 order violations' "$T/stream.err" ||
 	fail "stream: summary does not say 0 order violations"
+
+# --- count ------------------------------------------------------------------
+# proc_switches PID: voluntary + involuntary switches of PID's threads
+proc_switches() {
+	cat /proc/"$1"/task/*/status 2>/dev/null |
+		awk '/^(non)?voluntary_ctxt_switches:/ { s += $2 } END { print s + 0 }'
+}
+
+# count_run NAME [WRAPPER]: run count on the ping-pong and check its rows.
+count_run() {
+	local name=$1 before after sum rc=0
+	shift
+	before=$(proc_switches "$PP")
+	timeout 30 "$@" "$T/ex/count" -p "$PP" -n 2 -d 0.5 >"$T/$name.out" 2>"$T/$name.err" || rc=$?
+	after=$(proc_switches "$PP")
+	sed 's/^/  | /' "$T/$name.err"
+	[ "$rc" = 0 ] || { fail "count ($name): exit $rc"; return; }
+	sum=$(awk -v p="$PP" '$1 !~ /^#/ && $3 == p { s += $5 + $6 } END { print s + 0 }' "$T/$name.out")
+	echo "count ($name): rows sum $sum switches of pid $PP; /proc: $((after - before)) over the run"
+	[ "$(grep -c '^# interval' "$T/$name.out")" = 2 ] || fail "count ($name): not 2 intervals"
+	[ "$sum" -gt 0 ] || fail "count ($name): no switches of pid $PP in its rows"
+	[ "$sum" -le $((after - before)) ] ||
+		fail "count ($name): rows count $sum switches, more than /proc's $((after - before))"
+}
+
+bg "$WL/pingpong" 1000000000
+PP=$BG_PID
+sleep 0.2
+count_run agg
+grep -q 'backend' "$T/agg.err" || fail "count: does not say its backend"
+if [ -x "$WL/noperf" ]; then
+	count_run proc "$WL/noperf"
+	grep -q 'backend proc' "$T/proc.err" ||
+		fail "count under noperf: the proc tier was not used"
+fi
 
 finish

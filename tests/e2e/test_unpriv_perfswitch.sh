@@ -22,7 +22,8 @@ echo 2 >"$PARANOID"
 # nobody must reach the binaries and write its output
 chmod 755 "$T"
 mkdir "$T/bin" "$T/out"
-cp "$CTXMON" "$WL/kcount" "$WL/pingpong" "$T/bin/"
+# ctxmon finds its shared library next to it (rpath $ORIGIN)
+cp -P "$CTXMON" "$(dirname "$CTXMON")"/libctxmon.so.* "$WL/kcount" "$WL/pingpong" "$T/bin/"
 chmod -R a+rx "$T/bin"
 chown nobody "$T/out"
 

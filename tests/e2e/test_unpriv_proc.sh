@@ -18,7 +18,8 @@ id nobody >/dev/null 2>&1 || skip "no user nobody"
 
 chmod 755 "$T"
 mkdir "$T/bin" "$T/out"
-cp "$CTXMON" "$WL/kcount" "$WL/pingpong" "$WL/noperf" "$T/bin/"
+# ctxmon finds its shared library next to it (rpath $ORIGIN)
+cp -P "$CTXMON" "$(dirname "$CTXMON")"/libctxmon.so.* "$WL/kcount" "$WL/pingpong" "$WL/noperf" "$T/bin/"
 chmod -R a+rx "$T/bin"
 chown nobody "$T/out"
 B=$T/bin

@@ -16,134 +16,15 @@
 
 #include <ctxmon/ctxmon.h>
 
-/* ---- building events ---------------------------------------------- */
+#include "synth.h"
 
-struct who {
-	int tid, tgid;
-	const char *comm;
-};
-
-/* Identity of the tasks of the running test, so events carry real tgids
- * and comms without every call spelling them out. */
-static const struct who *whos;
-static size_t nwhos;
-
-static void use_whos(const struct who *w, size_t n)
-{
-	whos = w;
-	nwhos = n;
-}
-
-static const struct who *who(int tid)
-{
-	static const struct who idle = { 0, 0, "swapper" };
-	static const struct who unknown = { 0, -1, NULL };
-
-	if (tid == 0)
-		return &idle;
-	for (size_t i = 0; i < nwhos; i++)
-		if (whos[i].tid == tid)
-			return &whos[i];
-	return &unknown;
-}
-
-static struct ctxmon_event ev_at(uint64_t ts, int cpu, int cur, unsigned type)
-{
-	struct ctxmon_event e;
-
-	memset(&e, 0, sizeof(e));
-	e.ts = ts;
-	e.cpu = cpu;
-	e.type = (uint16_t)type;
-	e.tid = cur;
-	e.tgid = who(cur)->tgid;
-	return e;
-}
-
-/* Switch on @cpu from @prev (state as the kernel prints it) to @next. */
-static void sw(struct ctxmon_account *a, uint64_t ts, int cpu, int prev,
-	       const char *state, int next)
-{
-	struct ctxmon_event e = ev_at(ts, cpu, prev, CTXMON_EV_SWITCH);
-
-	e.sw.prev_tid = prev;
-	e.sw.prev_tgid = who(prev)->tgid;
-	e.sw.prev_comm = who(prev)->comm;
-	e.sw.next_tid = next;
-	e.sw.next_tgid = who(next)->tgid;
-	e.sw.next_comm = who(next)->comm;
-	e.sw.preempt = strchr(state, '+') != NULL;
-	switch (state[0]) {
-	case 'R':
-		e.sw.prev_state = CTXMON_STATE_RUNNING;
-		e.sw.kind = CTXMON_SW_INVOLUNTARY;
-		break;
-	case 'S':
-		e.sw.prev_state = CTXMON_STATE_S;
-		e.sw.kind = CTXMON_SW_VOLUNTARY;
-		break;
-	case 'D':
-		e.sw.prev_state = CTXMON_STATE_D;
-		e.sw.kind = CTXMON_SW_VOLUNTARY;
-		break;
-	case 'I':
-		e.sw.prev_state = CTXMON_STATE_I;
-		e.sw.kind = CTXMON_SW_VOLUNTARY;
-		break;
-	case 'X':
-		e.sw.prev_state = CTXMON_STATE_X;
-		e.sw.kind = CTXMON_SW_EXIT;
-		break;
-	case 'Z':
-		e.sw.prev_state = CTXMON_STATE_Z;
-		e.sw.kind = CTXMON_SW_EXIT;
-		break;
-	default:
-		fail_msg("bad state %s", state);
-	}
-	ctxmon_account_feed(a, &e);
-}
+/* ---- building events (tests/unit/synth.h) ---------------------------- */
 
 static void wake(struct ctxmon_account *a, unsigned type, uint64_t ts, int cpu,
 		 int cur, int tid)
 {
-	struct ctxmon_event e = ev_at(ts, cpu, cur, type);
+	struct ctxmon_event e = synth_wake(type, ts, cpu, cur, tid, cpu, 0);
 
-	e.wake.tid = tid;
-	e.wake.target_cpu = cpu;
-	e.wake.comm = who(tid)->comm;
-	ctxmon_account_feed(a, &e);
-}
-
-static void fork_ev(struct ctxmon_account *a, uint64_t ts, int cpu, int parent,
-		    int child, int child_tgid, const char *comm)
-{
-	struct ctxmon_event e = ev_at(ts, cpu, parent, CTXMON_EV_FORK);
-
-	e.fork.parent_tid = parent;
-	e.fork.child_tid = child;
-	e.fork.child_tgid = child_tgid;
-	e.fork.child_comm = comm;
-	ctxmon_account_feed(a, &e);
-}
-
-static void exec_ev(struct ctxmon_account *a, uint64_t ts, int cpu, int tid,
-		    int old_tid, const char *comm)
-{
-	struct ctxmon_event e = ev_at(ts, cpu, tid, CTXMON_EV_EXEC);
-
-	e.exec.tid = tid;
-	e.exec.old_tid = old_tid;
-	e.exec.comm = comm;
-	ctxmon_account_feed(a, &e);
-}
-
-static void exit_ev(struct ctxmon_account *a, uint64_t ts, int cpu, int tid)
-{
-	struct ctxmon_event e = ev_at(ts, cpu, tid, CTXMON_EV_EXIT);
-
-	e.exit.tid = tid;
-	e.exit.comm = who(tid)->comm;
 	ctxmon_account_feed(a, &e);
 }
 

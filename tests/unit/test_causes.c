@@ -22,6 +22,8 @@
 #include <ctxmon/ctxmon.h>
 #include <ctxmon/causes.h>
 
+#include "synth.h"
+
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /* x86_64 numbers; the tests name the arch explicitly. */
@@ -37,7 +39,7 @@ enum {
 	NR_PPOLL = 271,
 };
 
-/* ---- building events ---------------------------------------------- */
+/* ---- building events (tests/unit/synth.h) ---------------------------- */
 
 static int tgid_of(int tid)
 {
@@ -45,97 +47,35 @@ static int tgid_of(int tid)
 	return tid ? tid / 100 * 100 : 0;
 }
 
-static struct ctxmon_event ev_at(uint64_t ts, int cpu, int cur, unsigned type)
-{
-	struct ctxmon_event e;
-
-	memset(&e, 0, sizeof(e));
-	e.ts = ts;
-	e.cpu = cpu;
-	e.type = (uint16_t)type;
-	e.tid = cur;
-	e.tgid = tgid_of(cur);
-	return e;
-}
-
-static void sw(struct ctxmon_account *a, uint64_t ts, int cpu, int prev,
-	       const char *state, int next)
-{
-	struct ctxmon_event e = ev_at(ts, cpu, prev, CTXMON_EV_SWITCH);
-
-	e.sw.prev_tid = prev;
-	e.sw.prev_tgid = tgid_of(prev);
-	e.sw.prev_comm = prev ? "t" : "swapper";
-	e.sw.next_tid = next;
-	e.sw.next_tgid = tgid_of(next);
-	e.sw.next_comm = next ? "t" : "swapper";
-	e.sw.preempt = strchr(state, '+') != NULL;
-	switch (state[0]) {
-	case 'R':
-		e.sw.prev_state = CTXMON_STATE_RUNNING;
-		e.sw.kind = CTXMON_SW_INVOLUNTARY;
-		break;
-	case 'S':
-		e.sw.prev_state = CTXMON_STATE_S;
-		e.sw.kind = CTXMON_SW_VOLUNTARY;
-		break;
-	case 'D':
-		e.sw.prev_state = CTXMON_STATE_D;
-		e.sw.kind = CTXMON_SW_VOLUNTARY;
-		break;
-	case 'X':
-		e.sw.prev_state = CTXMON_STATE_X;
-		e.sw.kind = CTXMON_SW_EXIT;
-		break;
-	case 'Z':
-		e.sw.prev_state = CTXMON_STATE_Z;
-		e.sw.kind = CTXMON_SW_EXIT;
-		break;
-	default:
-		fail_msg("bad state %s", state);
-	}
-	ctxmon_account_feed(a, &e);
-}
-
-/* A waking (or wakeup, wakeup_new) of @tid queued on @target, raised on
- * @cpu while @cur ran there, with context @flags. */
 static void wake(struct ctxmon_account *a, unsigned type, uint64_t ts, int cpu,
 		 int cur, int tid, int target, unsigned flags)
 {
-	struct ctxmon_event e = ev_at(ts, cpu, cur, type);
+	struct ctxmon_event e = synth_wake(type, ts, cpu, cur, tid, target,
+					   flags);
 
-	e.flags = (uint16_t)flags;
-	e.wake.tid = tid;
-	e.wake.target_cpu = target;
-	e.wake.comm = "t";
 	ctxmon_account_feed(a, &e);
 }
 
 static void sys(struct ctxmon_account *a, uint64_t ts, int cpu, int tid,
 		bool enter, long id)
 {
-	struct ctxmon_event e = ev_at(
-		ts, cpu, tid, enter ? CTXMON_EV_SYS_ENTER : CTXMON_EV_SYS_EXIT);
+	struct ctxmon_event e = synth_sys(ts, cpu, tid, enter, id);
 
-	e.sys.id = id;
 	ctxmon_account_feed(a, &e);
 }
 
 static void irq(struct ctxmon_account *a, uint64_t ts, int cpu, int cur,
 		unsigned type)
 {
-	struct ctxmon_event e = ev_at(ts, cpu, cur, type);
+	struct ctxmon_event e = synth_irq(ts, cpu, cur, type, 9);
 
-	e.irq.vec = 9;
 	ctxmon_account_feed(a, &e);
 }
 
 static void lost(struct ctxmon_account *a, uint64_t ts, int cpu)
 {
-	struct ctxmon_event e = ev_at(ts, cpu, 0, CTXMON_EV_LOST);
+	struct ctxmon_event e = synth_lost(ts, cpu, 5);
 
-	e.lost.count = 5;
-	e.lost.start_ts = e.lost.end_ts = ts;
 	ctxmon_account_feed(a, &e);
 }
 
@@ -1313,6 +1253,8 @@ static void test_simulation(void **state)
 
 int main(void)
 {
+	synth_tgid_fallback = tgid_of;
+	synth_comm_fallback = "t";
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_syscall_names),
 		cmocka_unit_test(test_fine_buckets),

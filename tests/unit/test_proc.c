@@ -1,5 +1,5 @@
 /*
- * test_procfs.c - unit tests of the proc backend (src/capture/procfs.c):
+ * test_proc.c - unit tests of the proc backend (src/capture/proc.c):
  * its parsers on /proc texts of this kernel's format (comms that hold
  * spaces and parentheses included), one live thread read against
  * getrusage(RUSAGE_THREAD), and a command followed through the "proc"
@@ -21,7 +21,7 @@
 
 #include <ctxmon/ctxmon.h>
 
-#include "capture/procfs.h"
+#include "capture/proc.h"
 #include "internal.h"
 
 /* A /proc/PID/stat line with every field up to processor (39). */
@@ -160,8 +160,8 @@ static void test_backend_command(void **state)
 	s = ctxmon_session_open(&o);
 	assert_non_null(s);
 	assert_string_equal(ctxmon_session_backend(s), "proc");
-	assert_true(session__counting(s));
-	assert_non_null(session__limits(s));
+	assert_true(ctxmon_session_caps(s) & CTXMON_CAP_COUNTS);
+	assert_non_null(ctxmon_session_limits(s));
 	assert_int_equal(ctxmon_session_start(s), 0);
 	for (;;) {
 		memset(&si, 0, sizeof(si));

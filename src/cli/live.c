@@ -1,5 +1,5 @@
 /*
- * capture.c - the options and set-up that every capturing subcommand
+ * live.c - the options and set-up that every capturing subcommand
  * shares: target selection, backend choice, signals, starting a session
  * and turning its failures into one line and the right exit status.
  */
@@ -16,6 +16,7 @@
 #include <ctxmon/cgroup.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "cli/top.h"
 #include "internal.h"
 
@@ -169,6 +170,21 @@ int capture__opt(const char *cmd, struct capture_opts *c, int opt,
 		return 1;
 	}
 	return 0;
+}
+
+int capture__getopt(const char *cmd, const struct cli_doc *d,
+		    struct capture_opts *c, int argc, char **argv)
+{
+	int opt, ret;
+
+	while ((opt = cli__getopt(d, argc, argv)) != -1) {
+		ret = capture__opt(cmd, c, opt, optarg);
+		if (ret < 0)
+			return CAPTURE_OPT_ERROR;
+		if (ret == 0)
+			return opt;
+	}
+	return -1;
 }
 
 int capture__finish(const char *cmd, struct capture_opts *c, int argc,
@@ -422,7 +438,7 @@ int capture__loop(const char *cmd, struct capture_loop *l)
 			usleep(10000);
 			return 0;
 		}
-		if (deadline && clock__now_ns() >= deadline)
+		if (deadline && ctxmon_clock_ns() >= deadline)
 			return 0;
 		if (c->npids && !targets_alive(c)) {
 			if (c->verbose)

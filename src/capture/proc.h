@@ -1,9 +1,9 @@
 /*
- * procfs.h - parsers of the /proc files the "proc" backend reads, apart so
+ * proc.h - parsers of the /proc files the "proc" backend (proc.c) reads, apart so
  * that unit tests can feed them text.
  */
-#ifndef CTXMON_PROCFS_H
-#define CTXMON_PROCFS_H
+#ifndef CTXMON_CAPTURE_PROC_H
+#define CTXMON_CAPTURE_PROC_H
 
 #include <stdbool.h>
 #include <stdint.h>

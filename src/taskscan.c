@@ -1,5 +1,6 @@
 /*
- * proc.c - read the tasks that exist before capture from /proc.
+ * taskscan.c - read the tasks that exist before capture from /proc
+ * (ctxmon_proc_scan; the "proc" capture backend is capture/proc.c).
  *
  * The tracepoints name a task's process only when it runs; a thread that
  * sleeps through the whole capture, or is only ever switched in, would have

@@ -1,5 +1,5 @@
 /*
- * procfs.c - the "proc" backend: the last tier, the kernel's own per-thread
+ * proc.c - the "proc" backend: the last tier, the kernel's own per-thread
  * counters read from /proc, where neither tracing nor perf is allowed.
  *
  * Every thread has, readable by anyone: its voluntary and involuntary
@@ -27,7 +27,7 @@
 #include <sys/timerfd.h>
 
 #include "internal.h"
-#include "capture/procfs.h"
+#include "capture/proc.h"
 
 /*
  * A followed command or process is sampled this often, so that a thread
@@ -769,4 +769,5 @@ const struct backend_ops backend_proc = {
 		  "involuntary, run and runnable wait of live threads; a "
 		  "thread that ends keeps its last sample; no wakeup "
 		  "latency, no sleep states, no exit switch-outs",
+	.caps = CTXMON_CAP_COUNTS,
 };

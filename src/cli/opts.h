@@ -1,0 +1,79 @@
+/*
+ * opts.h - options as data: each subcommand declares its options once, in
+ * a table that carries their help (perf's OPT_* idea).  From that one
+ * declaration come the getopt_long() arrays, `--help`, the man page
+ * (`ctxmon --man CMD`) and the bash completion (`ctxmon --completion`),
+ * so the four cannot drift apart.  See docs/cli-options.md.
+ */
+#ifndef CTXMON_CLI_OPTS_H
+#define CTXMON_CLI_OPTS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+/* One option.  A table of them ends with an entry whose name is NULL. */
+struct cli_opt {
+	const char *name;	/* long name, without "--" */
+	char shortopt;		/* short letter, 0: long only */
+	int key;		/* what getopt_long() returns for it */
+	const char *arg;	/* its argument's name ("PID"), NULL: none */
+	const char *help;	/* one paragraph, wrapped when printed */
+	/* The values the argument takes, as "a, b, c" (appended to the
+	 * help, and the completion's words), or NULL. */
+	const char *(*values)(void);
+	bool file;		/* the argument is a file name (completion) */
+};
+
+/* Options under a heading ("target", "output"...); ends with title NULL. */
+struct cli_optgroup {
+	const char *title;
+	const struct cli_opt *opts;
+};
+
+struct cli_example {
+	const char *cmd;	/* the command line, without "ctxmon " */
+	const char *what;	/* what it does */
+};
+
+/* Everything --help, the man page and the completion say of a command. */
+struct cli_doc {
+	const char *name;		/* "stat" */
+	const char *args;		/* after the name: "[options] [CMD..]" */
+	const char *description;	/* paragraphs, '\n\n' between them */
+	const struct cli_optgroup *groups;
+	const struct cli_example *examples;	/* ends with cmd NULL */
+	const char *notes;		/* after the examples, or NULL */
+	bool stop_at_operand;		/* options end at the first operand
+					 * (a command to launch follows) */
+};
+
+/* The commands' declarations (one per command file). */
+extern const struct cli_doc stat_doc, top_doc, taskstats_doc, latency_doc,
+	record_doc, report_doc, script_doc, import_doc;
+
+/* The options every capturing command takes (cli.h's capture__opt()). */
+extern const struct cli_opt cli_capture_opts[];
+
+/* "auto, bpf, perf, ...": the names --backend accepts. */
+const char *cli__backend_names(void);
+
+/*
+ * getopt_long() over @d's table: the next option's key, -1 at the end,
+ * '?' for an unknown option or a missing argument (getopt has printed
+ * why).  Set optind = 1 before the first call.
+ */
+int cli__getopt(const struct cli_doc *d, int argc, char **argv);
+
+/* Write @d as --help text. */
+void cli__help(FILE *f, const struct cli_doc *d);
+
+struct cli_cmd;
+/* Write the man page of command @c (its summary, its doc) in troff. */
+void cli__man(FILE *f, const struct cli_cmd *c);
+
+/* Write ctxmon(1): the commands and the top-level options. */
+void cli__man_main(FILE *f, const struct cli_cmd *cmds, size_t n);
+/* Write the bash completion of the tool. */
+void cli__completion(FILE *f, const struct cli_cmd *cmds, size_t n);
+
+#endif

@@ -1,0 +1,123 @@
+#!/bin/bash
+# The library surface, as installed (issue 11):
+#  1. make install DESTDIR=D PREFIX=/usr puts the tool, libctxmon.so with
+#     its soname link, libctxmon.a, the headers, the pkg-config file, one
+#     man page per command and the bash completion in place; the tool is
+#     linked to the shared library.
+#  2. The shared library exports only ctxmon_* functions, and every
+#     function the public headers declare; the static library defines no
+#     other global symbol.
+#  3. Each command's man page, rendered by man -l, names every option its
+#     --help lists.
+#  4. The completion, sourced in bash: `ctxmon st<TAB>` gives stat,
+#     `ctxmon stat --ba<TAB>` gives --backend, and after --backend the
+#     backend names, each of which stat accepts.
+#  5. The sources: no file of src/cli includes internal.h, and no backend
+#     name appears in src/cli or src/output.
+. "$(dirname "$0")/lib.sh"
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+D=$T/d
+for tool in nm readelf man; do
+	command -v $tool >/dev/null || skip "no $tool (Debian: binutils, man-db)"
+done
+
+if ! make -s -C "$ROOT" install DESTDIR="$D" PREFIX=/usr >"$T/install.log" 2>&1; then
+	cat "$T/install.log" >&2
+	fail "make install DESTDIR=$D PREFIX=/usr failed"
+	finish
+fi
+
+# --- 1. files ---------------------------------------------------------------
+for f in bin/ctxmon lib/libctxmon.a lib/pkgconfig/ctxmon.pc \
+	include/ctxmon/ctxmon.h include/ctxmon/rows.h \
+	share/man/man1/ctxmon.1 share/bash-completion/completions/ctxmon; do
+	[ -f "$D/usr/$f" ] || fail "not installed: /usr/$f"
+done
+SO=$(readelf -d "$D/usr/lib/libctxmon.so" 2>/dev/null |
+	sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
+echo "soname: $SO"
+[ -n "$SO" ] || fail "libctxmon.so has no soname"
+[ -L "$D/usr/lib/$SO" ] && [ -f "$D/usr/lib/$SO" ] ||
+	fail "no $SO link to the library"
+[ -L "$D/usr/lib/libctxmon.so" ] || fail "libctxmon.so is not a link"
+readelf -d "$D/usr/bin/ctxmon" | grep -q "NEEDED.*\[$SO\]" ||
+	fail "the installed ctxmon is not linked to $SO"
+grep -q '^libdir=/usr/lib' "$D/usr/lib/pkgconfig/ctxmon.pc" ||
+	fail "ctxmon.pc: libdir is not /usr/lib"
+cmds=$("$CTXMON" --help | awk '/^commands:/ { on = 1; next } on && NF == 0 { exit } on { print $1 }')
+echo "commands: $(echo $cmds)"
+[ -n "$cmds" ] || fail "ctxmon --help lists no command"
+for c in $cmds; do
+	[ -f "$D/usr/share/man/man1/ctxmon-$c.1" ] || fail "no man page ctxmon-$c.1"
+done
+
+# --- 2. exports -------------------------------------------------------------
+nm -D --defined-only "$D/usr/lib/libctxmon.so" | awk '$2 ~ /^[TDBRVW]$/ { print $3 }' |
+	sort >"$T/exported"
+echo "exported: $(wc -l <"$T/exported") symbols"
+grep -v '^ctxmon_' "$T/exported" >"$T/leaked"
+[ -s "$T/leaked" ] && fail "exported but not ctxmon_*: $(head -n 5 "$T/leaked" | tr '\n' ' ')"
+# every function the headers declare, from the headers' own text
+sed -n 's/.*[ *]\(ctxmon_[a-z0-9_]*\)(.*/\1/p' "$D"/usr/include/ctxmon/*.h |
+	grep -v '_fn$' | sort -u >"$T/declared"
+comm -23 "$T/declared" "$T/exported" >"$T/missing"
+echo "declared: $(wc -l <"$T/declared"), of them not exported: $(wc -l <"$T/missing")"
+# static inline helpers of the headers are not in the library
+while read -r f; do
+	grep -q "static inline.*$f(" "$D"/usr/include/ctxmon/*.h ||
+		fail "declared in a header, not exported: $f"
+done <"$T/missing"
+nm --defined-only -g "$D/usr/lib/libctxmon.a" 2>/dev/null |
+	awk 'NF == 3 && $2 ~ /^[TDBR]$/ { print $3 }' | grep -v '^ctxmon_' >"$T/aleaked"
+[ -s "$T/aleaked" ] &&
+	fail "libctxmon.a defines global non-ctxmon symbols: $(head -n 5 "$T/aleaked" | tr '\n' ' ')"
+
+# --- 3. man pages name every option of --help -------------------------------
+for c in $cmds; do
+	MANWIDTH=200 man -l "$D/usr/share/man/man1/ctxmon-$c.1" 2>/dev/null |
+		col -b >"$T/man.$c"
+	[ -s "$T/man.$c" ] || { fail "man -l ctxmon-$c.1 rendered nothing"; continue; }
+	grep -q EXAMPLES "$T/man.$c" || fail "ctxmon-$c.1 has no EXAMPLES"
+	n=0
+	for o in $("$CTXMON" "$c" --help | grep -oE '^ +(-[a-zA-Z], )?--[a-z][a-z-]*' |
+		grep -oE -- '--[a-z][a-z-]*'); do
+		n=$((n + 1))
+		grep -qe "$o" "$T/man.$c" || fail "ctxmon-$c.1 does not name $o"
+	done
+	echo "ctxmon-$c.1: $n options of --help, all named"
+	[ "$n" -gt 0 ] || fail "ctxmon $c --help lists no option"
+done
+
+# --- 4. completion ----------------------------------------------------------
+cat >"$T/comp.sh" <<EOF
+. "$D/usr/share/bash-completion/completions/ctxmon"
+complete -p ctxmon || exit 3
+t() { COMP_WORDS=("\$@"); COMP_CWORD=\$((\${#COMP_WORDS[@]} - 1)); COMPREPLY=(); _ctxmon; echo "\${COMPREPLY[*]}"; }
+echo "st=\$(t ctxmon st)"
+echo "ba=\$(t ctxmon stat --ba)"
+echo "be=\$(t ctxmon stat --backend '')"
+EOF
+bash "$T/comp.sh" >"$T/comp.out" 2>&1 || fail "sourcing the completion failed: $(cat "$T/comp.out")"
+sed 's/^/  | /' "$T/comp.out"
+grep -qx 'st=stat' "$T/comp.out" || fail "ctxmon st<TAB> does not complete to stat"
+grep -qx 'ba=--backend' "$T/comp.out" || fail "ctxmon stat --ba<TAB> does not complete to --backend"
+backends=$(sed -n 's/^be=//p' "$T/comp.out")
+[ "$(echo $backends | wc -w)" -ge 3 ] || fail "too few backend names after --backend: $backends"
+for b in $backends; do
+	# stat must know the name: any error but "unknown backend"
+	"$CTXMON" stat --backend "$b" --duration 0.1 -a -o /dev/null >/dev/null 2>"$T/be.err"
+	grep -q 'unknown backend' "$T/be.err" && fail "completion offers '$b', stat does not know it"
+done
+
+# --- 5. sources -------------------------------------------------------------
+inc=$(grep -l 'internal\.h' "$ROOT"/src/cli/* 2>/dev/null)
+[ -z "$inc" ] || fail "src/cli files include internal.h: $inc"
+for b in $backends; do
+	[ "$b" = auto ] && continue
+	# (taskstats labels its rows "task" or "proc": not the backend)
+	hits=$(grep -rn "\"$b\"" "$ROOT/src/cli" "$ROOT/src/output" 2>/dev/null |
+		grep -v 'process ? "proc" : "task"')
+	[ -z "$hits" ] || fail "backend name \"$b\" in the tool's code: $hits"
+done
+finish
