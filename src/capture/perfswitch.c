@@ -1088,5 +1088,5 @@ const struct backend_ops backend_perfswitch = {
 		"CPU after a wakeup), no migrations, CPU busy means a "
 		"followed task ran",
 
-	.caps = CTXMON_CAP_EVENTS | CTXMON_CAP_EXACT | CTXMON_CAP_CPUS,
+	.caps = CTXMON_CAP_EVENTS | CTXMON_CAP_CPUS,
 };

@@ -176,19 +176,81 @@ static void test_percentile(void **state)
 	(void)state;
 	memset(&l, 0, sizeof(l));
 	assert_int_equal(ctxmon_latency_percentile(&l, 99), 0);
-	/* 98 samples in [1024, 2048), 2 in [65536, 131072), max 70000 */
+	/* 98 samples in [1024, 2048), 2 in [65536, 131072), max 70000: one
+	 * method with `latency` (ctxmon_lat_quantile): nearest rank, spread
+	 * evenly in its bucket, the last rank the maximum */
+	l.count = 100;
 	l.hist[10] = 98;
 	l.hist[16] = 2;
-	l.count = 100;
 	l.max_ns = 70000;
-	assert_int_equal(ctxmon_latency_percentile(&l, 50), 2047);
-	assert_int_equal(ctxmon_latency_percentile(&l, 98), 2047);
-	assert_int_equal(ctxmon_latency_percentile(&l, 99), 70000);
-	/* capped by the maximum */
-	l.max_ns = 1500;
-	l.hist[16] = 0;
-	l.count = 98;
-	assert_int_equal(ctxmon_latency_percentile(&l, 99), 1500);
+	/* rank 50 of 98 in [1024, 2047]: 1024 + 1023 * 49.5 / 98 */
+	assert_int_equal(ctxmon_latency_percentile(&l, 50),
+			 1024 + (uint64_t)(1023 * 49.5 / 98));
+	assert_int_equal(ctxmon_latency_percentile(&l, 98),
+			 1024 + (uint64_t)(1023 * 97.5 / 98));
+	/* rank 99: first of the 2 in [65536, 70000] */
+	assert_int_equal(ctxmon_latency_percentile(&l, 99),
+			 65536 + (uint64_t)(4464 * 0.5 / 2));
+	assert_int_equal(ctxmon_latency_percentile(&l, 100), 70000);
+	l.hist[16] = 1;
+	l.hist[10] = 99;
+	assert_int_equal(ctxmon_latency_percentile(&l, 99),
+			 1024 + (uint64_t)(1023 * 98.5 / 99));
+}
+
+/* A counting backend keeps one maximum for the run: an interval whose
+ * samples did not beat it must not show it (issue 13, defect 3). */
+static void test_delta_max(void **state)
+{
+	struct ctxmon_stats a, b, c;
+	struct source src = { &a, 1 };
+	struct ctxmon_rowset *r = source_rowset(&src, true);
+	struct ctxmon_snapshot s;
+
+	(void)state;
+	a = row(20, 20, "w", 5, 0, 100);
+	a.last_ts = 1000;
+	a.lat.count = 3;
+	a.lat.hist[20] = 3;	/* about 1 ms */
+	a.lat.max_ns = 1500000;
+	a.lat.max_ts = 900;
+	a.lat.max_waker_tid = 7;
+	assert_int_equal(ctxmon_rowset_snapshot(r, 1000, &s), 0);
+	assert_int_equal(s.threads[0].lat.max_ns, 1500000);
+	ctxmon_snapshot_clear(&s);
+	ctxmon_rowset_next(r, 1000);
+
+	/* two new samples near 3 us; the run's maximum is still the old */
+	b = a;
+	b.last_ts = 2000;
+	b.lat.count = 5;
+	b.lat.hist[11] = 2;
+	src.rows = &b;
+	assert_int_equal(ctxmon_rowset_snapshot(r, 2000, &s), 0);
+	assert_int_equal(s.threads[0].lat.count, 2);
+	assert_true(s.threads[0].lat.max_ns <= 4095); /* the interval's bucket */
+	assert_true(s.threads[0].lat.max_ts == 0 ||
+		    s.threads[0].lat.max_ts > 1000);
+	assert_int_equal(s.threads[0].lat.max_waker_tid, -1);
+	ctxmon_snapshot_clear(&s);
+	ctxmon_rowset_next(r, 2000);
+
+	/* a new maximum in the next interval is the interval's own */
+	c = b;
+	c.last_ts = 3000;
+	c.lat.count = 6;
+	c.lat.hist[22] = 1;
+	c.lat.max_ns = 5000000;
+	c.lat.max_ts = 2500;
+	c.lat.max_waker_tid = 9;
+	src.rows = &c;
+	assert_int_equal(ctxmon_rowset_snapshot(r, 3000, &s), 0);
+	assert_int_equal(s.threads[0].lat.count, 1);
+	assert_int_equal(s.threads[0].lat.max_ns, 5000000);
+	assert_int_equal(s.threads[0].lat.max_ts, 2500);
+	assert_int_equal(s.threads[0].lat.max_waker_tid, 9);
+	ctxmon_snapshot_clear(&s);
+	ctxmon_rowset_free(r);
 }
 
 /*
@@ -334,6 +396,7 @@ int main(void)
 		cmocka_unit_test(test_delta),
 		cmocka_unit_test(test_processes),
 		cmocka_unit_test(test_percentile),
+		cmocka_unit_test(test_delta_max),
 		cmocka_unit_test(test_pid_reuse),
 		cmocka_unit_test(test_caps),
 	};
