@@ -6,7 +6,9 @@
  *     <comm>-<tid> [(<tgid>)] [<cpu>] [<irq flags>] <secs>.<frac>: <event>: <fields>
  *
  * with the comm right-aligned and free to contain spaces, dashes and
- * colons.  The line is anchored on what a comm cannot disturb: the "[cpu]"
+ * colons.  `perf script` prints the same with "<comm> <tid>" or
+ * "<comm> <pid>/<tid>" for the task and "<system>:<event>:" for the
+ * event.  The line is anchored on what a comm cannot disturb: the "[cpu]"
  * bracket followed by a timestamp and an event name; the task part is
  * what comes before it, split at its last dash.
  *
@@ -32,13 +34,14 @@
 #define NCAPS 12
 #define HEAD_TRIES 8 /* "[cpu] ts: event:" places tried per line */
 
-enum flavour { FL_UNKNOWN, FL_PIPE, FL_TRACECMD, FL_SYSTRACE };
+enum flavour { FL_UNKNOWN, FL_PIPE, FL_TRACECMD, FL_SYSTRACE, FL_PERF };
 
 static const char *const flavour_names[] = {
 	[FL_UNKNOWN] = "unknown",
 	[FL_PIPE] = "trace_pipe",
 	[FL_TRACECMD] = "trace-cmd",
 	[FL_SYSTRACE] = "systrace",
+	[FL_PERF] = "perf script",
 };
 
 struct textparse {
@@ -487,6 +490,7 @@ struct head {
 	uint64_t ts;
 	const char *name, *name_end;
 	const char *fields;
+	bool perf; /* "system:event:", as perf script prints it */
 };
 
 static bool is_name_char(char c)
@@ -524,6 +528,18 @@ static bool parse_after_cpu(const char *s, const char *e, struct head *h)
 		s++;
 	if (s == h->name || s >= e || *s != ':')
 		return false;
+	h->perf = false;
+	if (s + 1 < e && is_name_char(s[1])) {
+		/* perf script: "sched:sched_switch:"; the event is the second */
+		const char *n = s + 1;
+
+		for (s = n; s < e && is_name_char(*s); s++)
+			;
+		if (s >= e || *s != ':')
+			return false;
+		h->name = n;
+		h->perf = true;
+	}
 	h->name_end = s;
 	h->fields = skip_spaces(s + 1, e);
 	return true;
@@ -555,6 +571,45 @@ static bool parse_head(const char *s, const char *e, const char **from,
 		return true;
 	}
 	return false;
+}
+
+/* perf script's "comm tid" or "comm pid/tid"; [@d, @e) are the tid's
+ * digits. */
+static bool parse_perf_task(struct textparse *p, const char *s, const char *d,
+			    const char *e, struct textparse_line *out,
+			    bool *oom)
+{
+	const char *end, *c_end;
+	struct cap c;
+	int64_t tid, pid;
+
+	if (!scan_int(d, e, &tid, &end) || tid > INT32_MAX)
+		return false;
+	c_end = d - 1;
+	if (*c_end == '/') {
+		const char *q = c_end;
+
+		while (q > s && is_digit(q[-1]))
+			q--;
+		if (q == c_end || q == s || q[-1] != ' ' ||
+		    !scan_int(q, c_end, &pid, &end) || pid > INT32_MAX)
+			return false;
+		out->ev.tgid = (int32_t)pid;
+		c_end = q - 1;
+	}
+	while (c_end > s && c_end[-1] == ' ')
+		c_end--;
+	out->ev.tid = (int32_t)tid;
+	c.s = s;
+	c.len = (size_t)(c_end - s);
+	if (!c.len || c.len > COMM_MAX)
+		return false;
+	/* perf prints ":<tid>" for a task whose comm it never saw */
+	if (c.len == 1 && *s == ':')
+		out->comm = NULL;
+	else
+		out->comm = intern(p, &c, oom);
+	return true;
 }
 
 /* "comm-tid" with an optional "(tgid)" after it. */
@@ -589,13 +644,20 @@ static bool parse_task(struct textparse *p, struct head *h,
 	d = e;
 	while (d > s && is_digit(d[-1]))
 		d--;
+	if (h->perf && d < e && d > s && (d[-1] == ' ' || d[-1] == '/'))
+		return parse_perf_task(p, s, d, e, out, oom);
 	if (d == e || d == s || d[-1] != '-')
 		return false;
 	if (!scan_int(d, e, &v, &e) || v > INT32_MAX)
 		return false;
 	d--;
-	/* "<...>--1": a negative tid. */
-	if (d > s && d[-1] == '-') {
+	/*
+	 * "<...>--1": a negative tid, which only ctxmon's own lines carry
+	 * (a loss has tid -1) and which it always prints without a comm.
+	 * Any other "x--1" is the comm "x-" of tid 1: a comm may end in a
+	 * dash, so reading it as a negative tid would not read back.
+	 */
+	if (d - s == 6 && !memcmp(s, "<...>-", 6)) {
 		d--;
 		v = -v;
 	}
@@ -698,7 +760,9 @@ static int parse_event(struct textparse *p, struct head *h, const char *e,
 		memset(c, 0, sizeof(c));
 		if (!match(def->tpl[i], h->fields, e, c))
 			continue;
-		if (h->tgid_col)
+		if (h->perf)
+			p->flavour = FL_PERF;
+		else if (h->tgid_col)
 			p->flavour = FL_SYSTRACE;
 		else if (i > 0 && def->tpl[i][0] == '%' &&
 			 p->flavour != FL_SYSTRACE)
@@ -832,6 +896,27 @@ static const char *name_of(const struct text_names *n, int32_t tid)
 	return c ? c : "<...>";
 }
 
+/*
+ * The comm in a line's "comm-tid" column.  A negative tid is printed
+ * "<...>--1" and only so; the comm "<...>-" of a tid >= 0 would print the
+ * same text, so that task shows as "<...>" there (its comm= fields keep
+ * the name).
+ */
+static const char *head_comm(const struct text_names *n, int32_t tid)
+{
+	const char *c;
+
+	if (tid == 0)
+		return "<idle>";
+	if (tid < 0)
+		return "<...>";
+	c = name_of(n, tid);
+	/* Leading blanks would merge with the padding when read back. */
+	while (*c == ' ')
+		c++;
+	return strcmp(c, "<...>-") ? c : "<...>";
+}
+
 static const char *str_or(const char *s, const char *dflt)
 {
 	return s ? s : dflt;
@@ -852,10 +937,7 @@ int textparse__format(const struct ctxmon_event *ev, unsigned flags,
 					      ctxmon_event_type_name(ev->type);
 	/* trace_pipe's layout without the irq flags column: comm right-
 	 * aligned in 16, tid left-aligned in 7, seconds in 5 columns. */
-	comm = ev->tid == 0 ? "<idle>" : name_of(names, ev->tid);
-	/* Leading blanks would merge with the padding when read back. */
-	while (*comm == ' ')
-		comm++;
+	comm = head_comm(names, ev->tid);
 	put(&o, "%16s-%-7d [%03d] ", comm, ev->tid, ev->cpu);
 	put_ts_field(&o, ev->ts, flags);
 	put(&o, ": %s: ", evname);
