@@ -138,3 +138,13 @@ vmlinux:
 
 .PHONY: vmlinux
 # ---- end BPF ----
+
+# ---- importers (issue 13) ----
+# trace.dat is read through libtracecmd (Debian libtracecmd-dev); without
+# it `ctxmon import` says so for a trace.dat and reads everything else.
+ifneq ($(shell pkg-config --exists libtracecmd 2>/dev/null && echo y),)
+$(O)/src/file/import_tracedat.o: CFLAGS += -DHAVE_LIBTRACECMD \
+	$(shell pkg-config --cflags libtracecmd)
+LIBS += $(shell pkg-config --libs libtracecmd)
+endif
+# ---- end importers ----

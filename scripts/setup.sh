@@ -4,7 +4,8 @@
 set -e
 PKGS="gcc make pkg-config libcmocka-dev libtraceevent-dev libtracefs-dev \
 libzstd-dev libbpf-dev bpftool clang llvm libelf-dev zlib1g-dev \
-libncurses-dev tmux procps util-linux python3 libclang-rt-dev"
+libncurses-dev tmux procps util-linux python3 libclang-rt-dev \
+libtracecmd-dev trace-cmd linux-perf"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

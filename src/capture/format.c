@@ -145,11 +145,26 @@ out:
 	return f;
 }
 
+struct tp_format *tp_format__wrap(struct tep_event *ev)
+{
+	struct tp_format *f;
+
+	if (!ev || !ev->name) {
+		errno = EINVAL;
+		return NULL;
+	}
+	f = calloc(1, sizeof(*f));
+	if (f)
+		f->ev = ev; /* f->tep NULL: the event is borrowed */
+	return f;
+}
+
 void tp_format__free(struct tp_format *f)
 {
 	if (!f)
 		return;
-	tep_free(f->tep); /* frees the events parsed into it */
+	if (f->tep)
+		tep_free(f->tep); /* frees the events parsed into it */
 	free(f);
 }
 

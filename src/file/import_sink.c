@@ -1,0 +1,93 @@
+/*
+ * import_sink.c - the writing side of the binary importers (perf.data,
+ * trace.dat): events and task declarations into a recording, counted the
+ * way `ctxmon import` reports them.  A task is declared only when the
+ * recording would otherwise name it differently, as the text importer
+ * does, so a recording prints back the names its input gave.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "file/file.h"
+#include "file/import.h"
+
+int import_sink__init(struct import_sink *s, struct ctxmon_record *w,
+		      const struct ctxmon_import_opts *opts,
+		      const char *format)
+{
+	memset(s, 0, sizeof(*s));
+	if (opts)
+		memcpy(&s->o, opts,
+		       opts->sz && opts->sz < sizeof(s->o) ? opts->sz :
+							     sizeof(s->o));
+	s->w = w;
+	s->st = &s->stats;
+	s->stats.format = format;
+	s->max_cpu = -1;
+	s->strs = strtab__new();
+	s->tasks = tasktab__new();
+	return s->strs && s->tasks ? 0 : -ENOMEM;
+}
+
+void import_sink__free(struct import_sink *s)
+{
+	tasktab__free(s->tasks);
+	strtab__free(s->strs);
+	s->tasks = NULL;
+	s->strs = NULL;
+}
+
+void import_sink__warn(struct import_sink *s, unsigned long where,
+		       const char *msg)
+{
+	if (s->o.warn)
+		s->o.warn(s->o.warn_ctx, where, msg);
+}
+
+int import_sink__task(struct import_sink *s, int32_t tid, int32_t tgid,
+		      const char *comm)
+{
+	int ret;
+
+	if (!comm || tid <= 0 ||
+	    (tasktab__comm(s->tasks, tid) == comm &&
+	     (tgid == -1 || tasktab__tgid(s->tasks, tid) == tgid)))
+		return 0;
+	if (tgid == -1)
+		tgid = tasktab__tgid(s->tasks, tid);
+	ret = ctxmon_record_add_task(s->w, tid, tgid, comm);
+	if (!ret)
+		ret = tasktab__set(s->tasks, tid, tgid, comm);
+	if (!ret)
+		s->stats.tasks++;
+	return ret;
+}
+
+int import_sink__event(struct import_sink *s, const struct ctxmon_event *ev)
+{
+	int ret = ctxmon_record_write(s->w, ev);
+
+	if (ret < 0)
+		return ret;
+	if (!s->stats.events)
+		s->stats.first_ts = ev->ts;
+	s->stats.last_ts = ev->ts;
+	s->stats.events++;
+	if (ev->cpu > s->max_cpu && ev->cpu < CPU_STATE_MAX)
+		s->max_cpu = ev->cpu;
+	return tasktab__apply(s->tasks, ev);
+}
+
+int import_sink__finish(struct import_sink *s)
+{
+	if (s->max_cpu + 1 > s->stats.ncpus)
+		s->stats.ncpus = s->max_cpu + 1;
+	return 0;
+}
+
+void import_sink__stats(const struct import_sink *s,
+			struct ctxmon_import_stats *out)
+{
+	*out = s->stats;
+}
