@@ -189,6 +189,51 @@ static bool parse_state(const char *s, size_t n, uint32_t *state, int *preempt)
 	return true;
 }
 
+/*
+ * The state as trace-cmd's sched_switch plugin prints it: one letter per
+ * bit of its own table "SDTtZXxW", not the kernel's.  Since 4.14 the kernel
+ * reports 0x10 EXIT_DEAD, 0x20 EXIT_ZOMBIE, 0x40 TASK_PARKED and 0x80
+ * TASK_IDLE there, so the plugin's Z is X, its X is Z, its x is P and its
+ * W is I (an idle kernel thread, voluntary); it prints a preempted task
+ * as plain R.
+ */
+static bool parse_plugin_state(const char *s, size_t n, uint32_t *state,
+			       int *preempt)
+{
+	static const char letters[] = "SDTtZXxW";
+	static const uint32_t bits[] = {
+		CTXMON_STATE_S, CTXMON_STATE_D, CTXMON_STATE_T,
+		CTXMON_STATE_t, CTXMON_STATE_X, CTXMON_STATE_Z,
+		CTXMON_STATE_P, CTXMON_STATE_I,
+	};
+	size_t all = n;
+	uint32_t st = 0;
+
+	*preempt = 0;
+	if (n && s[n - 1] == '+') { /* not printed by the plugin; accepted */
+		*preempt = 1;
+		n--;
+	}
+	if (!n)
+		return false;
+	if (n == 1 && s[0] == 'R') {
+		*state = CTXMON_STATE_RUNNING;
+		return true;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const char *l;
+
+		if (s[i] == '|')
+			continue;
+		l = memchr(letters, s[i], sizeof(letters) - 1);
+		if (!l)
+			return parse_state(s, all, state, preempt);
+		st |= bits[l - letters];
+	}
+	*state = st;
+	return true;
+}
+
 /* ---- templates ----------------------------------------------------- */
 
 struct cap {
@@ -211,7 +256,8 @@ static bool can_start(const char *t, const char *q, const char *e)
 /*
  * Match [s, e) against template @t.  Conversions: %s a string of at most
  * COMM_MAX bytes, %p a string of any length, %d an integer, %D an integer
- * not kept, %S a task state, %B true/false, %R handled/unhandled, %T a
+ * not kept, %S a task state, %W a task state as trace-cmd's sched plugin
+ * prints it, %B true/false, %R handled/unhandled, %T a
  * timestamp, %* the rest of the line.  Everything else matches itself:
  * the kernel prints fields with single spaces, so a comm may end in a
  * space and still read back the same.
@@ -259,13 +305,15 @@ static bool match(const char *t, const char *s, const char *e, struct cap *c)
 			if (t[-1] == 'D')
 				continue;
 			break;
-		case 'S': {
+		case 'S':
+		case 'W': {
 			int preempt;
 			uint32_t st;
 
 			for (end = s; end < e && *end != ' '; end++)
 				;
-			if (!parse_state(s, (size_t)(end - s), &st, &preempt))
+			if (!(t[-1] == 'S' ? parse_state : parse_plugin_state)(
+				    s, (size_t)(end - s), &st, &preempt))
 				return false;
 			c->u = st;
 			c->i = preempt;
@@ -320,7 +368,7 @@ static const struct evdef evdefs[] = {
 	  CTXMON_EV_SWITCH,
 	  { "prev_comm=%s prev_pid=%d prev_prio=%d prev_state=%S ==> "
 	    "next_comm=%s next_pid=%d next_prio=%d",
-	    "%s:%d [%d] %S ==> %s:%d [%d]" } },
+	    "%s:%d [%d] %W ==> %s:%d [%d]" } },
 	{ "sched_waking",
 	  CTXMON_EV_WAKING,
 	  { "comm=%s pid=%d prio=%d target_cpu=%d",
