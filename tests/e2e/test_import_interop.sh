@@ -36,9 +36,15 @@ for e in sched_switch sched_waking sched_wakeup sched_wakeup_new \
 done
 
 N=${PINGPONG_N:-3000}
-perf sched record -m 16M -o "$T/perf.data" >"$T/perf.log" 2>&1 &
+# perf starts disabled and is enabled through its control fifo: its "ack"
+# says it records (it may take seconds to list the machine's tasks first)
+mkfifo "$T/ctl" "$T/ack"
+perf sched record -m 16M -D -1 --control "fifo:$T/ctl,$T/ack" -o "$T/perf.data" >"$T/perf.log" 2>&1 &
 perf_pid=$!
 BG_PIDS="$BG_PIDS $perf_pid"
+exec 8<>"$T/ack"
+echo enable >"$T/ctl"
+read -r -t 60 -u 8 ack || skip "perf sched record did not start in 60s: $(tail -n 1 "$T/perf.log")"
 "$CTXMON" record -q -a -o "$T/live.data" 2>"$T/rec.err" &
 rec=$!
 BG_PIDS="$BG_PIDS $rec"
