@@ -14,6 +14,8 @@
 # report -N`.  KEEP=DIR keeps the traces (how tests/data/import-* were made).
 . "$(dirname "$0")/lib.sh"
 [ -x "$CTXMON" ] || skip "no ctxmon binary at $CTXMON"
+# a leak inside libtracecmd/libtraceevent is theirs (see the file)
+export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$(cd "$(dirname "$0")/../data/import" && pwd)/lsan.supp"
 [ "$(id -u)" = 0 ] || skip "needs root (perf sched record, tracefs)"
 command -v perf >/dev/null || skip "perf not installed (Debian: linux-perf)"
 command -v trace-cmd >/dev/null || skip "trace-cmd not installed"
