@@ -64,6 +64,9 @@ struct tp_format;
  */
 struct tp_format *tp_format__load(const char *tracefs, const char *system,
 				  const char *name);
+/* Whether a format text is whole enough to hand to libtraceevent (no
+ * NUL, its print fmt's quotes and brackets balanced). */
+bool tp_format__sane(const char *text, size_t len);
 /* Same, from the text of a format file (tests, recordings). */
 struct tp_format *tp_format__parse(const char *system, const char *text,
 				   size_t len);
@@ -109,6 +112,9 @@ struct decoder *decoder__new_from_texts(const char *const *systems,
 					const char *const *texts, size_t n,
 					struct strtab *strs, char *err,
 					size_t errlen);
+/* Whether @system:@name (@len bytes, not terminated) is an event the
+ * decoder reads. */
+bool decoder__models(const char *system, const char *name, size_t len);
 /* Same, from the events a tep handle already parsed (a trace.dat's, read
  * by libtracecmd); the handle must outlive the decoder's use. */
 struct tep_handle;

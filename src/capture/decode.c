@@ -507,6 +507,16 @@ out:
 	return build(own, lens, groups, strs, err, errlen);
 }
 
+bool decoder__models(const char *system, const char *name, size_t len)
+{
+	for (size_t i = 0; i < NTABLE; i++)
+		if (!strcmp(table[i].system, system) &&
+		    strlen(table[i].name) == len &&
+		    !memcmp(table[i].name, name, len))
+			return true;
+	return false;
+}
+
 struct decoder *decoder__new_from_tep(struct tep_handle *tep,
 				      struct strtab *strs, char *err,
 				      size_t errlen)

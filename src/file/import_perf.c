@@ -173,6 +173,108 @@ static bool td_named_blob(struct tdata *t, const char *name)
 	return td_take(t, (size_t)n, &b);
 }
 
+/* Whether the format text @x is of an event ctxmon decodes: only those
+ * are parsed (sched:* alone has some thirty others). */
+static bool modeled(const char *sys, const char *x, size_t n)
+{
+	const char *name = n > 6 && !memcmp(x, "name: ", 6) ? x + 6 : NULL;
+	const char *nl = name ? memchr(name, '\n', n - 6) : NULL;
+
+	return nl && decoder__models(sys, name, (size_t)(nl - name));
+}
+
+/*
+ * Hand libtraceevent the format @x in a shape it parses safely.  Its
+ * parser trusts its input, and a damaged or crafted print fmt crashes it;
+ * ctxmon needs the print fmt of no event but sched_switch, and of that
+ * only the prev_state letters.  So the field lines go through as the
+ * kernel wrote them (tp_format__sane checks their shape), and the print
+ * fmt is replaced: by nothing, or for sched_switch by a __print_flags
+ * table rebuilt from the { value, "letter" } pairs of the original (the
+ * preemption bit is then the one above the table, as on every kernel).
+ * A format that does not pass is skipped: its samples count as events
+ * ctxmon does not read.
+ */
+static int canon_format(struct tep_handle *tep, const char *sys,
+			const char *x, size_t n)
+{
+	const char *pf = memmem(x, n, "\nprint fmt:", 11), *e = x + n, *c;
+	size_t head = pf ? (size_t)(pf - x) + 1 : n, len, npairs = 0;
+	char *buf;
+	int k;
+
+	if (!tp_format__sane(x, head))
+		return 0;
+	buf = malloc(head + 1024);
+	if (!buf)
+		return -ENOMEM;
+	memcpy(buf, x, head);
+	len = head;
+	if (head && buf[head - 1] != '\n')
+		buf[len++] = '\n';
+	/* the rebuilt table names REC->prev_state: libtraceevent crashes
+	 * on a print fmt whose field does not exist */
+	if (n > 19 && !memcmp(x, "name: sched_switch\n", 19) && pf &&
+	    memmem(x, head, " prev_state;\toffset:", 20)) {
+		c = memmem(pf, (size_t)(e - pf), "__print_flags(", 14);
+		len += (size_t)snprintf(buf + len, 1024 - 64,
+					"print fmt: \"%%s\", __print_flags("
+					"REC->prev_state, \"|\"");
+		for (; c && c < e && npairs < 16; c++) {
+			unsigned long long v;
+			char letters[8], *end;
+			const char *q;
+			size_t nl = 0;
+
+			if (*c != '{')
+				continue;
+			q = c + 1;
+			while (q < e && *q == ' ')
+				q++;
+			errno = 0;
+			/* a bounded copy: the text is not NUL-terminated */
+			{
+				char num[24];
+				size_t m = 0;
+
+				while (q + m < e && m < sizeof(num) - 1 &&
+				       ((q[m] >= '0' && q[m] <= '9') ||
+					(q[m] >= 'a' && q[m] <= 'f') ||
+					(q[m] >= 'A' && q[m] <= 'F') ||
+					q[m] == 'x' || q[m] == 'X'))
+					m++;
+				memcpy(num, q, m);
+				num[m] = '\0';
+				v = strtoull(num, &end, 0);
+				if (!m || *end || errno || !v)
+					continue;
+				q += m;
+			}
+			while (q < e && (*q == ' ' || *q == ','))
+				q++;
+			if (q >= e || *q++ != '"')
+				continue;
+			while (q < e && nl < 4 &&
+			       ((*q >= 'a' && *q <= 'z') ||
+				(*q >= 'A' && *q <= 'Z')))
+				letters[nl++] = *q++;
+			if (!nl || q >= e || *q != '"')
+				continue;
+			letters[nl] = '\0';
+			len += (size_t)snprintf(buf + len, 48, ", { 0x%llx, \"%s\" }",
+						v, letters);
+			npairs++;
+		}
+		len += (size_t)snprintf(buf + len, 8, ")\n");
+	} else {
+		len += (size_t)snprintf(buf + len, 32, "print fmt: \"\"\n");
+	}
+	k = tep_parse_event(tep, buf, len, sys);
+	free(buf);
+	(void)k; /* one libtraceevent cannot parse is simply not there */
+	return 0;
+}
+
 /*
  * Read the format files out of the tracing data and build the decoder
  * from those of the events ctxmon models.
@@ -223,8 +325,12 @@ static int load_formats(struct pimport *p, const uint8_t *b, size_t len)
 			 * ctxmon cannot decode either: its samples are
 			 * skipped, like those of events ctxmon does not
 			 * model */
-			tep_parse_event(p->tep, (const char *)x, (size_t)n,
-					sys);
+			if (!modeled(sys, (const char *)x, (size_t)n))
+				continue;
+			ret = canon_format(p->tep, sys, (const char *)x,
+					   (size_t)n);
+			if (ret < 0)
+				return ret;
 		}
 	}
 	/* kallsyms, printk formats and cmdlines follow: not needed */

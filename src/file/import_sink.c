@@ -45,10 +45,44 @@ void import_sink__warn(struct import_sink *s, unsigned long where,
 		s->o.warn(s->o.warn_ctx, where, msg);
 }
 
+/*
+ * A comm may hold any byte (prctl(PR_SET_NAME)), but a newline or another
+ * control character cannot go through the text form `ctxmon script`
+ * prints and `ctxmon import` reads: it is stored as '?', as ps shows it.
+ * NULL when out of memory.
+ */
+static const char *clean(struct import_sink *s, const char *comm, bool *oom)
+{
+	char buf[256];
+	size_t n;
+	bool dirty = false;
+	const char *r;
+
+	if (!comm)
+		return NULL;
+	for (n = 0; comm[n] && n < sizeof(buf) - 1; n++) {
+		buf[n] = (unsigned char)comm[n] < 0x20 || comm[n] == 0x7f ?
+				 '?' :
+				 comm[n];
+		dirty |= buf[n] != comm[n];
+	}
+	if (!dirty)
+		return comm;
+	r = strtab__intern(s->strs, buf, n);
+	if (!r)
+		*oom = true;
+	return r;
+}
+
 int import_sink__task(struct import_sink *s, int32_t tid, int32_t tgid,
 		      const char *comm)
 {
+	bool oom = false;
 	int ret;
+
+	comm = clean(s, comm, &oom);
+	if (oom)
+		return -ENOMEM;
 
 	if (!comm || tid <= 0 ||
 	    (tasktab__comm(s->tasks, tid) == comm &&
@@ -64,9 +98,37 @@ int import_sink__task(struct import_sink *s, int32_t tid, int32_t tgid,
 	return ret;
 }
 
-int import_sink__event(struct import_sink *s, const struct ctxmon_event *ev)
+int import_sink__event(struct import_sink *s, const struct ctxmon_event *in)
 {
-	int ret = ctxmon_record_write(s->w, ev);
+	struct ctxmon_event c = *in, *ev = &c;
+	bool oom = false;
+	int ret;
+
+	switch (c.type) {
+	case CTXMON_EV_SWITCH:
+		c.sw.prev_comm = clean(s, c.sw.prev_comm, &oom);
+		c.sw.next_comm = clean(s, c.sw.next_comm, &oom);
+		break;
+	case CTXMON_EV_WAKING:
+	case CTXMON_EV_WAKEUP:
+	case CTXMON_EV_WAKEUP_NEW:
+		c.wake.comm = clean(s, c.wake.comm, &oom);
+		break;
+	case CTXMON_EV_FORK:
+		c.fork.child_comm = clean(s, c.fork.child_comm, &oom);
+		break;
+	case CTXMON_EV_EXEC:
+		c.exec.comm = clean(s, c.exec.comm, &oom);
+		break;
+	case CTXMON_EV_EXIT:
+		c.exit.comm = clean(s, c.exit.comm, &oom);
+		break;
+	default:
+		break;
+	}
+	if (oom)
+		return -ENOMEM;
+	ret = ctxmon_record_write(s->w, ev);
 
 	if (ret < 0)
 		return ret;

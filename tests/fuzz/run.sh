@@ -1,6 +1,7 @@
 #!/bin/sh
 # tests/fuzz/run.sh - build the libFuzzer targets (recording reader, text
-# importer, one EVENTS chunk's payload behind valid checksums) with clang,
+# importer, one EVENTS chunk's payload behind valid checksums, perf.data
+# importer) with clang,
 # ASan and UBSan, and run each for a bounded time on
 # a copy of its seed corpus.  Exits non-zero when a target finds a crash,
 # a leak, a timeout or runs out of memory; the reproducer is left in the
@@ -14,12 +15,19 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 B=${1:-build/fuzz}
+SUPP=$PWD/tests/fuzz/lsan.supp
 T=${FUZZ_TIME:-20}
 CC=${FUZZ_CC:-clang}
 SRCS="src/file/rec_codec.c src/file/rec_import.c src/file/rec_reader.c
 src/file/rec_tasks.c src/file/rec_util.c src/file/rec_writer.c
 src/capture/textparse.c src/strtab.c src/util.c"
+# the binary importers also decode tracepoints (libtraceevent); trace.dat
+# is left out: its parsing is libtracecmd's
+IMPORT_SRCS="src/file/import_file.c src/file/import_perf.c
+src/file/import_sink.c src/file/import_tracedat.c src/capture/decode.c
+src/capture/format.c"
 CFLAGS="-std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer -Iinclude -Isrc
+$(pkg-config --cflags libtraceevent 2>/dev/null)
 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
 
 if ! command -v "$CC" >/dev/null 2>&1; then
@@ -34,9 +42,11 @@ if ! echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { (void)d;
 fi
 
 fail=0
-for t in reader import chunk; do
+for t in ${FUZZ_TARGETS:-reader import chunk perfdata}; do
+	extra=""
+	[ "$t" = perfdata ] && extra="$IMPORT_SRCS -ltraceevent"
 	# shellcheck disable=SC2086
-	if ! "$CC" $CFLAGS -o "$B/fuzz_$t" "tests/fuzz/fuzz_$t.c" $SRCS -lzstd; then
+	if ! "$CC" $CFLAGS -o "$B/fuzz_$t" "tests/fuzz/fuzz_$t.c" $SRCS $extra -lzstd; then
 		echo "FAIL: building fuzz_$t" >&2
 		exit 1
 	fi
@@ -49,6 +59,7 @@ for t in reader import chunk; do
 	echo "fuzz_$t: ${T}s on $(ls "$corpus" | wc -l) seeds"
 	# shellcheck disable=SC2086
 	if ! (cd "$B" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+		LSAN_OPTIONS=suppressions=$SUPP \
 		"./fuzz_$t" -max_total_time="$T" -timeout=10 -rss_limit_mb=2048 \
 		-max_len=65536 -print_final_stats=1 $dict "corpus_$t" \
 		> "fuzz_$t.log" 2>&1); then
