@@ -51,6 +51,11 @@ struct pattr {
 	bool id_all, tracepoint;
 };
 
+struct pid_map {
+	uint64_t id;
+	size_t attr;
+};
+
 struct pentry {
 	uint64_t ts, seq;
 	bool is_task;
@@ -63,10 +68,10 @@ struct pimport {
 	struct import_sink *sink;
 	struct pattr *attrs;
 	size_t nattrs;
-	uint64_t *ids;	  /* sample id of ids_attr[i] */
-	size_t *ids_attr;
+	struct pid_map *ids; /* sample id -> attr, sorted by id */
 	size_t nids;
 	bool same_type;	  /* every attr has one sample_type */
+	bool all_ident;	  /* every attr has PERF_SAMPLE_IDENTIFIER */
 	struct decoder *dec;
 	struct tep_handle *tep; /* the file's formats */
 	struct pentry *ents;
@@ -353,6 +358,13 @@ bad:
 
 /* ---- header, attributes, features -------------------------------- */
 
+static int cmp_id(const void *x, const void *y)
+{
+	const struct pid_map *a = x, *b = y;
+
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
 static int read_attrs(struct pimport *p, uint64_t attr_size, uint64_t off,
 		      uint64_t size)
 {
@@ -370,12 +382,13 @@ static int read_attrs(struct pimport *p, uint64_t attr_size, uint64_t off,
 		return -ENOMEM;
 	p->nattrs = n;
 	p->same_type = true;
+	p->all_ident = true;
 	for (size_t i = 0; i < n; i++) {
 		const uint8_t *a = p->buf + off + i * attr_size;
 		const uint8_t *sec = a + attr_size - 16;
 		uint64_t ioff = rd64(sec), isize = rd64(sec + 8);
-		uint64_t *ids;
-		size_t *ia, k;
+		struct pid_map *ids;
+		size_t k;
 
 		/* type u32, size u32, config, period, sample_type,
 		 * read_format, flags: the PERF_ATTR_SIZE_VER0 layout */
@@ -383,6 +396,8 @@ static int read_attrs(struct pimport *p, uint64_t attr_size, uint64_t off,
 		p->attrs[i].sample_type = rd64(a + 24);
 		p->attrs[i].read_format = rd64(a + 32);
 		p->attrs[i].id_all = rd64(a + 40) & SAMPLE_ID_ALL;
+		if (!(p->attrs[i].sample_type & PERF_SAMPLE_IDENTIFIER))
+			p->all_ident = false;
 		if (p->attrs[i].sample_type != p->attrs[0].sample_type ||
 		    p->attrs[i].id_all != p->attrs[0].id_all)
 			p->same_type = false;
@@ -393,19 +408,20 @@ static int read_attrs(struct pimport *p, uint64_t attr_size, uint64_t off,
 		k = (size_t)(isize / 8);
 		if (!k)
 			continue;
+		if (p->nids + k > (1u << 22))
+			return fail(p, -EBADMSG, "perf.data: too many sample "
+						 "ids");
 		ids = realloc(p->ids, (p->nids + k) * sizeof(*ids));
-		if (ids)
-			p->ids = ids;
-		ia = realloc(p->ids_attr, (p->nids + k) * sizeof(*ia));
-		if (ia)
-			p->ids_attr = ia;
-		if (!ids || !ia)
+		if (!ids)
 			return -ENOMEM;
+		p->ids = ids;
 		for (size_t j = 0; j < k; j++) {
-			p->ids[p->nids] = rd64(p->buf + ioff + j * 8);
-			p->ids_attr[p->nids++] = i;
+			p->ids[p->nids].id = rd64(p->buf + ioff + j * 8);
+			p->ids[p->nids++].attr = i;
 		}
 	}
+	/* looked up per sample: sorted, found by bisection */
+	qsort(p->ids, p->nids, sizeof(*p->ids), cmp_id);
 	return 0;
 }
 
@@ -465,10 +481,11 @@ static void cur_skip(struct pcur *c, uint64_t n)
 
 static const struct pattr *attr_of_id(const struct pimport *p, uint64_t id)
 {
-	for (size_t i = 0; i < p->nids; i++)
-		if (p->ids[i] == id)
-			return &p->attrs[p->ids_attr[i]];
-	return NULL;
+	struct pid_map key = { .id = id };
+	const struct pid_map *m =
+		bsearch(&key, p->ids, p->nids, sizeof(*p->ids), cmp_id);
+
+	return m ? &p->attrs[m->attr] : NULL;
 }
 
 /* The attr a sample or a sample_id trailer belongs to. */
@@ -478,10 +495,7 @@ static const struct pattr *attr_of(const struct pimport *p, const uint8_t *b,
 	if (p->same_type)
 		return &p->attrs[0];
 	/* attrs differ: only PERF_SAMPLE_IDENTIFIER says which it is */
-	for (size_t i = 0; i < p->nattrs; i++)
-		if (!(p->attrs[i].sample_type & PERF_SAMPLE_IDENTIFIER))
-			return NULL;
-	if (e - b < 8)
+	if (!p->all_ident || e - b < 8)
 		return NULL;
 	return attr_of_id(p, rd64(trailer ? e - 8 : b));
 }
@@ -907,7 +921,6 @@ out_sink:
 		tep_free(p.tep);
 	free(p.attrs);
 	free(p.ids);
-	free(p.ids_attr);
 	free(p.ents);
 	return ret;
 }
