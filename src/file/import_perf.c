@@ -421,7 +421,8 @@ static int read_attrs(struct pimport *p, uint64_t attr_size, uint64_t off,
 		}
 	}
 	/* looked up per sample: sorted, found by bisection */
-	qsort(p->ids, p->nids, sizeof(*p->ids), cmp_id);
+	if (p->nids)
+		qsort(p->ids, p->nids, sizeof(*p->ids), cmp_id);
 	return 0;
 }
 
@@ -483,7 +484,9 @@ static const struct pattr *attr_of_id(const struct pimport *p, uint64_t id)
 {
 	struct pid_map key = { .id = id };
 	const struct pid_map *m =
-		bsearch(&key, p->ids, p->nids, sizeof(*p->ids), cmp_id);
+		p->nids ? bsearch(&key, p->ids, p->nids, sizeof(*p->ids),
+				  cmp_id) :
+			  NULL;
 
 	return m ? &p->attrs[m->attr] : NULL;
 }
