@@ -266,3 +266,13 @@ LIBS += $(shell pkg-config --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd
 # ctxmon export --format sqlite writes through libsqlite3.
 LIBS += $(shell pkg-config --libs sqlite3 2>/dev/null || echo -lsqlite3)
 # ---- end export ----
+
+# ---- importers (issue 13) ----
+# trace.dat is read through libtracecmd (Debian libtracecmd-dev); without
+# it `ctxmon import` says so for a trace.dat and reads everything else.
+ifneq ($(shell pkg-config --exists libtracecmd 2>/dev/null && echo y),)
+$(O)/src/file/import_tracedat.o: CFLAGS += -DHAVE_LIBTRACECMD \
+	$(shell pkg-config --cflags libtracecmd)
+LIBS += $(shell pkg-config --libs libtracecmd)
+endif
+# ---- end importers ----

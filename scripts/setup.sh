@@ -5,13 +5,10 @@ set -e
 PKGS="gcc make pkg-config libcmocka-dev libtraceevent-dev libtracefs-dev \
 libzstd-dev libbpf-dev bpftool clang llvm libelf-dev zlib1g-dev \
 libncurses-dev tmux procps util-linux python3 libclang-rt-dev \
-python3-scipy chromium \
-qemu-system-x86 busybox-static cpio \
-libmicrohttpd-dev prometheus curl \
-libsqlite3-dev sqlite3 protobuf-compiler chromium tidy python3-html5lib \
-libncurses-dev tmux procps util-linux python3 libclang-rt-dev bpftrace \
-time stress-ng \
-man-db groff-base"
+python3-scipy chromium qemu-system-x86 busybox-static cpio \
+libmicrohttpd-dev prometheus curl libsqlite3-dev sqlite3 \
+protobuf-compiler tidy python3-html5lib bpftrace time stress-ng \
+man-db groff-base libtracecmd-dev trace-cmd linux-perf"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

@@ -65,9 +65,16 @@ struct tp_format;
  */
 struct tp_format *tp_format__load(const char *tracefs, const char *system,
 				  const char *name);
+/* Whether a format text is whole enough to hand to libtraceevent (no
+ * NUL, its print fmt's quotes and brackets balanced). */
+bool tp_format__sane(const char *text, size_t len);
 /* Same, from the text of a format file (tests, recordings). */
 struct tp_format *tp_format__parse(const char *system, const char *text,
 				   size_t len);
+/* A view of an event another tep handle owns (libtracecmd's); freeing
+ * the view leaves the event alone.  NULL and errno on failure. */
+struct tep_event;
+struct tp_format *tp_format__wrap(struct tep_event *ev);
 void tp_format__free(struct tp_format *f);
 int tp_format__id(const struct tp_format *f);
 const char *tp_format__name(const struct tp_format *f);
@@ -106,6 +113,15 @@ struct decoder *decoder__new_from_texts(const char *const *systems,
 					const char *const *texts, size_t n,
 					struct strtab *strs, char *err,
 					size_t errlen);
+/* Whether @system:@name (@len bytes, not terminated) is an event the
+ * decoder reads. */
+bool decoder__models(const char *system, const char *name, size_t len);
+/* Same, from the events a tep handle already parsed (a trace.dat's, read
+ * by libtracecmd); the handle must outlive the decoder's use. */
+struct tep_handle;
+struct decoder *decoder__new_from_tep(struct tep_handle *tep,
+				      struct strtab *strs, char *err,
+				      size_t errlen);
 void decoder__free(struct decoder *d);
 /* Events the decoder will handle (for the backend to open). */
 size_t decoder__events(const struct decoder *d, const struct decoder_event **ev);

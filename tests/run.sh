@@ -59,8 +59,10 @@ for t in tests/e2e/test_*.sh; do
 	name=e2e/$(basename "$t" .sh)
 	start=${EPOCHREALTIME/./}
 	rc=0
+	# a test may ask for more time: "# test-timeout: SECONDS"
+	tt=$(sed -n 's/^# test-timeout: \([0-9]*\)$/\1/p' "$t" | head -n 1)
 	CTXMON=$B/ctxmon CTXMON_REL=$(pwd)/build/ctxmon WL=$B/workloads \
-		timeout "$TIMEOUT" bash "$t" \
+		timeout "${tt:-$TIMEOUT}" bash "$t" \
 		>"$log" 2>&1 </dev/null || rc=$?
 	ds=$(((${EPOCHREALTIME/./} - start) / 100000))
 	secs=$((ds / 10)).$((ds % 10))
@@ -77,7 +79,7 @@ for t in tests/e2e/test_*.sh; do
 	*)
 		failed=$((failed + 1))
 		failures="$failures $name"
-		[ "$rc" = 124 ] && echo "FAIL $name: timed out after $TIMEOUT s" ||
+		[ "$rc" = 124 ] && echo "FAIL $name: timed out after ${tt:-$TIMEOUT} s" ||
 			echo "FAIL $name (exit $rc, ${secs} s)"
 		sed 's/^/    /' "$log"
 		;;

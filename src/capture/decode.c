@@ -455,6 +455,64 @@ out:
 	return build(own, lens, groups, strs, err, errlen);
 }
 
+bool decoder__models(const char *system, const char *name, size_t len)
+{
+	for (size_t i = 0; i < NTABLE; i++)
+		if (!strcmp(table[i].system, system) &&
+		    strlen(table[i].name) == len &&
+		    !memcmp(table[i].name, name, len))
+			return true;
+	return false;
+}
+
+struct decoder *decoder__new_from_tep(struct tep_handle *tep,
+				      struct strtab *strs, char *err,
+				      size_t errlen)
+{
+	struct decoder *d = calloc(1, sizeof(*d));
+	int ret = 0;
+
+	if (!d) {
+		ret = -ENOMEM;
+		seterr(err, errlen, "out of memory");
+		goto out;
+	}
+	d->strs = strs;
+	for (size_t i = 0; i < NTABLE; i++) {
+		struct tep_event *e = tep_find_event_by_name(
+			tep, table[i].system, table[i].name);
+		struct tp_format *fmt;
+
+		if (!e)
+			continue;
+		fmt = tp_format__wrap(e);
+		if (!fmt) {
+			ret = -ENOMEM;
+			seterr(err, errlen, "out of memory");
+			goto out;
+		}
+		ret = add_event(d, &table[i], fmt, err, errlen);
+		tp_format__free(fmt);
+		if (ret)
+			goto out;
+	}
+	if (!d->n) {
+		seterr(err, errlen, "no tracepoint to decode");
+		ret = -ENOENT;
+		goto out;
+	}
+	ret = build_ids(d, err, errlen);
+	if (ret == -ENOMEM)
+		seterr(err, errlen, "out of memory");
+out:
+	if (ret) {
+		decoder__free(d);
+		d = NULL;
+		errno = -ret;
+	}
+	return d;
+}
+
 void decoder__free(struct decoder *d)
 {
 	if (!d)

@@ -56,12 +56,105 @@ struct tp_format *tp_format__load(const char *tracefs, const char *system,
 	return f;
 }
 
+/* "field:TYPE NAME;\toffset:N;\tsize:N;\tsigned:N;" and nothing odd. */
+static bool field_line_sane(const char *l, const char *e)
+{
+	static const char *const keys[] = { "\toffset:", "\tsize:",
+					    "\tsigned:" };
+	const char *semi;
+
+	if (e - l < 7 || memcmp(l, "\tfield:", 7))
+		return false;
+	semi = memchr(l, ';', (size_t)(e - l));
+	if (!semi || semi - l < 10)
+		return false;
+	for (const char *c = l + 7; c < semi; c++)
+		if (!(*c == ' ' || *c == '_' || *c == '[' || *c == ']' ||
+		      *c == '*' || *c == ':' || (*c >= '0' && *c <= '9') ||
+		      (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z')))
+			return false;
+	l = semi + 1;
+	for (size_t k = 0; k < 3; k++) {
+		size_t n = strlen(keys[k]);
+		const char *d;
+
+		if (e - l < (long)n || memcmp(l, keys[k], n))
+			return k == 2; /* old kernels have no signed: */
+		for (d = l + n; d < e && *d >= '0' && *d <= '9'; d++)
+			;
+		if (d == l + n || d >= e || *d != ';')
+			return false;
+		l = d + 1;
+	}
+	return true;
+}
+
+bool tp_format__sane(const char *text, size_t len)
+{
+	const char *e = text + len, *l = text, *nl, *pf = NULL;
+	int depth = 0, line = 0;
+	bool quoted = false;
+
+	/*
+	 * libtraceevent trusts its input: a format cut in the middle of an
+	 * expression, or a field line out of shape (a damaged or crafted
+	 * file), crashes its parser.  Only the shape the kernel writes
+	 * goes through: name, ID, format, field lines, print fmt.
+	 */
+	if (memchr(text, '\0', len))
+		return false;
+	for (; l < e && !pf; l = nl + 1, line++) {
+		nl = memchr(l, '\n', (size_t)(e - l));
+		if (!nl)
+			nl = e;
+		if (line == 0 && (nl - l < 7 || memcmp(l, "name: ", 6)))
+			return false;
+		if (line == 1 && (nl - l < 5 || memcmp(l, "ID: ", 4)))
+			return false;
+		if (line == 2 && (nl - l != 7 || memcmp(l, "format:", 7)))
+			return false;
+		if (line > 2 && nl - l >= 10 && !memcmp(l, "print fmt:", 10))
+			pf = l + 10;
+		else if (line > 2 && nl != l && !field_line_sane(l, nl))
+			return false;
+		if (nl == e)
+			break;
+	}
+	if (line < 3)
+		return false;
+	for (const char *c = pf; c && c < e; c++) {
+		if (quoted) {
+			if (*c == '\\' && c + 1 < e)
+				c++;
+			else if (*c == '"')
+				quoted = false;
+			continue;
+		}
+		if (*c == '"')
+			quoted = true;
+		else if (*c == '(' || *c == '{' || *c == '[')
+			depth++;
+		else if (*c == ')' || *c == '}' || *c == ']')
+			depth--;
+		else if ((unsigned char)*c < 0x20 && *c != '\n' && *c != '\t')
+			return false;
+		if (depth < 0 || depth > 64)
+			return false;
+	}
+	return !quoted && depth == 0;
+}
+
 struct tp_format *tp_format__parse(const char *system, const char *text,
 				   size_t len)
 {
 	struct tp_format *f;
 	enum tep_errno ret;
 	int err = 0;
+
+	if (!tp_format__sane(text, len)) {
+		errno = EINVAL;
+		return NULL;
+	}
 
 	f = calloc(1, sizeof(*f));
 	if (!f)
@@ -92,11 +185,26 @@ out:
 	return f;
 }
 
+struct tp_format *tp_format__wrap(struct tep_event *ev)
+{
+	struct tp_format *f;
+
+	if (!ev || !ev->name) {
+		errno = EINVAL;
+		return NULL;
+	}
+	f = calloc(1, sizeof(*f));
+	if (f)
+		f->ev = ev; /* f->tep NULL: the event is borrowed */
+	return f;
+}
+
 void tp_format__free(struct tp_format *f)
 {
 	if (!f)
 		return;
-	tep_free(f->tep); /* frees the events parsed into it */
+	if (f->tep)
+		tep_free(f->tep); /* frees the events parsed into it */
 	free(f);
 }
 

@@ -6,7 +6,9 @@
  *     <comm>-<tid> [(<tgid>)] [<cpu>] [<irq flags>] <secs>.<frac>: <event>: <fields>
  *
  * with the comm right-aligned and free to contain spaces, dashes and
- * colons.  The line is anchored on what a comm cannot disturb: the "[cpu]"
+ * colons.  `perf script` prints the same with "<comm> <tid>" or
+ * "<comm> <pid>/<tid>" for the task and "<system>:<event>:" for the
+ * event.  The line is anchored on what a comm cannot disturb: the "[cpu]"
  * bracket followed by a timestamp and an event name; the task part is
  * what comes before it, split at its last dash.
  *
@@ -32,13 +34,14 @@
 #define NCAPS 12
 #define HEAD_TRIES 8 /* "[cpu] ts: event:" places tried per line */
 
-enum flavour { FL_UNKNOWN, FL_PIPE, FL_TRACECMD, FL_SYSTRACE };
+enum flavour { FL_UNKNOWN, FL_PIPE, FL_TRACECMD, FL_SYSTRACE, FL_PERF };
 
 static const char *const flavour_names[] = {
 	[FL_UNKNOWN] = "unknown",
 	[FL_PIPE] = "trace_pipe",
 	[FL_TRACECMD] = "trace-cmd",
 	[FL_SYSTRACE] = "systrace",
+	[FL_PERF] = "perf script",
 };
 
 struct textparse {
@@ -186,6 +189,51 @@ static bool parse_state(const char *s, size_t n, uint32_t *state, int *preempt)
 	return true;
 }
 
+/*
+ * The state as trace-cmd's sched_switch plugin prints it: one letter per
+ * bit of its own table "SDTtZXxW", not the kernel's.  Since 4.14 the kernel
+ * reports 0x10 EXIT_DEAD, 0x20 EXIT_ZOMBIE, 0x40 TASK_PARKED and 0x80
+ * TASK_IDLE there, so the plugin's Z is X, its X is Z, its x is P and its
+ * W is I (an idle kernel thread, voluntary); it prints a preempted task
+ * as plain R.
+ */
+static bool parse_plugin_state(const char *s, size_t n, uint32_t *state,
+			       int *preempt)
+{
+	static const char letters[] = "SDTtZXxW";
+	static const uint32_t bits[] = {
+		CTXMON_STATE_S, CTXMON_STATE_D, CTXMON_STATE_T,
+		CTXMON_STATE_t, CTXMON_STATE_X, CTXMON_STATE_Z,
+		CTXMON_STATE_P, CTXMON_STATE_I,
+	};
+	size_t all = n;
+	uint32_t st = 0;
+
+	*preempt = 0;
+	if (n && s[n - 1] == '+') { /* not printed by the plugin; accepted */
+		*preempt = 1;
+		n--;
+	}
+	if (!n)
+		return false;
+	if (n == 1 && s[0] == 'R') {
+		*state = CTXMON_STATE_RUNNING;
+		return true;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const char *l;
+
+		if (s[i] == '|')
+			continue;
+		l = memchr(letters, s[i], sizeof(letters) - 1);
+		if (!l)
+			return parse_state(s, all, state, preempt);
+		st |= bits[l - letters];
+	}
+	*state = st;
+	return true;
+}
+
 /* ---- templates ----------------------------------------------------- */
 
 struct cap {
@@ -208,7 +256,8 @@ static bool can_start(const char *t, const char *q, const char *e)
 /*
  * Match [s, e) against template @t.  Conversions: %s a string of at most
  * COMM_MAX bytes, %p a string of any length, %d an integer, %D an integer
- * not kept, %S a task state, %B true/false, %R handled/unhandled, %T a
+ * not kept, %S a task state, %W a task state as trace-cmd's sched plugin
+ * prints it, %B true/false, %R handled/unhandled, %T a
  * timestamp, %* the rest of the line.  Everything else matches itself:
  * the kernel prints fields with single spaces, so a comm may end in a
  * space and still read back the same.
@@ -256,13 +305,15 @@ static bool match(const char *t, const char *s, const char *e, struct cap *c)
 			if (t[-1] == 'D')
 				continue;
 			break;
-		case 'S': {
+		case 'S':
+		case 'W': {
 			int preempt;
 			uint32_t st;
 
 			for (end = s; end < e && *end != ' '; end++)
 				;
-			if (!parse_state(s, (size_t)(end - s), &st, &preempt))
+			if (!(t[-1] == 'S' ? parse_state : parse_plugin_state)(
+				    s, (size_t)(end - s), &st, &preempt))
 				return false;
 			c->u = st;
 			c->i = preempt;
@@ -317,7 +368,7 @@ static const struct evdef evdefs[] = {
 	  CTXMON_EV_SWITCH,
 	  { "prev_comm=%s prev_pid=%d prev_prio=%d prev_state=%S ==> "
 	    "next_comm=%s next_pid=%d next_prio=%d",
-	    "%s:%d [%d] %S ==> %s:%d [%d]" } },
+	    "%s:%d [%d] %W ==> %s:%d [%d]" } },
 	{ "sched_waking",
 	  CTXMON_EV_WAKING,
 	  { "comm=%s pid=%d prio=%d target_cpu=%d",
@@ -487,6 +538,7 @@ struct head {
 	uint64_t ts;
 	const char *name, *name_end;
 	const char *fields;
+	bool perf; /* "system:event:", as perf script prints it */
 };
 
 static bool is_name_char(char c)
@@ -524,6 +576,18 @@ static bool parse_after_cpu(const char *s, const char *e, struct head *h)
 		s++;
 	if (s == h->name || s >= e || *s != ':')
 		return false;
+	h->perf = false;
+	if (s + 1 < e && is_name_char(s[1])) {
+		/* perf script: "sched:sched_switch:"; the event is the second */
+		const char *n = s + 1;
+
+		for (s = n; s < e && is_name_char(*s); s++)
+			;
+		if (s >= e || *s != ':')
+			return false;
+		h->name = n;
+		h->perf = true;
+	}
 	h->name_end = s;
 	h->fields = skip_spaces(s + 1, e);
 	return true;
@@ -555,6 +619,45 @@ static bool parse_head(const char *s, const char *e, const char **from,
 		return true;
 	}
 	return false;
+}
+
+/* perf script's "comm tid" or "comm pid/tid"; [@d, @e) are the tid's
+ * digits. */
+static bool parse_perf_task(struct textparse *p, const char *s, const char *d,
+			    const char *e, struct textparse_line *out,
+			    bool *oom)
+{
+	const char *end, *c_end;
+	struct cap c;
+	int64_t tid, pid;
+
+	if (!scan_int(d, e, &tid, &end) || tid > INT32_MAX)
+		return false;
+	c_end = d - 1;
+	if (*c_end == '/') {
+		const char *q = c_end;
+
+		while (q > s && is_digit(q[-1]))
+			q--;
+		if (q == c_end || q == s || q[-1] != ' ' ||
+		    !scan_int(q, c_end, &pid, &end) || pid > INT32_MAX)
+			return false;
+		out->ev.tgid = (int32_t)pid;
+		c_end = q - 1;
+	}
+	while (c_end > s && c_end[-1] == ' ')
+		c_end--;
+	out->ev.tid = (int32_t)tid;
+	c.s = s;
+	c.len = (size_t)(c_end - s);
+	if (!c.len || c.len > COMM_MAX)
+		return false;
+	/* perf prints ":<tid>" for a task whose comm it never saw */
+	if (c.len == 1 && *s == ':')
+		out->comm = NULL;
+	else
+		out->comm = intern(p, &c, oom);
+	return true;
 }
 
 /* "comm-tid" with an optional "(tgid)" after it. */
@@ -589,13 +692,20 @@ static bool parse_task(struct textparse *p, struct head *h,
 	d = e;
 	while (d > s && is_digit(d[-1]))
 		d--;
+	if (h->perf && d < e && d > s && (d[-1] == ' ' || d[-1] == '/'))
+		return parse_perf_task(p, s, d, e, out, oom);
 	if (d == e || d == s || d[-1] != '-')
 		return false;
 	if (!scan_int(d, e, &v, &e) || v > INT32_MAX)
 		return false;
 	d--;
-	/* "<...>--1": a negative tid. */
-	if (d > s && d[-1] == '-') {
+	/*
+	 * "<...>--1": a negative tid, which only ctxmon's own lines carry
+	 * (a loss has tid -1) and which it always prints without a comm.
+	 * Any other "x--1" is the comm "x-" of tid 1: a comm may end in a
+	 * dash, so reading it as a negative tid would not read back.
+	 */
+	if (d - s == 6 && !memcmp(s, "<...>-", 6)) {
 		d--;
 		v = -v;
 	}
@@ -698,7 +808,9 @@ static int parse_event(struct textparse *p, struct head *h, const char *e,
 		memset(c, 0, sizeof(c));
 		if (!match(def->tpl[i], h->fields, e, c))
 			continue;
-		if (h->tgid_col)
+		if (h->perf)
+			p->flavour = FL_PERF;
+		else if (h->tgid_col)
 			p->flavour = FL_SYSTRACE;
 		else if (i > 0 && def->tpl[i][0] == '%' &&
 			 p->flavour != FL_SYSTRACE)
@@ -832,6 +944,27 @@ static const char *name_of(const struct text_names *n, int32_t tid)
 	return c ? c : "<...>";
 }
 
+/*
+ * The comm in a line's "comm-tid" column.  A negative tid is printed
+ * "<...>--1" and only so; the comm "<...>-" of a tid >= 0 would print the
+ * same text, so that task shows as "<...>" there (its comm= fields keep
+ * the name).
+ */
+static const char *head_comm(const struct text_names *n, int32_t tid)
+{
+	const char *c;
+
+	if (tid == 0)
+		return "<idle>";
+	if (tid < 0)
+		return "<...>";
+	c = name_of(n, tid);
+	/* Leading blanks would merge with the padding when read back. */
+	while (*c == ' ')
+		c++;
+	return strcmp(c, "<...>-") ? c : "<...>";
+}
+
 static const char *str_or(const char *s, const char *dflt)
 {
 	return s ? s : dflt;
@@ -852,10 +985,7 @@ int textparse__format(const struct ctxmon_event *ev, unsigned flags,
 					      ctxmon_event_type_name(ev->type);
 	/* trace_pipe's layout without the irq flags column: comm right-
 	 * aligned in 16, tid left-aligned in 7, seconds in 5 columns. */
-	comm = ev->tid == 0 ? "<idle>" : name_of(names, ev->tid);
-	/* Leading blanks would merge with the padding when read back. */
-	while (*comm == ' ')
-		comm++;
+	comm = head_comm(names, ev->tid);
 	put(&o, "%16s-%-7d [%03d] ", comm, ev->tid, ev->cpu);
 	put_ts_field(&o, ev->ts, flags);
 	put(&o, ": %s: ", evname);

@@ -1,16 +1,21 @@
 /*
- * import.c - `ctxmon import`: an ftrace text trace into a recording.
+ * import.c - `ctxmon import`: a trace into a recording.
  *
- * Reads trace_pipe or trace output, `trace-cmd report` output, Android
- * systrace/atrace text or HTML, or `ctxmon script` output, and writes a
- * recording that report and script read like a captured one.  Lines that
- * do not parse are named with their line number and skipped.
+ * Reads perf.data, trace-cmd's trace.dat, and text traces (trace_pipe or
+ * trace output, `trace-cmd report`, `perf script`, Android systrace/atrace
+ * text or HTML, `ctxmon script`), telling them apart by their content
+ * (ctxmon_import_file), and writes a recording that report and script
+ * read like a captured one.  Lines that do not parse are named with their
+ * line number and skipped.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+#include <ctxmon/import.h>
 
 #include "cli/cli.h"
 #include "cli/opts.h"
@@ -41,12 +46,15 @@ const struct cli_doc import_doc = {
 	.name = "import",
 	.args = "[options] FILE [-o OUT]",
 	.description =
-		"Turn an ftrace text trace into a recording: the output of trace_pipe\n"
-		"or trace, `trace-cmd report`, Android systrace/atrace (text or HTML),\n"
-		"or `ctxmon script`.  FILE - reads stdin.  Scheduler, irq and syscall\n"
-		"events are kept, other events are skipped; \"[LOST n EVENTS]\" lines\n"
-		"become losses on their CPU.  Lines that do not parse are reported\n"
-		"with their number and skipped.",
+		"Turn a trace into a recording: perf.data (`perf sched record`,\n"
+		"`perf record -e 'sched:*'`), trace-cmd's trace.dat, or text: the\n"
+		"output of trace_pipe or trace, `trace-cmd report`, `perf script`,\n"
+		"Android systrace/atrace (text or HTML), or `ctxmon script`.  The\n"
+		"kind is told by the content, not the name.  FILE - reads stdin.\n"
+		"Scheduler, irq and syscall events are kept, other events are\n"
+		"skipped; losses (\"[LOST n EVENTS]\", perf's lost records, trace.dat's\n"
+		"missed events) become losses on their CPU.  Lines or records that\n"
+		"do not parse are reported with their number and skipped.",
 	.groups = (const struct cli_optgroup[]){
 		{ "options", import_opts },
 		{ NULL },
@@ -54,6 +62,9 @@ const struct cli_doc import_doc = {
 	.examples = (const struct cli_example[]){
 		{ "import trace.txt -o trace.data && ctxmon report -i trace.data",
 		  "a trace_pipe capture, then its numbers" },
+		{ "import perf.data -o make.data",
+		  "a `perf sched record -- make -j2` capture" },
+		{ "import trace.dat -o tc.data", "trace-cmd's binary trace" },
 		{ "import - -o tc.data", "trace-cmd report's output on stdin" },
 		{ "import systrace.html -o android.data", "an Android systrace" },
 		{ NULL },
@@ -98,7 +109,7 @@ static int parse(struct import_run *r, int argc, char **argv)
 		}
 	}
 	if (optind + 1 != argc) {
-		cli__err(CMD, "give one text trace to import (- for stdin); "
+		cli__err(CMD, "give one trace to import (- for stdin); "
 			      "see --help");
 		return -1;
 	}
@@ -112,7 +123,10 @@ static void on_bad(void *ctx, unsigned long line, const char *msg)
 {
 	struct import_run *r = ctx;
 
-	if (r->shown++ < MAX_SHOWN_BAD)
+	/* line 0: about the whole file */
+	if (!line)
+		fprintf(stderr, "ctxmon import: %s\n", msg);
+	else if (r->shown++ < MAX_SHOWN_BAD)
 		fprintf(stderr, "ctxmon import: %s:%lu: %s\n",
 			strcmp(r->in, "-") ? r->in : "stdin", line, msg);
 }
@@ -139,7 +153,10 @@ static int set_meta(struct ctxmon_record *w, const struct import_run *r,
 	char backend[64];
 	int ret;
 
-	snprintf(backend, sizeof(backend), "text (%s)", st->format);
+	const char *fmt = st->format ? st->format : "unknown";
+
+	snprintf(backend, sizeof(backend), "%s (%s)",
+		 strchr(fmt, '.') ? "file" : "text", fmt);
 	ret = ctxmon_record_set_meta_str(w, CTXMON_META_BACKEND, backend);
 	if (!ret)
 		ret = ctxmon_record_set_meta_str(w, CTXMON_META_CMDLINE, r->in);
@@ -156,7 +173,7 @@ int cmd_import(int argc, char **argv)
 	struct ctxmon_import_opts o = { .sz = sizeof(o), .warn = on_bad };
 	struct ctxmon_import_stats st = { 0 };
 	struct ctxmon_record *w = NULL;
-	FILE *in = NULL;
+	char err[512];
 	int status = EXIT_FAIL, ret, cret;
 
 	ret = parse(&r, argc, argv);
@@ -164,8 +181,7 @@ int cmd_import(int argc, char **argv)
 		return ret > 0 ? EXIT_OK : EXIT_USAGE;
 	o.warn_ctx = &r;
 	o.max_bad = r.max_bad;
-	in = strcmp(r.in, "-") ? fopen(r.in, "re") : stdin;
-	if (!in) {
+	if (strcmp(r.in, "-") && access(r.in, R_OK) < 0) {
 		cli__err(CMD, "cannot read %s: %s", r.in, strerror(errno));
 		goto out;
 	}
@@ -175,17 +191,14 @@ int cmd_import(int argc, char **argv)
 			 ctxmon_record_last_error());
 		goto out;
 	}
-	ret = ctxmon_record_import_text(w, in, &o, &st);
+	ret = ctxmon_import_file(w, r.in, &o, &st, err, sizeof(err));
 	if (r.shown > MAX_SHOWN_BAD)
 		fprintf(stderr,
 			"ctxmon import: ... %lu more lines that do not "
 			"parse\n",
 			r.shown - MAX_SHOWN_BAD);
-	if (ret == -EBADMSG)
-		cli__err(CMD, "giving up after %lu lines that do not parse",
-			 st.bad);
-	else if (ret == -EIO)
-		cli__err(CMD, "reading %s: %s", r.in, strerror(EIO));
+	if (ret < 0 && err[0])
+		cli__err(CMD, "%s", err);
 	else if (ret < 0)
 		cli__err(CMD, "%s: %s", r.out,
 			 ctxmon_record_error(w)[0] ? ctxmon_record_error(w) :
@@ -199,14 +212,20 @@ int cmd_import(int argc, char **argv)
 		cli__err(CMD, "%s: %s", r.out, strerror(-cret));
 		ret = cret;
 	}
-	if (ret < 0)
+	if (ret < 0) {
+		/* nothing read (a file of another kind...): leave no
+		 * empty recording behind */
+		if (!st.events && strcmp(r.out, "-"))
+			unlink(r.out);
 		goto out;
+	}
 	if (!r.quiet)
 		fprintf(stderr,
-			"ctxmon import: %s: %lu lines (%s): %" PRIu64
+			"ctxmon import: %s: %lu %s (%s): %" PRIu64
 			" events, %lu losses, %lu skipped, %lu did not "
 			"parse; written to %s\n",
-			strcmp(r.in, "-") ? r.in : "stdin", st.lines, st.format,
+			strcmp(r.in, "-") ? r.in : "stdin", st.lines,
+			strchr(st.format, '.') ? "records" : "lines", st.format,
 			st.events, st.lost, st.skipped, st.bad, r.out);
 	/* An empty input is no trace either: say so, as for junk. */
 	if (!st.events)
@@ -215,7 +234,5 @@ int cmd_import(int argc, char **argv)
 	status = (r.strict && st.bad) || !st.events ? EXIT_FAIL : EXIT_OK;
 out:
 	ctxmon_record_close(w);
-	if (in && in != stdin)
-		fclose(in);
 	return status;
 }

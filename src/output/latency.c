@@ -71,8 +71,14 @@ static void text_label(FILE *f, const struct latency_group *g)
 {
 	switch (g->kind) {
 	case LAT_THREAD:
-		fprintf(f, "tid %d (%s, pid %d)", g->id,
-			g->comm ? g->comm : "?", g->tgid);
+		/* A trace without tgids (ftrace text, trace.dat) leaves
+		 * the process unknown: say so rather than "pid -1". */
+		if (g->tgid >= 0)
+			fprintf(f, "tid %d (%s, pid %d)", g->id,
+				g->comm ? g->comm : "?", g->tgid);
+		else
+			fprintf(f, "tid %d (%s, pid unknown)", g->id,
+				g->comm ? g->comm : "?");
 		break;
 	case LAT_PROCESS:
 		fprintf(f, "pid %d (%s)", g->id, g->comm ? g->comm : "?");
@@ -262,8 +268,12 @@ static int json_group(FILE *f, const struct latency_group *g, unsigned buckets)
 	uint64_t h[LOG2_BUCKETS];
 	bool first = true;
 
-	fprintf(f, "{\"kind\":\"%s\",\"id\":%d,\"tgid\":%d,\"comm\":",
-		kinds[g->kind], g->id, g->tgid);
+	fprintf(f, "{\"kind\":\"%s\",\"id\":%d,\"tgid\":", kinds[g->kind],
+		g->id);
+	if (g->tgid >= 0)
+		fprintf(f, "%d,\"comm\":", g->tgid);
+	else
+		fputs("null,\"comm\":", f); /* unknown or not a thread */
 	output__json_str(f, g->comm);
 	fprintf(f, ",\"latency\":");
 	output__json_lat_summary(f, g->lat);
