@@ -287,6 +287,27 @@ static void switch_in(struct timeline *tl, struct tl_thread *t,
 	t->prio = ev->sw.next_prio;
 }
 
+/*
+ * @cpu switched from another task than @cur, the one it last switched to:
+ * @cur's switch-out was never traced.  As the account does (its
+ * missed_out()), its run ends here, and where it went is unknown: a sleep
+ * of unknown state, never more run time than its CPU had.
+ */
+static void missed_out(struct timeline *tl, int32_t cur, int32_t cpu,
+		       uint64_t ts)
+{
+	struct tl_thread *t = cur > 0 ? find(tl, cur) : NULL;
+
+	if (!t || t->state != TL_RUNNING || t->cpu != cpu)
+		return;
+	advance(tl, t, ts, NULL);
+	t->state = TL_SLEEP;
+	snprintf(t->sleep, sizeof(t->sleep), "?");
+	t->block_sys = -1;
+	t->cpu = -1;
+	t->waked = t->early_wake = false;
+}
+
 static struct tl_cpu *cpu_get(struct timeline *tl, int32_t cpu)
 {
 	if (cpu < 0 || cpu >= CPU_MAX)
@@ -348,6 +369,8 @@ static void on_switch(struct timeline *tl, const struct ctxmon_event *ev,
 			      ts - c->since, c->tid == prev ? st : NULL,
 			      c->prio);
 	}
+	if (c && c->started && c->tid != prev)
+		missed_out(tl, c->tid, ev->cpu, ts);
 	if (p)
 		switch_out(tl, p, ev, ts);
 	n = NULL;
