@@ -43,6 +43,9 @@ extern "C" {
 					   * after its exit event */
 #define CTXMON_CAP_CPUS		(1u << 5) /* per-CPU busy and idle time */
 #define CTXMON_CAP_MIGRATIONS	(1u << 6) /* counts migrations */
+#define CTXMON_CAP_TEXT		(1u << 7) /* parses the kernel's text output:
+					   * the slowest reader, the first to
+					   * lose events */
 
 /* What the session's backend can show (CTXMON_CAP_* bits). */
 unsigned ctxmon_session_caps(const struct ctxmon_session *s);

@@ -16,6 +16,7 @@
 
 #include <ctxmon/ctxmon.h>
 #include <ctxmon/features.h>
+#include <ctxmon/rows.h>
 
 #include "cli/cli.h"
 
@@ -39,10 +40,19 @@ static const struct doctor_opt opts[] = {
 };
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
 
-static const char *const names[] = { "bpf",	    "bpf-agg",	   "perf",
-				     "ftrace",	    "ftrace-text", "perf-switch",
-				     "proc" };
-#define NNAMES (sizeof(names) / sizeof(names[0]))
+/* The backends, as the library lists them (ctxmon_backend_name). */
+#define NNAMES_MAX 16
+static const char *names[NNAMES_MAX];
+static size_t nnames;
+
+static void list_backends(void)
+{
+	const char *b;
+
+	for (nnames = 0; nnames < NNAMES_MAX &&
+			 (b = ctxmon_backend_name(nnames)); nnames++)
+		names[nnames] = b;
+}
 
 static void help(FILE *f)
 {
@@ -148,9 +158,11 @@ int cmd_doctor(int argc, char **argv)
 	struct option lo[NOPTS + 1];
 	char so[2 * NOPTS + 1] = "", log[2048] = "";
 	struct ctxmon_features ft;
-	struct load ld[NNAMES], autol = { 0 };
+	struct load ld[NNAMES_MAX], autol = { 0 };
 	bool json = false, probe = true;
 	int verbose = 0, c;
+
+	list_backends();
 
 	for (size_t i = 0, n = 0; i < NOPTS; i++) {
 		lo[i] = (struct option){ opts[i].name,
@@ -192,7 +204,7 @@ int cmd_doctor(int argc, char **argv)
 
 	ctxmon_features_probe(&ft, probe ? CTXMON_PROBE_SIGSLEEP : 0);
 	if (probe) {
-		for (size_t i = 0; i < NNAMES; i++)
+		for (size_t i = 0; i < nnames; i++)
 			try_load(names[i], &ld[i], NULL, 0);
 		try_load(NULL, &autol, log, sizeof(log));
 	}
@@ -216,7 +228,7 @@ int cmd_doctor(int argc, char **argv)
 		json_str(stdout, ft.sigsleep_why);
 		if (probe) {
 			printf(",\"backends\":{");
-			for (size_t i = 0; i < NNAMES; i++) {
+			for (size_t i = 0; i < nnames; i++) {
 				printf("%s\"%s\":{\"loads\":%s,\"why\":", i ? "," : "",
 				       names[i], ld[i].ok ? "true" : "false");
 				json_str(stdout, ld[i].ok ? "" : ld[i].why);
@@ -252,7 +264,7 @@ int cmd_doctor(int argc, char **argv)
 	if (!probe)
 		return EXIT_OK;
 	printf("backends:\n");
-	for (size_t i = 0; i < NNAMES; i++)
+	for (size_t i = 0; i < nnames; i++)
 		printf("  %-12s %s%s\n", names[i], ld[i].ok ? "loads" : "no: ",
 		       ld[i].ok ? "" : ld[i].why);
 	if (autol.ok)

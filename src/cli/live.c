@@ -18,7 +18,6 @@
 #include "cli/cli.h"
 #include "cli/opts.h"
 #include "cli/top.h"
-#include "internal.h"
 
 volatile sig_atomic_t cli_signal;
 volatile sig_atomic_t cli_nsignals;

@@ -3,6 +3,10 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <ctype.h>
+#include <strings.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/exp_cmds.h"
@@ -61,7 +65,69 @@ static void usage(FILE *f)
 		   "'ctxmon --completion' the bash completion.\n");
 }
 
-/* ctxmon.1 and ctxmon-CMD.1 of every documented command, into @dir. */
+/*
+ * The man page of a command that has no option table yet (cli_doc): its
+ * own --help text, verbatim, so the page still says what --help says.
+ * 0, or -1 when the text could not be captured.
+ */
+static int man_from_help(FILE *f, const struct cli_cmd *c)
+{
+	char name[64], help[] = "--help", line[1024];
+	char *argv[] = { name, help, NULL };
+	FILE *tmp = tmpfile();
+	int ret = -1, st;
+	pid_t pid;
+
+	if (!tmp)
+		return -1;
+	snprintf(name, sizeof(name), "ctxmon %s", c->name);
+	fflush(NULL);
+	/* in a child: a command's --help may end the process */
+	pid = fork();
+	if (pid < 0)
+		goto out;
+	if (pid == 0) {
+		if (dup2(fileno(tmp), STDOUT_FILENO) < 0)
+			_exit(1);
+		c->run(2, argv);
+		fflush(stdout);
+		_exit(0);
+	}
+	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st))
+		goto out;
+	rewind(tmp);
+	fputs(".TH \"CTXMON-", f);
+	for (const char *p = c->name; *p; p++)
+		fputc(toupper((unsigned char)*p), f);
+	fprintf(f, "\" 1 \"\" \"ctxmon %s\" \"ctxmon manual\"\n"
+		   ".SH NAME\nctxmon\\-%s \\- %s\n.SH DESCRIPTION\n.nf\n",
+		CTXMON_VERSION, c->name, c->summary);
+	while (fgets(line, sizeof(line), tmp)) {
+		if (!strncasecmp(line, "examples:", 9)) {
+			fputs(".fi\n.SH EXAMPLES\n.nf\n", f);
+			continue;
+		}
+		/* a line roff would take as a request; backslashes; '-' as
+		 * a minus sign, so options read as typed */
+		if (line[0] == '.' || line[0] == '\'')
+			fputs("\\&", f);
+		for (const char *p = line; *p; p++) {
+			if (*p == '\\')
+				fputs("\\e", f);
+			else if (*p == '-')
+				fputs("\\-", f);
+			else
+				fputc(*p, f);
+		}
+	}
+	fputs(".fi\n", f);
+	ret = 0;
+out:
+	fclose(tmp);
+	return ret;
+}
+
+/* ctxmon.1 and ctxmon-CMD.1 of every command, into @dir. */
 static int man_pages(const char *dir)
 {
 	char path[4096];
@@ -70,8 +136,6 @@ static int man_pages(const char *dir)
 	for (size_t i = 0; i <= ARRAY_SIZE(commands); i++) {
 		const struct cli_cmd *c = i ? &commands[i - 1] : NULL;
 
-		if (c && !c->doc)
-			continue;
 		snprintf(path, sizeof(path), "%s/ctxmon%s%s.1", dir,
 			 c ? "-" : "", c ? c->name : "");
 		f = fopen(path, "we");
@@ -79,9 +143,12 @@ static int man_pages(const char *dir)
 			fprintf(stderr, "ctxmon: cannot write %s: %m\n", path);
 			return EXIT_FAIL;
 		}
-		if (c)
+		if (c && c->doc)
 			cli__man(f, c);
-		else
+		else if (c && man_from_help(f, c) < 0)
+			fprintf(stderr, "ctxmon: no help text of %s for its man "
+					"page\n", c->name);
+		else if (!c)
 			cli__man_main(f, commands, ARRAY_SIZE(commands));
 		if (fclose(f) == EOF) {
 			fprintf(stderr, "ctxmon: writing %s: %m\n", path);
@@ -111,9 +178,11 @@ int main(int argc, char **argv)
 		return man_pages(argv[2]);
 	if (!strcmp(argv[1], "--man")) {
 		for (size_t i = 0; argc > 2 && i < ARRAY_SIZE(commands); i++) {
-			if (!strcmp(argv[2], commands[i].name) &&
-			    commands[i].doc) {
-				cli__man(stdout, &commands[i]);
+			if (!strcmp(argv[2], commands[i].name)) {
+				if (commands[i].doc)
+					cli__man(stdout, &commands[i]);
+				else if (man_from_help(stdout, &commands[i]) < 0)
+					return EXIT_FAIL;
 				return EXIT_OK;
 			}
 		}

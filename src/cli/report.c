@@ -67,6 +67,8 @@ int recording__emit(FILE *f, struct output_opts *o, bool want_threads,
 		goto out;
 	rep.cap = s->cap;
 	rep.backend = s->backend;
+	rep.text_reader = s->backend &&
+			  (ctxmon_backend_caps(s->backend) & CTXMON_CAP_TEXT);
 	rep.source = s->source;
 	rep.duration_ns = s->cap.stop_ts > s->cap.start_ts ?
 				  s->cap.stop_ts - s->cap.start_ts :

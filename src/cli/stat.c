@@ -189,6 +189,7 @@ static int emit(struct stat_run *r, uint64_t ts, bool final)
 	ctxmon_session_get_stats(r->s, &rep.cap);
 	rep.backend = ctxmon_session_backend(r->s);
 	rep.counted = ctxmon_session_caps(r->s) & CTXMON_CAP_COUNTS;
+	rep.text_reader = ctxmon_session_caps(r->s) & CTXMON_CAP_TEXT;
 	rep.duration_ns = ts > r->start_ts ? ts - r->start_ts : 0;
 	if (r->interval_ns && interval_deltas(r, &rep.cap) == 0)
 		rep.duration_ns = ts - r->prev_ts;

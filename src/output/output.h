@@ -105,6 +105,8 @@ struct report {
 	const char *source;		/* recording file (report), or NULL */
 	bool counted;			/* numbers counted in the kernel: no
 					 * events went through the stream */
+	bool text_reader;		/* the backend parses text
+					 * (CTXMON_CAP_TEXT): the slowest */
 	const struct causes_report *causes;	/* NULL: not asked for */
 };
 

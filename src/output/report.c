@@ -434,8 +434,7 @@ static void text_report(FILE *f, const struct output_opts *o, struct report *r)
 					c->lost_per_cpu[i]);
 		fprintf(f, " (numbers above may be incomplete)\n");
 		/* what to do about it; text parsing is the slowest reader */
-		if (!r->source && r->backend &&
-		    !strcmp(r->backend, "ftrace-text"))
+		if (!r->source && r->text_reader)
 			fprintf(f, "  to lose less: larger per-CPU buffers "
 				   "(-m KB), or a binary backend (--backend "
 				   "ftrace or bpf), which reads faster\n");
