@@ -39,9 +39,14 @@ tracefs_state() {
 }
 tracefs_state >/tmp/tracefs.before
 
+# ctxmon.from=NAME on the kernel command line (the host reboots a guest
+# whose kernel panicked): start at the guest script NAME
+from=$(sed -n 's/.*ctxmon\.from=\([^ ]*\).*/\1/p' /proc/cmdline)
 for t in "$GUEST"/*.sh; do
 	[ -x "$t" ] || continue
 	n=$(basename "$t" .sh)
+	[ -z "$from" ] || [ "$n" = "$from" ] || continue
+	from=
 	d=/tmp/run-$n
 	mkdir -p "$d"
 	echo "script $n"

@@ -24,7 +24,10 @@
 # "KERNEL: N passed, N failed, N skipped"; at the end one line
 # "N passed, N failed, N skipped" over all kernels, and exits 1 if anything
 # failed.  A kernel that cannot be fetched, or a missing qemu / busybox /
-# cpio, is one SKIP line with the reason, never a silent pass.
+# cpio, is one SKIP line with the reason, never a silent pass.  A guest
+# kernel that panics is a FAIL of the script it was running, shown with
+# its console, and the guest is booted again from the next script (see
+# boot() below).
 #
 # Guest-test contract (tests/kernels/guest/*.sh): every executable script
 # there is run inside the guest by busybox sh (POSIX sh: no bash, no
@@ -46,6 +49,8 @@
 #   GUEST_TIMEOUT         seconds per guest script (default 600)
 #   GUEST_TESTS           guest scripts to run, by name (default: all of
 #                         tests/kernels/guest/*.sh)
+#   MAX_PANICS            reboots of a guest whose kernel panicked, to run
+#                         the scripts after the one it died in (default 2)
 #   V=1                   show every guest line
 set -u
 
@@ -173,6 +178,8 @@ for g in ${GUEST_TESTS:-$(cd "$HERE/guest" && ls *.sh | sed 's/\.sh$//')}; do
 	[ -f "$HERE/guest/$g.sh" ] || skip_all "no guest script $HERE/guest/$g.sh"
 	cp -p "$HERE/guest/$g.sh" "$ROOT/ctxmon/guest/"
 done
+# in the order the guest's /init runs them (its glob's)
+SCRIPTS=$(cd "$ROOT/ctxmon/guest" && ls *.sh | grep -vx lib.sh | sed 's/\.sh$//')
 # lib64 for the dynamic loader's canonical path
 [ -e "$ROOT/lib64/ld-linux-x86-64.so.2" ] ||
 	skip_all "ldd named no /lib64/ld-linux-x86-64.so.2 for $B/ctxmon"
@@ -185,46 +192,86 @@ echo "initramfs: $(du -k "$INITRD" | cut -f1) KiB (ctxmon from $B)"
 # ---- one guest ----------------------------------------------------------
 
 # boot NAME: boot $VMLINUZ with the initramfs and judge its serial output.
+# A guest whose kernel panics (the console says so; qemu then exits, as
+# -no-reboot turns the panic's reboot into an exit; softlockup_panic=1
+# makes a CPU stuck in the kernel a panic too, with its stack, instead of
+# a guest that hangs until GUEST_TIMEOUT) is a FAIL naming the
+# script it was running, whose remaining tests did not run; the guest is
+# booted again from the next script (ctxmon.from=NAME), at most
+# MAX_PANICS times, and the scripts never reached are each a FAIL.
+MAXP=${MAX_PANICS:-2}
 boot() {
-	local name=$1 log=$WORK/$1.log start secs rc=0 p=0 f=0 s=0 line v rest
-	local ended=0 out=$WORK/$1.out
+	local name=$1 log out start secs rc p=0 f=0 s=0 line v rest
+	local ended from="" panics=0 cur next panic n=0
 	start=$SECONDS
-	# in the background, so that a signal to this script stops it too
-	timeout -k 10 "$KTIMEOUT" "$QEMU" -accel tcg -smp 2 -m 1G -nographic \
-		-no-reboot -kernel "$VMLINUZ" -initrd "$INITRD" \
-		-append "console=ttyS0 quiet loglevel=3 panic=-1 rdinit=/init" \
-		</dev/null >"$log" 2>&1 &
-	QPID=$!
-	wait "$QPID" || rc=$?
-	QPID=""
-	secs=$((SECONDS - start))
-	tr -d '\r' <"$log" | sed -n 's/^.*@@ctxmon //p' >"$out"
-	while IFS= read -r line; do
-		v=${line%% *}
-		rest=${line#* }
-		case $v in
-		PASS) p=$((p + 1)); echo "  PASS $rest" ;;
-		FAIL) f=$((f + 1)); echo "  FAIL $rest" ;;
-		SKIP) s=$((s + 1)); echo "  SKIP $rest" ;;
-		doctor) echo "  | $rest" ;;
-		END) ended=1 ;;
-		*) [ "${V:-0}" = 0 ] || echo "    $line" ;;
-		esac
-	done <"$out"
-	if [ "$ended" = 0 ]; then
+	while :; do
+		n=$((n + 1))
+		log=$WORK/$name.$n.log out=$WORK/$name.$n.out rc=0 ended=0 cur=""
+		# in the background, so that a signal to this script stops it too
+		timeout -k 10 "$KTIMEOUT" "$QEMU" -accel tcg -smp 2 -m 1G \
+			-nographic -no-reboot -kernel "$VMLINUZ" -initrd "$INITRD" \
+			-append "console=ttyS0 quiet loglevel=3 panic=-1 softlockup_panic=1 rdinit=/init${from:+ ctxmon.from=$from}" \
+			</dev/null >"$log" 2>&1 &
+		QPID=$!
+		wait "$QPID" || rc=$?
+		QPID=""
+		tr -d '\r' <"$log" | sed -n 's/^.*@@ctxmon //p' >"$out"
+		while IFS= read -r line; do
+			v=${line%% *}
+			rest=${line#* }
+			case $v in
+			PASS) p=$((p + 1)); echo "  PASS $rest" ;;
+			FAIL) f=$((f + 1)); echo "  FAIL $rest" ;;
+			SKIP) s=$((s + 1)); echo "  SKIP $rest" ;;
+			doctor) [ "$n" != 1 ] || echo "  | $rest" ;;
+			script) cur=$rest; [ "${V:-0}" = 0 ] || echo "    $line" ;;
+			END) ended=1 ;;
+			*) [ "${V:-0}" = 0 ] || echo "    $line" ;;
+			esac
+		done <"$out"
+		[ "$ended" = 0 ] || break
 		f=$((f + 1))
-		if [ "$rc" = 124 ]; then
+		panic=$(tr -d '\r' <"$log" | grep -m 1 -E 'Kernel panic - not syncing|Fatal exception|^\[ *[0-9.]*\] (BUG|Oops|general protection fault)' |
+			sed 's/^\[ *[0-9.]*\] //')
+		if [ -n "$panic" ]; then
+			panics=$((panics + 1))
+			echo "  FAIL ${cur:-boot}: the guest kernel panicked while it ran (\"$panic\"); its remaining tests did not run"
+			echo "  serial console, from the first oops line:"
+			tr -d '\r' <"$log" | grep -v '@@ctxmon ' |
+				sed -n '/\] \(BUG\|Oops\|general protection\|Kernel panic\|watchdog: BUG\)/,$p' |
+				head -n 40 | sed 's/^/    /'
+			next=""
+			[ -z "$cur" ] || next=$(echo "$SCRIPTS" | sed -n "/^$cur\$/{n;p;}")
+			if [ -n "$next" ] && [ "$panics" -le "$MAXP" ]; then
+				echo "  rebooting $name from the next script, $next (panic $panics of at most $MAXP)"
+				from=$next
+				continue
+			fi
+			if [ -n "$next" ]; then
+				for g in $(echo "$SCRIPTS" | sed -n "/^$next\$/,\$p"); do
+					f=$((f + 1))
+					echo "  FAIL $g: not run (the guest kernel panicked $panics times)"
+				done
+			fi
+		elif [ "$rc" = 124 ]; then
 			echo "  FAIL guest: no END after $KTIMEOUT s (KERNEL_TIMEOUT)"
 		else
 			echo "  FAIL guest: stopped before END (qemu exit $rc)"
 		fi
-		echo "  serial console, last lines:"
-		tr -d '\r' <"$log" | tail -n 25 | sed 's/^/    /'
-	elif [ "$f" != 0 ] && [ "${V:-0}" = 0 ]; then
+		if [ -z "$panic" ]; then
+			echo "  serial console, last lines:"
+			tr -d '\r' <"$log" | tail -n 25 | sed 's/^/    /'
+		fi
+		break
+	done
+	if [ "$f" != 0 ] && [ "${V:-0}" = 0 ]; then
 		echo "  guest details:"
-		grep -v '^\(PASS\|SKIP\|doctor\) ' "$out" | sed 's/^/    /' | tail -n 200
+		cat "$WORK/$name".*.out | grep -v '^\(PASS\|SKIP\|doctor\) ' |
+			sed 's/^/    /' | tail -n 200
 	fi
-	echo "$name: $p passed, $f failed, $s skipped (${secs} s)"
+	secs=$((SECONDS - start))
+	[ "$panics" = 0 ] && panic="" || panic=", $panics kernel panic(s)"
+	echo "$name: $p passed, $f failed, $s skipped (${secs} s$panic)"
 	pass=$((pass + p))
 	failed=$((failed + f))
 	skipped=$((skipped + s))
