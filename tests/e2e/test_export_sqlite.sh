@@ -191,10 +191,14 @@ for line in open(sys.argv[1]):
     if m:
         insys[m.group(1)] = m.group(3) if m.group(2) == "sys_enter" else None
         continue
-    m = re.search(r"sched_switch: prev_comm=pingpong prev_pid=(\d+) \S+ prev_state=([SD]) ", line)
+    # by pid: the child's first read can block before its exec, under the
+    # parent's comm
+    m = re.search(r"sched_switch: prev_comm=.*? prev_pid=(\d+) \S+ prev_state=([SD]) ", line)
     if m and insys.get(m.group(1)) == "0":
         want[int(m.group(1))] += 1
 db = sqlite3.connect(sys.argv[2])
+pp = {r[0] for r in db.execute("select tid from thread where name = 'pingpong'")}
+want = collections.Counter({t: n for t, n in want.items() if t in pp})
 got = collections.Counter(dict(db.execute(
     "select tid, count(*) from thread_state join thread using(utid) "
     "where syscall = 'read' and thread.name = 'pingpong' group by tid")))
