@@ -185,17 +185,29 @@ if [ "$(uname -m)" = x86_64 ]; then
 	"$CTXMON" script -i "$T/p.data" >"$T/p.txt" 2>/dev/null
 	python3 - "$T/p.txt" "$T/p.db" <<'PY' || fail "sleeps in read() differ"
 import re, sqlite3, sys, collections
-insys, want = {}, collections.Counter()
+insys, want, running, woke = {}, collections.Counter(), {}, {}
 for line in open(sys.argv[1]):
     m = re.match(r"\s*\S+-(\d+)\s+\[\d+\]\s+\S+: (sys_enter|sys_exit): NR (\d+)", line)
     if m:
         insys[m.group(1)] = m.group(3) if m.group(2) == "sys_enter" else None
         continue
+    # a thread woken while still on its CPU does not sleep at its
+    # switch-out (the account's early wakeup): it is runnable at once
+    m = re.search(r"sched_waking: comm=.*? pid=(\d+) ", line)
+    if m:
+        if running.get(m.group(1)):
+            woke[m.group(1)] = True
+        continue
     # by pid: the child's first read can block before its exec, under the
     # parent's comm
-    m = re.search(r"sched_switch: prev_comm=.*? prev_pid=(\d+) \S+ prev_state=([SD]) ", line)
-    if m and insys.get(m.group(1)) == "0":
-        want[int(m.group(1))] += 1
+    m = re.search(r"sched_switch: prev_comm=.*? prev_pid=(\d+) \S+ prev_state=(\S+) ==> next_comm=.*? next_pid=(\d+) ", line)
+    if m:
+        p = m.group(1)
+        if m.group(2) in ("S", "D") and insys.get(p) == "0" and not woke.get(p):
+            want[int(p)] += 1
+        running[p] = False
+        running[m.group(3)] = True
+        woke[m.group(3)] = False
 db = sqlite3.connect(sys.argv[2])
 pp = {r[0] for r in db.execute("select tid from thread where name = 'pingpong'")}
 want = collections.Counter({t: n for t, n in want.items() if t in pp})
