@@ -139,10 +139,10 @@ static int emit(struct exporter *x, struct pb *pkt)
 {
 	struct pf *p = x->priv;
 	uint8_t head[11];
-	size_t n = 0, len = pkt->len;
+	size_t n = 0, len = pkt->buf.len;
 	int ret = 0;
 
-	if (pkt->oom)
+	if (pkt->buf.oom)
 		return -ENOMEM;
 	/* Trace.packet (field 1, length-delimited), then the length: no
 	 * allocation per packet */
@@ -152,9 +152,9 @@ static int emit(struct exporter *x, struct pb *pkt)
 		len >>= 7;
 	} while (len);
 	if (fwrite(head, 1, n, p->f) != n ||
-	    fwrite(pkt->p, 1, pkt->len, p->f) != pkt->len)
+	    fwrite(pkt->buf.p, 1, pkt->buf.len, p->f) != pkt->buf.len)
 		ret = -(errno ? errno : EIO);
-	p->bytes += n + pkt->len;
+	p->bytes += n + pkt->buf.len;
 	pb__reset(pkt);
 	if (ret)
 		export__err(x, ret);
@@ -171,7 +171,7 @@ static int flush_tree(struct exporter *x, uint64_t ts)
 	pb__u(&p->pkt, TP_TIMESTAMP, ts);
 	pb__u(&p->pkt, TP_SEQ_ID, SEQ_FTRACE);
 	m = pb__begin(&p->pkt, TP_PROCESS_TREE);
-	pb__raw(&p->pkt, p->tree.p, p->tree.len);
+	pb__raw(&p->pkt, p->tree.buf.p, p->tree.buf.len);
 	pb__end(&p->pkt, m);
 	pb__reset(&p->tree);
 	p->ntree = 0;
@@ -248,7 +248,7 @@ static int flush_cpu(struct exporter *x, size_t cpu)
 	pb__u(k, TP_SEQ_ID, SEQ_FTRACE);
 	mb = pb__begin(k, TP_FTRACE_EVENTS);
 	pb__u(k, FB_CPU, cpu);
-	pb__raw(k, c->events.p, c->events.len);
+	pb__raw(k, c->events.buf.p, c->events.buf.len);
 	if (c->lost)
 		pb__u(k, FB_LOST, 1);
 	if (c->has_sw || c->has_wk) {
@@ -269,10 +269,10 @@ static int flush_cpu(struct exporter *x, size_t cpu)
 		pb__end(k, mc);
 	}
 	pb__end(k, mb);
-	oom = c->sw_ts.oom || c->sw_state.oom || c->sw_pid.oom ||
-	      c->sw_prio.oom || c->sw_comm.oom || c->wk_ts.oom ||
-	      c->wk_pid.oom || c->wk_cpu.oom || c->wk_prio.oom ||
-	      c->wk_comm.oom || c->wk_flags.oom || c->events.oom;
+	oom = c->sw_ts.buf.oom || c->sw_state.buf.oom || c->sw_pid.buf.oom ||
+	      c->sw_prio.buf.oom || c->sw_comm.buf.oom || c->wk_ts.buf.oom ||
+	      c->wk_pid.buf.oom || c->wk_cpu.buf.oom || c->wk_prio.buf.oom ||
+	      c->wk_comm.buf.oom || c->wk_flags.buf.oom || c->events.buf.oom;
 	if (oom) {
 		export__err(x, -ENOMEM);
 		return -ENOMEM;

@@ -10,56 +10,23 @@
 
 void pb__reset(struct pb *b)
 {
-	b->len = 0;
+	b->buf.len = 0;
 }
 
 void pb__free(struct pb *b)
 {
-	if (!b)
-		return;
-	free(b->p);
-	*b = (struct pb){ 0 };
-}
-
-static bool grow(struct pb *b, size_t need)
-{
-	size_t cap;
-	uint8_t *p;
-
-	if (b->oom)
-		return false;
-	if (b->len + need <= b->cap)
-		return true;
-	cap = b->cap ? b->cap : 256;
-	while (cap < b->len + need)
-		cap *= 2;
-	p = realloc(b->p, cap);
-	if (!p) {
-		b->oom = true;
-		return false;
-	}
-	b->p = p;
-	b->cap = cap;
-	return true;
+	if (b)
+		fbuf__free(&b->buf);
 }
 
 void pb__raw(struct pb *b, const void *data, size_t len)
 {
-	if (!len || !grow(b, len))
-		return;
-	memcpy(b->p + b->len, data, len);
-	b->len += len;
+	fbuf__put(&b->buf, data, len);
 }
 
 void pb__varint(struct pb *b, uint64_t v)
 {
-	if (!grow(b, 10))
-		return;
-	while (v >= 0x80) {
-		b->p[b->len++] = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	b->p[b->len++] = (uint8_t)v;
+	fbuf__put_uvar(&b->buf, v);
 }
 
 void pb__tag(struct pb *b, unsigned field, unsigned wire)
@@ -98,30 +65,30 @@ void pb__str(struct pb *b, unsigned field, const char *s)
 size_t pb__begin(struct pb *b, unsigned field)
 {
 	pb__tag(b, field, PB_LEN);
-	if (!grow(b, PB_LEN_BYTES))
+	if (!fbuf__reserve(&b->buf, PB_LEN_BYTES))
 		return 0;
-	b->len += PB_LEN_BYTES;
-	return b->len;
+	b->buf.len += PB_LEN_BYTES;
+	return b->buf.len;
 }
 
 void pb__end(struct pb *b, size_t mark)
 {
 	size_t n;
 
-	if (b->oom || mark < PB_LEN_BYTES)
+	if (b->buf.oom || mark < PB_LEN_BYTES)
 		return;
-	n = b->len - mark;
+	n = b->buf.len - mark;
 	for (int i = 0; i < PB_LEN_BYTES; i++) {
 		uint8_t byte = (uint8_t)((n >> (7 * i)) & 0x7f);
 
 		if (i < PB_LEN_BYTES - 1)
 			byte |= 0x80;
-		b->p[mark - PB_LEN_BYTES + i] = byte;
+		b->buf.p[mark - PB_LEN_BYTES + i] = byte;
 	}
 }
 
 void pb__packed(struct pb *b, unsigned field, const struct pb *vals)
 {
-	if (vals->len)
-		pb__bytes(b, field, vals->p, vals->len);
+	if (vals->buf.len)
+		pb__bytes(b, field, vals->buf.p, vals->buf.len);
 }

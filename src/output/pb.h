@@ -18,10 +18,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "file/file.h"
+
+/* The bytes are the recording writer's growable buffer (file.h's fbuf:
+ * .p, .len, .oom), written with its append and varint primitives. */
 struct pb {
-	uint8_t *p;
-	size_t len, cap;
-	bool oom;
+	struct fbuf buf;
 };
 
 enum { PB_VARINT = 0, PB_FIXED64 = 1, PB_LEN = 2 };

@@ -30,29 +30,29 @@ static void test_pb(void **state)
 	(void)state;
 	/* field 1, varint 150: the protobuf documentation's own example */
 	pb__u(&b, 1, 150);
-	assert_int_equal(b.len, 3);
-	assert_memory_equal(b.p, "\x08\x96\x01", 3);
+	assert_int_equal(b.buf.len, 3);
+	assert_memory_equal(b.buf.p, "\x08\x96\x01", 3);
 	pb__reset(&b);
 	/* int32 -1 is ten bytes, sign extended */
 	pb__i(&b, 2, -1);
-	assert_int_equal(b.len, 11);
-	assert_int_equal(b.p[0], 0x10);
-	assert_int_equal(b.p[10], 0x01);
+	assert_int_equal(b.buf.len, 11);
+	assert_int_equal(b.buf.p[0], 0x10);
+	assert_int_equal(b.buf.p[10], 0x01);
 	pb__reset(&b);
 	/* string "testing" in field 2 */
 	pb__str(&b, 2, "testing");
-	assert_memory_equal(b.p, "\x12\x07testing", 9);
+	assert_memory_equal(b.buf.p, "\x12\x07testing", 9);
 	pb__reset(&b);
 	/* nested: field 3 { field 1: 150 }, length in 4 redundant bytes */
 	m = pb__begin(&b, 3);
 	pb__u(&b, 1, 150);
 	pb__end(&b, m);
-	assert_int_equal(b.len, 1 + 4 + 3);
-	assert_memory_equal(b.p, "\x1a\x83\x80\x80\x00\x08\x96\x01", 8);
+	assert_int_equal(b.buf.len, 1 + 4 + 3);
+	assert_memory_equal(b.buf.p, "\x1a\x83\x80\x80\x00\x08\x96\x01", 8);
 	pb__reset(&b);
 	/* fixed64 in field 47: tag (47 << 3 | 1) = 377 = 0xf9 0x02 */
 	pb__fixed64(&b, 47, 0x0102030405060708ull);
-	assert_memory_equal(b.p, "\xf9\x02\x08\x07\x06\x05\x04\x03\x02\x01",
+	assert_memory_equal(b.buf.p, "\xf9\x02\x08\x07\x06\x05\x04\x03\x02\x01",
 			    10);
 	pb__free(&b);
 	pb__free(NULL);
