@@ -824,7 +824,8 @@ static int write_all(struct pimport *p)
 {
 	int ret = 0;
 
-	qsort(p->ents, p->nents, sizeof(*p->ents), cmp_entry);
+	if (p->nents > 1)	/* qsort's base may not be NULL, even for 0 */
+		qsort(p->ents, p->nents, sizeof(*p->ents), cmp_entry);
 	for (size_t i = 0; i < p->nents && !ret; i++) {
 		struct pentry *e = &p->ents[i];
 
