@@ -61,10 +61,10 @@ enum ctxmon_import_kind ctxmon_import_sniff(const void *head, size_t len)
 		return CTXMON_IMPORT_PERF_DATA;
 	if (len >= sizeof(tracing) && !memcmp(b, tracing, sizeof(tracing)))
 		return CTXMON_IMPORT_TRACE_DAT;
-	/* Text: no NUL, few control bytes (UTF-8 comms are fine). */
+	/* Text: few NUL and control bytes (UTF-8 comms are fine).  A stray
+	 * NUL is damage in a text trace, not a sign of a binary format: its
+	 * lines are imported and the damaged ones counted as skipped. */
 	for (size_t i = 0; i < len; i++) {
-		if (!b[i])
-			return CTXMON_IMPORT_BINARY;
 		if (b[i] < 0x20 && b[i] != '\n' && b[i] != '\r' &&
 		    b[i] != '\t' && b[i] != '\f' && b[i] != '\v' &&
 		    b[i] != 0x1b)

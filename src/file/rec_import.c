@@ -187,6 +187,8 @@ static int handle(struct import *im, struct textparse_line *l)
 		ret = write_event(im, ev);
 	if (ret < 0)
 		return ret;
+	if (ev->type == CTXMON_EV_LOST)	/* `ctxmon script`'s lost_events */
+		im->st->lost++;
 	if (cs) {
 		cs->seen = true;
 		cs->last_ts = ev->ts;

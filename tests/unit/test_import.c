@@ -184,6 +184,10 @@ static void test_sniff(void **state)
 			 CTXMON_IMPORT_BINARY);
 	assert_int_equal(ctxmon_import_sniff("a-1 [000] 1.0: x: y\n", 20),
 			 CTXMON_IMPORT_TEXT);
+	/* one damaged byte in a text trace does not make it binary */
+	assert_int_equal(ctxmon_import_sniff("a-1 [000] 1.0: x: y\n"
+					     "a-1 [000] 1.1:\0x: y\n", 40),
+			 CTXMON_IMPORT_TEXT);
 	assert_int_equal(ctxmon_import_sniff("", 0), CTXMON_IMPORT_EMPTY);
 }
 
