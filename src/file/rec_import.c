@@ -217,24 +217,32 @@ static int flush_lost(struct import *im)
 
 /*
  * Next line into im->line (NUL terminated, newline kept).  1: a line,
- * 0: end of input, -E2BIG: a line longer than the limit (skipped).
+ * 0: end of input, -E2BIG: a line longer than the limit (skipped),
+ * -EILSEQ: a line holding a NUL byte (damaged; fgets would have cut it
+ * there and parsed the rest as a shorter line).
  */
 static int next_line(struct import *im, FILE *in, size_t *len)
 {
-	size_t n;
+	size_t n = 0;
+	bool nul = false;
 	int ch;
 
-	if (!fgets(im->line, TEXTPARSE_LINE_MAX + 2, in))
+	while ((ch = getc_unlocked(in)) != EOF) {
+		if (n <= TEXTPARSE_LINE_MAX)
+			im->line[n] = (char)ch;
+		n++;
+		nul |= !ch;
+		if (ch == '\n')
+			break;
+	}
+	if (!n)
 		return 0;
-	n = strlen(im->line);
+	if (n > TEXTPARSE_LINE_MAX + 1 ||
+	    (n == TEXTPARSE_LINE_MAX + 1 && ch != '\n'))
+		return -E2BIG;
+	im->line[n] = '\0';
 	*len = n;
-	if (n && im->line[n - 1] == '\n')
-		return 1;
-	if (n <= TEXTPARSE_LINE_MAX)
-		return 1; /* the last line, without its newline */
-	while ((ch = getc(in)) != EOF && ch != '\n')
-		;
-	return -E2BIG;
+	return nul ? -EILSEQ : 1;
 }
 
 int ctxmon_record_import_text(struct ctxmon_record *w, FILE *in,
@@ -267,6 +275,8 @@ int ctxmon_record_import_text(struct ctxmon_record *w, FILE *in,
 		st.lines++;
 		if (ret == -E2BIG) {
 			why = "line too long";
+		} else if (ret == -EILSEQ) {
+			why = "a NUL byte in the line (damaged text)";
 		} else {
 			ret = textparse__line(im.tp, im.line, len, &l, &why);
 			if (ret == 0) {
