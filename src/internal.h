@@ -11,6 +11,7 @@
 
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -300,5 +301,9 @@ uint64_t clock__now_ns(void);	/* CLOCK_MONOTONIC */
 int cpus__probe(int *ncpus, bool **online);
 /* Format into a fixed buffer (truncating); returns @buf. */
 char *fmt__buf(char *buf, size_t len, const char *fmt, ...) PRINTF_LIKE(3, 4);
+/* @s (NULL: "") as a JSON string.  Comms and paths are bytes: UTF-8
+ * passes through, other bytes outside ASCII become the code point of the
+ * same value (Latin-1), so the JSON stays valid and nothing is dropped. */
+void json__put_str(FILE *f, const char *s);
 
 #endif

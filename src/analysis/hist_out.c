@@ -300,22 +300,6 @@ int hist__print_trig(FILE *f, const struct ctxmon_hist *h,
 
 /* ---- JSON ------------------------------------------------------------- */
 
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
 static void json_key(FILE *f, const struct ctxmon_hist *h,
 		     const struct hist_trig *t, const struct hist_entry *e)
 {
@@ -328,17 +312,17 @@ static void json_key(FILE *f, const struct ctxmon_hist *h,
 
 		if (i)
 			fputc(',', f);
-		json_str(f, key_name(k));
+		json__put_str(f, key_name(k));
 		fputc(':', f);
 		if (k->str)
-			json_str(f, (const char *)(uintptr_t)v);
+			json__put_str(f, (const char *)(uintptr_t)v);
 		else if (k->mods & HM_EXECNAME) {
 			fprintf(f, "{\"value\":%" PRIu64 ",\"execname\":", v);
-			json_str(f, e->comm ? e->comm : "<...>");
+			json__put_str(f, e->comm ? e->comm : "<...>");
 			fputc('}', f);
 		} else if (k->mods & HM_SYSCALL) {
 			fprintf(f, "{\"value\":%" PRIu64 ",\"syscall\":", v);
-			json_str(f, sys_name(h, v, buf, sizeof(buf)));
+			json__put_str(f, sys_name(h, v, buf, sizeof(buf)));
 			fputc('}', f);
 		} else if (k->mods & HM_LOG2)
 			fprintf(f, "{\"log2\":%" PRIu64 "}", v);
@@ -365,7 +349,7 @@ int hist__print_trig_json(FILE *f, const struct ctxmon_hist *h,
 	}
 	fprintf(f, "{\"event\":\"%s:%s\",\"trigger\":", t->ev->system,
 		t->ev->name);
-	json_str(f, info);
+	json__put_str(f, info);
 	fprintf(f, ",\"paused\":%s,\"entries\":[", t->paused ? "true" : "false");
 	for (size_t k = 0; k < t->tab->n; k++) {
 		const struct hist_entry *e = &t->tab->ents[idx[k]];
@@ -375,7 +359,7 @@ int hist__print_trig_json(FILE *f, const struct ctxmon_hist *h,
 		fprintf(f, ",\"hitcount\":%" PRIu64 ",\"vals\":{", e->hitcount);
 		for (int i = 0; i < t->nvals; i++) {
 			fputs(i ? "," : "", f);
-			json_str(f, val_name(t->vals[i]));
+			json__put_str(f, val_name(t->vals[i]));
 			fprintf(f, ":%" PRIu64, e->sum[i]);
 		}
 		fputc('}', f);
@@ -395,10 +379,10 @@ int hist__print_trig_json(FILE *f, const struct ctxmon_hist *h,
 				uint64_t v = e->saved[a->save_base + p];
 
 				fputs(p ? "," : "", f);
-				json_str(f, param_name(a->pstr[p]));
+				json__put_str(f, param_name(a->pstr[p]));
 				fputc(':', f);
 				if (a->params[p]->str)
-					json_str(f, (const char *)(uintptr_t)v);
+					json__put_str(f, (const char *)(uintptr_t)v);
 				else
 					fprintf(f, "%" PRIu64, v);
 			}

@@ -22,6 +22,7 @@
 
 #include "cli/cli.h"
 #include "cli/exp_cmds.h"
+#include "internal.h"
 #include "output/output.h"
 
 static const char *const CMD = "diff";
@@ -168,7 +169,7 @@ static int parse(struct diff_run *d, int argc, char **argv)
 static void json_row(FILE *f, const struct ctxmon_diff_row *r)
 {
 	fputs("{\"key\":", f);
-	output__json_str(f, r->key);
+	json__put_str(f, r->key);
 	fprintf(f, ",\"in_a\":%s,\"in_b\":%s", r->in_a ? "true" : "false",
 		r->in_b ? "true" : "false");
 	for (int side = 0; side < 2; side++) {
@@ -229,9 +230,9 @@ static int diff_rows(FILE *f, const struct diff_run *d, bool ja, bool jb)
 	shown = d->limit && d->limit < n ? d->limit : n;
 	if (d->json) {
 		fprintf(f, "{\"ctxmon\":\"diff\",\"a\":");
-		output__json_str(f, d->a);
+		json__put_str(f, d->a);
 		fputs(",\"b\":", f);
-		output__json_str(f, d->b);
+		json__put_str(f, d->b);
 		fprintf(f, ",\"kind\":\"%s\",\"sort\":\"%s\",\"duration_a_ns\":%llu,"
 			   "\"duration_b_ns\":%llu,\"rows\":[",
 			d->procs ? "processes" : "threads",
@@ -393,7 +394,7 @@ static int diff_experiments(FILE *f, const struct diff_run *d)
 				continue;
 			if (d->json) {
 				fprintf(f, "%s\n{\"condition\":", first ? "" : ",");
-				output__json_str(f, names[ca] + 2);
+				json__put_str(f, names[ca] + 2);
 				fprintf(f, ",\"metric\":\"%s\",\"mean_a\":%.17g,"
 					   "\"mean_b\":%.17g,\"welch_t\":%.17g,"
 					   "\"welch_p\":%.17g,\"u\":%.17g,"

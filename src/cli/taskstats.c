@@ -27,6 +27,7 @@
 
 #include "cli/cli.h"
 #include "cli/opts.h"
+#include "internal.h"
 #include "output/output.h"
 
 static const char *const CMD = "taskstats";
@@ -198,7 +199,7 @@ static void print_one(struct ts_run *r, const struct ctxmon_taskstats *in,
 		       "\"ppid\":%d,\"comm\":",
 		       t->exit ? "exit" : "now", t->process ? "true" : "false",
 		       t->pid, t->tgid, t->ppid);
-		output__json_str(stdout, t->comm);
+		json__put_str(stdout, t->comm);
 		printf(",\"version\":%u,\"size\":%u", t->version, t->size);
 		if (t->have & CTXMON_TS_CSW)
 			printf(",\"voluntary\":%" PRIu64

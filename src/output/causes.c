@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "internal.h"
 #include "output/output.h"
 
 #define SYS_LINES 5 /* syscalls shown per row in the text */
@@ -240,15 +241,15 @@ static void json_ctx(FILE *f, const struct ctxmon_lat_ctx *c)
 		"{\"ns\":%" PRIu64 ",\"wake_ts_ns\":%" PRIu64
 		",\"run_ts_ns\":%" PRIu64 ",\"tid\":%d,\"comm\":",
 		c->ns, c->wake_ts, c->run_ts, c->tid);
-	output__json_str(f, c->comm);
+	json__put_str(f, c->comm);
 	fprintf(f, ",\"waker_tid\":%d,\"waker_comm\":", c->waker_tid);
-	output__json_str(f, c->waker_comm);
+	json__put_str(f, c->waker_comm);
 	fprintf(f,
 		",\"waker_cpu\":%d,\"waker_ctx\":\"%s\",\"cpu\":%d"
 		",\"prev_tid\":%d,\"prev_comm\":",
 		c->waker_cpu, ctxmon_wake_ctx_name(c->ctx), c->cpu,
 		c->prev_tid);
-	output__json_str(f, c->prev_tid ? c->prev_comm : "idle");
+	json__put_str(f, c->prev_tid ? c->prev_comm : "idle");
 	fputc('}', f);
 }
 
@@ -295,7 +296,7 @@ void output__causes_json(FILE *f, const struct ctxmon_causes *c,
 		const struct ctxmon_sys_cause *s = &c->sys[i];
 
 		fprintf(f, "%s{\"id\":%ld,\"name\":", i ? "," : "", s->id);
-		output__json_str(f,
+		json__put_str(f,
 				 output__sys_name(arch, s->id, nb, sizeof(nb)));
 		fprintf(f,
 			",\"count\":%" PRIu64 ",\"sleep_ns\":%" PRIu64
@@ -324,9 +325,9 @@ void output__pair_json(FILE *f, const struct ctxmon_pair *p)
 		",\"from_comm\":",
 		p->kind == CTXMON_PAIR_WAKE ? "wake" : "preempt",
 		ctxmon_wake_ctx_name(p->ctx), p->from_tid);
-	output__json_str(f, p->from_comm);
+	json__put_str(f, p->from_comm);
 	fprintf(f, ",\"to_tid\":%d,\"to_comm\":", p->to_tid);
-	output__json_str(f, p->to_comm);
+	json__put_str(f, p->to_comm);
 	fprintf(f, ",\"count\":%" PRIu64, p->count);
 	if (p->kind == CTXMON_PAIR_WAKE)
 		fprintf(f,

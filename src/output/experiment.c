@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "internal.h"
 #include "output/exp_output.h"
 
 #define OUTLIER_RULE "outside median +- 3 x 1.4826 x MAD (scaled median " \
@@ -287,13 +288,13 @@ static void json_runs(FILE *f, const struct exp_report *r)
 		const struct ctxmon_run *u = &runs[i];
 
 		fprintf(f, "%s\n{\"condition\":", i ? "," : "");
-		output__json_str(f, ctxmon_experiment_cond_name(r->e, u->cond));
+		json__put_str(f, ctxmon_experiment_cond_name(r->e, u->cond));
 		fprintf(f, ",\"run\":%u,\"status\":\"%s\",\"exit_status\":%d",
 			u->index, ctxmon_run_status_name(u->status),
 			u->exit_status);
 		if (u->error[0]) {
 			fputs(",\"error\":", f);
-			output__json_str(f, u->error);
+			json__put_str(f, u->error);
 		}
 		if (u->kernel_valid)
 			fprintf(f, ",\"kernel\":{\"ru_nvcsw\":%llu,\"ru_nivcsw\":"
@@ -330,9 +331,9 @@ static void json_compare(FILE *f, const struct exp_report *r)
 				continue;
 			fprintf(f, "%s\n{\"condition\":", first ? "" : ",");
 			first = false;
-			output__json_str(f, ctxmon_experiment_cond_name(r->e, c));
+			json__put_str(f, ctxmon_experiment_cond_name(r->e, c));
 			fputs(",\"baseline\":", f);
-			output__json_str(f, ctxmon_experiment_cond_name(r->e, 0));
+			json__put_str(f, ctxmon_experiment_cond_name(r->e, 0));
 			fprintf(f, ",\"metric\":\"%s\",\"diff\":",
 				ctxmon_metric_name(m));
 			json_num(f, k.t.diff);
@@ -365,7 +366,7 @@ static int json(FILE *f, const struct exp_report *r)
 	bool first = true;
 
 	fprintf(f, "{\"ctxmon\":\"experiment\",\"backend\":");
-	output__json_str(f, r->backend ? r->backend : "");
+	json__put_str(f, r->backend ? r->backend : "");
 	fprintf(f, ",\"runs_per_condition\":%u,\"warmup\":%u,\"interrupted\":%s,"
 		   "\"alpha\":%g,\"outlier_rule\":\"%s\",\"tests\":\"%s\","
 		   "\"conditions\":[",
@@ -373,9 +374,9 @@ static int json(FILE *f, const struct exp_report *r)
 		OUTLIER_RULE, TEST_NOTE);
 	for (size_t c = 0; c < nc; c++) {
 		fprintf(f, "%s{\"name\":", c ? "," : "");
-		output__json_str(f, ctxmon_experiment_cond_name(r->e, c));
+		json__put_str(f, ctxmon_experiment_cond_name(r->e, c));
 		fputs(",\"command\":", f);
-		output__json_str(f, r->cond_cmd[c]);
+		json__put_str(f, r->cond_cmd[c]);
 		fputc('}', f);
 	}
 	fputs("],\"units\":{", f);
@@ -393,7 +394,7 @@ static int json(FILE *f, const struct exp_report *r)
 				continue;
 			fprintf(f, "%s\n{\"condition\":", first ? "" : ",");
 			first = false;
-			output__json_str(f, ctxmon_experiment_cond_name(r->e, c));
+			json__put_str(f, ctxmon_experiment_cond_name(r->e, c));
 			fprintf(f, ",\"metric\":\"%s\",\"all\":",
 				ctxmon_metric_name(m));
 			json_summary(f, &s.all);
@@ -415,7 +416,7 @@ static int json(FILE *f, const struct exp_report *r)
 		verdict(m, r, c);
 		fclose(m);
 		fputs(c > 1 ? "," : "", f);
-		output__json_str(f, buf);
+		json__put_str(f, buf);
 		free(buf);
 	}
 	fputc(']', f);

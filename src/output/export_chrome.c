@@ -23,6 +23,7 @@
 
 #include <ctxmon/causes.h>
 
+#include "internal.h"
 #include "output/export.h"
 
 struct cj {
@@ -31,22 +32,6 @@ struct cj {
 	const char *arch;
 	uint64_t t0;
 };
-
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
 
 static void us(FILE *f, uint64_t ns)
 {
@@ -95,7 +80,7 @@ static void cj_span(void *ctx, const struct tl_thread *t,
 		snprintf(name, sizeof(name), "off CPU (%s)", s->state);
 	f = next(x);
 	fputs("{\"name\":", f);
-	json_str(f, name);
+	json__put_str(f, name);
 	fprintf(f, ",\"cat\":\"thread_state\",\"ph\":\"X\",\"pid\":%d,"
 		   "\"tid\":%d,\"ts\":",
 		pid_of(t), t->tid);
@@ -132,7 +117,7 @@ static void cj_sched(void *ctx, int32_t cpu, const struct tl_thread *t,
 		return; /* idle */
 	f = next(x);
 	fputs("{\"name\":", f);
-	json_str(f, t->comm ? t->comm : "?");
+	json__put_str(f, t->comm ? t->comm : "?");
 	fprintf(f, ",\"cat\":\"sched\",\"ph\":\"X\",\"pid\":0,\"tid\":%d,"
 		   "\"ts\":",
 		cpu);
@@ -162,7 +147,7 @@ static void cj_wake(void *ctx, const struct tl_thread *waker,
 		pid_of(waker), waker->tid);
 	us(f, ts);
 	fputs(",\"args\":{\"wakee\":", f);
-	json_str(f, t->comm ? t->comm : "?");
+	json__put_str(f, t->comm ? t->comm : "?");
 	fprintf(f, ",\"wakee_tid\":%d}}", t->tid);
 }
 
@@ -201,7 +186,7 @@ static void meta(struct exporter *x, const char *what, int32_t pid,
 	fprintf(f, "{\"name\":\"%s\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,"
 		   "\"args\":{\"name\":",
 		what, pid, tid);
-	json_str(f, name);
+	json__put_str(f, name);
 	fputs("}}", f);
 }
 
@@ -239,11 +224,11 @@ static int cj_close(struct exporter *x, bool ok)
 		      c->f);
 		if ((v = ctxmon_reader_meta_str(x->r, CTXMON_META_KERNEL))) {
 			fputs(",\"kernel\":", c->f);
-			json_str(c->f, v);
+			json__put_str(c->f, v);
 		}
 		if ((v = ctxmon_reader_meta_str(x->r, CTXMON_META_CMDLINE))) {
 			fputs(",\"cmdline\":", c->f);
-			json_str(c->f, v);
+			json__put_str(c->f, v);
 		}
 		fprintf(c->f, ",\"lost_events\":%" PRIu64 "}}\n", x->st->lost);
 		if (fflush(c->f) == EOF || ferror(c->f))

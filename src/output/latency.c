@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include <ctxmon/rows.h>
+#include "internal.h"
 #include "output/output.h"
 
 /* the one method of ctxmon_lat_quantile and ctxmon_latency_percentile */
@@ -274,7 +275,7 @@ static int json_group(FILE *f, const struct latency_group *g, unsigned buckets)
 		fprintf(f, "%d,\"comm\":", g->tgid);
 	else
 		fputs("null,\"comm\":", f); /* unknown or not a thread */
-	output__json_str(f, g->comm);
+	json__put_str(f, g->comm);
 	fprintf(f, ",\"latency\":");
 	output__json_lat_summary(f, g->lat);
 	log2_hist(g->lat, h);
@@ -314,10 +315,10 @@ static int json_latency(FILE *f, const struct latency_report *r)
 	const struct ctxmon_session_stats *c = &r->cap;
 
 	fprintf(f, "{\"ctxmon\":\"%s\",\"backend\":", CTXMON_VERSION);
-	output__json_str(f, r->backend);
+	json__put_str(f, r->backend);
 	if (r->source) {
 		fprintf(f, ",\"source\":");
-		output__json_str(f, r->source);
+		json__put_str(f, r->source);
 	}
 	fprintf(f,
 		",\"duration_ns\":%" PRIu64 ",\"capture\":{\"events\":%" PRIu64

@@ -128,8 +128,6 @@ void output__sort(struct ctxmon_stats *rows, size_t n, enum sort_key k);
 int output__report(FILE *f, const struct output_opts *o, struct report *r);
 /* Human duration in a fixed-width-friendly form ("12.3ms"); returns buf. */
 char *output__dur(char *buf, size_t len, uint64_t ns);
-/* Write @s as a JSON string literal, escaping what JSON requires. */
-void output__json_str(FILE *f, const char *s);
 
 /* ---- causes (causes.c) and latency (latency.c) ---------------------- */
 

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "internal.h"
 #include "analysis/rusage.h"
 #include "output/output.h"
 
@@ -116,21 +117,6 @@ char *output__dur(char *buf, size_t len, uint64_t ns)
 	else
 		snprintf(buf, len, "%.3fs", ns / 1e9);
 	return buf;
-}
-
-void output__json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p;
-	     p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20 || *p >= 0x7f)
-			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
-	}
-	fputc('"', f);
 }
 
 void output__kernel_add(struct kernel_cmp *k, const struct ctxmon_stats *rows,
@@ -477,7 +463,7 @@ static void json_row(FILE *f, const struct ctxmon_stats *r, bool procs,
 {
 	fprintf(f, "{\"%s\":%d,\"tgid\":%d,\"ppid\":%d,\"gen\":%u,\"comm\":",
 		procs ? "pid" : "tid", r->tid, r->tgid, r->ppid, r->gen);
-	output__json_str(f, r->comm);
+	json__put_str(f, r->comm);
 	if (procs)
 		fprintf(f, ",\"nthreads\":%u", r->nthreads);
 	fprintf(f, ",\"folded\":%u", r->folded);
@@ -537,13 +523,13 @@ static void json_report(FILE *f, struct report *r)
 	const struct ctxmon_session_stats *c = &r->cap;
 
 	fprintf(f, "{\"ctxmon\":\"%s\",\"backend\":", CTXMON_VERSION);
-	output__json_str(f, r->backend);
+	json__put_str(f, r->backend);
 	if (r->interval >= 0)
 		fprintf(f, ",\"interval\":%d,\"interval_end_ns\":%" PRIu64,
 			r->interval, r->interval_ts_ns);
 	if (r->source) {
 		fprintf(f, ",\"source\":");
-		output__json_str(f, r->source);
+		json__put_str(f, r->source);
 	}
 	fprintf(f,
 		",\"duration_ns\":%" PRIu64 ",\"capture\":{\"events\":%" PRIu64
