@@ -305,5 +305,9 @@ char *fmt__buf(char *buf, size_t len, const char *fmt, ...) PRINTF_LIKE(3, 4);
  * passes through, other bytes outside ASCII become the code point of the
  * same value (Latin-1), so the JSON stays valid and nothing is dropped. */
 void json__put_str(FILE *f, const char *s);
+/* Length of the well-formed UTF-8 sequence of 2..4 bytes at @p (RFC 3629:
+ * no overlong forms, no surrogates, nothing past U+10FFFF), 0 if @p does
+ * not start one (ASCII included).  Reads no further than a NUL. */
+size_t utf8__seq(const unsigned char *p);
 
 #endif

@@ -143,8 +143,7 @@ char *ctxmon_state_str(uint32_t state, int preempt, char *buf, unsigned len)
 	return buf;
 }
 
-/* Length of the well-formed UTF-8 sequence at @p (2..4), 0 if none. */
-static size_t utf8_seq(const unsigned char *p)
+size_t utf8__seq(const unsigned char *p)
 {
 	unsigned char lo = 0x80, hi = 0xbf;
 	size_t n;
@@ -187,7 +186,7 @@ void json__put_str(FILE *f, const char *s)
 			fprintf(f, "\\u%04x", *p);
 		} else if (*p < 0x80) {
 			fputc(*p, f);
-		} else if ((n = utf8_seq(p))) {
+		} else if ((n = utf8__seq(p))) {
 			fwrite(p, 1, n, f);
 			p += n - 1;
 		} else {

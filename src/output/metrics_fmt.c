@@ -66,20 +66,37 @@ static void sb_printf(struct sb *b, const char *fmt, ...)
 	}
 }
 
-/* A label value with \, " and newline escaped. */
+/* A label value with \, " and newline escaped.  The exposition is UTF-8
+ * and Prometheus refuses a scrape holding any other byte: a comm is bytes,
+ * so a byte outside well-formed UTF-8 becomes U+FFFD.  Cut at @len, never
+ * inside a character. */
 static const char *esc(const char *s, char *buf, size_t len)
 {
-	size_t o = 0;
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	size_t o = 0, n;
 
-	for (; s && *s && o + 3 < len; s++) {
-		if (*s == '\\' || *s == '"') {
+	for (; *p; p++) {
+		if (*p == '\\' || *p == '"' || *p == '\n') {
+			if (o + 2 >= len)
+				break;
 			buf[o++] = '\\';
-			buf[o++] = *s;
-		} else if (*s == '\n') {
-			buf[o++] = '\\';
-			buf[o++] = 'n';
-		} else if ((unsigned char)*s >= 0x20) {
-			buf[o++] = *s;
+			buf[o++] = *p == '\n' ? 'n' : (char)*p;
+		} else if (*p < 0x80) {
+			if (o + 1 >= len)
+				break;
+			if (*p >= 0x20)
+				buf[o++] = (char)*p;
+		} else if ((n = utf8__seq(p))) {
+			if (o + n >= len)
+				break;
+			memcpy(buf + o, p, n);
+			o += n;
+			p += n - 1;
+		} else {
+			if (o + 3 >= len)
+				break;
+			memcpy(buf + o, "\xef\xbf\xbd", 3);	/* U+FFFD */
+			o += 3;
 		}
 	}
 	buf[o] = '\0';

@@ -44,7 +44,7 @@ cleanup() {
 	done
 	[ -n "${PROM:-}" ] && kill "$PROM" 2>/dev/null && wait "$PROM" 2>/dev/null
 	[ -n "${SRV:-}" ] && kill -KILL "$SRV" 2>/dev/null && wait "$SRV" 2>/dev/null
-	rmdir "$CG/a" "$CG/b" "$CG" 2>/dev/null
+	rmdir "$CG/a" "$CG/b" "$CG/c" "$CG" 2>/dev/null
 	_cleanup
 }
 trap cleanup EXIT
@@ -112,8 +112,24 @@ kill -CONT $WA $WB
 $CHECK window "$T/m0.json" "$T/m1.json" "$T/p0.json" "$T/p1.json" \
 	"/$NAME/a" "$CG/a" "/$NAME/b" "$CG/b" || fail "per-cgroup numbers"
 
-# formats
+# formats, with a busy process whose comm is not UTF-8 (a comm is bytes;
+# Prometheus refuses a whole scrape holding a label value that is not
+# UTF-8, so the exporter writes U+FFFD for such a byte)
+mkdir "$CG/c" || fail "mkdir $CG/c"
+ODD="$T/odd$(printf '\377')comm"	# the comm comes from the file name at exec
+cp /usr/bin/python3 "$ODD" || fail "cp /usr/bin/python3"
+sh -c "echo \$\$ > $CG/c/cgroup.procs && exec \"\$0\" -c 'import time
+while True: time.sleep(0.0005)'" "$ODD" &
+WC=$!
+WPIDS="$WPIDS $WC"
+for _ in $(seq 100); do
+	grep -q odd "/proc/$WC/comm" 2>/dev/null && break
+	sleep 0.05
+done
+sleep 1
 curl -sf "$URL" >"$T/prom.txt" || fail "scrape failed"
+grep -aq "pid=\"$WC\",comm=\"odd$(printf '\357\277\275')comm\"" "$T/prom.txt" ||
+	fail "the process named odd\\xffcomm is not exported as odd\\ufffdcomm"
 promtool check metrics <"$T/prom.txt" >"$T/promtool.out" 2>&1 ||
 	{ cat "$T/promtool.out" >&2; fail "promtool check metrics"; }
 echo "  promtool check metrics: $(wc -l <"$T/promtool.out") complaints on $(grep -vc '^#' "$T/prom.txt") samples"
