@@ -1390,6 +1390,7 @@ int bpf_backend__info(void *priv, struct bpf_backend_info *out)
 		out->lost += p->cpubuf[c].lost_total;
 		out->inexact += p->cpubuf[c].inexact;
 		out->rows_dropped += p->cpubuf[c].rows_dropped;
+		out->missed_out += p->cpubuf[c].missed_out;
 	}
 	return 0;
 }

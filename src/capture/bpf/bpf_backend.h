@@ -63,6 +63,7 @@ struct bpf_backend_info {
 	uint64_t lost;		/* ring reserve failures, all CPUs */
 	uint64_t inexact;	/* switches classified from the state alone */
 	uint64_t rows_dropped;	/* aggregation rows that found no room */
+	uint64_t missed_out;	/* aggregation: switch-outs never traced */
 	uint64_t bad_records;	/* ring records that made no sense */
 };
 

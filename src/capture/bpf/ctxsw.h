@@ -214,6 +214,7 @@ struct ctxsw_cpu {
 	__u64 lost_total;	/* all reserve failures */
 	__u64 inexact;		/* switches classified from the state alone */
 	__u64 rows_dropped;	/* aggregation: rows that found no room */
+	__u64 missed_out;	/* aggregation: switch-outs never traced */
 	__u32 hardirq, softirq;	/* interrupt handlers running (nesting) */
 	struct ctxsw_cpu_agg agg;
 };

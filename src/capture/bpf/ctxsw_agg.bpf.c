@@ -444,13 +444,16 @@ static __always_inline void row_wakeup_new(struct ctxsw_row *r, __u64 ts,
 	}
 }
 
-static __always_inline void agg_cpu_switch(__u64 ts, __s32 next_tid)
+/* The CPU's busy/idle time up to @ts; returns the tid it last switched
+ * to (-1 before its first switch). */
+static __always_inline __s32 agg_cpu_switch(__u64 ts, __s32 next_tid)
 {
 	struct ctxsw_cpu *c = this_cpu();
 	struct ctxsw_cpu_agg *a;
+	__s32 cur = -1;
 
 	if (!c)
-		return;
+		return -1;
 	a = &c->agg;
 	if (a->in_span) {
 		__u64 d = ts > a->state_ts ? ts - a->state_ts : 0;
@@ -460,12 +463,41 @@ static __always_inline void agg_cpu_switch(__u64 ts, __s32 next_tid)
 		else
 			a->busy_ns += d;
 		a->state_ts = a->last_ts = ts;
+		cur = a->cur;
 	} else {
 		a->in_span = 1;
 		a->first_ts = a->last_ts = a->state_ts = ts;
 	}
 	a->cur = next_tid;
 	a->switches++;
+	return cur;
+}
+
+/*
+ * This CPU switched from another task than @cur, the one it last switched
+ * to: @cur's switch-out was never traced (seen for threads of PID 1 on some
+ * kernels).  It ran here at most until now; where it went is unknown.
+ * Left running, it would be charged run time to the end of the capture,
+ * more than any CPU had.  The same rule as the account's missed_out().
+ */
+static __always_inline void agg_missed_out(__s32 cur, __s32 cpu, __u64 ts)
+{
+	struct ctxsw_row *r = row_get(cur, false);
+	struct ctxsw_cpu *c = this_cpu();
+
+	if (c)
+		c->missed_out++;
+	if (!r)
+		return;
+	bpf_spin_lock(&r->lock);
+	if (r->state == CTXSW_ST_RUNNING && r->cpu == cpu) {
+		row_advance(r, ts);
+		r->state = CTXSW_ST_SLEEP;
+		r->sleep_idx = 2;	/* CTXMON_SLEEP_OTHER */
+		r->cpu = -1;
+		r->flags &= ~(CTXSW_RF_LAT_PENDING | CTXSW_RF_EARLY_WAKE);
+	}
+	bpf_spin_unlock(&r->lock);
 }
 
 SEC("tp_btf/sched_switch")
@@ -475,7 +507,7 @@ int BPF_PROG(agg_sched_switch, bool preempt, struct task_struct *prev,
 	struct sw_out o = { .preempt = preempt };
 	struct task_info pi, ni;
 	struct ctxsw_row *r;
-	__s32 cpu;
+	__s32 cpu, cur;
 	__u64 nnv, nniv;
 	__u32 raw, kind = 0;
 
@@ -490,7 +522,9 @@ int BPF_PROG(agg_sched_switch, bool preempt, struct task_struct *prev,
 	o.state = preempt ? 0 : report_state(raw, prev->exit_state);
 	read_task_btf(prev, &pi);
 	read_task_btf(next, &ni);
-	agg_cpu_switch(o.ts, ni.tid);
+	cur = agg_cpu_switch(o.ts, ni.tid);
+	if (cur > 0 && cur != pi.tid)
+		agg_missed_out(cur, cpu, o.ts);
 	o.after_fold = prev->exit_state && pi.tid != pi.tgid;
 
 	if (pi.tid > 0 && (!filtering() || task_selected(prev))) {
