@@ -41,7 +41,8 @@ static const struct cli_cmd commands[] = {
 			    "event stream, live or on a recording" },
 	{ "diff", cmd_diff, "two recordings or experiments compared, largest change first" },
 	{ "experiment", cmd_experiment, "run commands N times each: statistics, tests, regression, plots" },
-	{ "doctor", cmd_doctor, "what this kernel offers and which backends load" },
+	{ "doctor", cmd_doctor, "what this kernel offers and which backends load",
+	  &doctor_doc },
 	{ "serve", cmd_serve, "per-cgroup and per-process metrics for Prometheus" },
 	{ "export", cmd_export, "a recording as a Perfetto trace, SQLite or Chrome JSON" },
 };

@@ -49,7 +49,8 @@ struct cli_doc {
 
 /* The commands' declarations (one per command file). */
 extern const struct cli_doc stat_doc, top_doc, taskstats_doc, latency_doc,
-	record_doc, report_doc, script_doc, import_doc;
+	record_doc, report_doc, script_doc, import_doc, doctor_doc, diff_doc,
+	export_doc, serve_doc, hist_doc, experiment_doc;
 
 /* The options every capturing command takes (cli.h's capture__opt()). */
 extern const struct cli_opt cli_capture_opts[];
