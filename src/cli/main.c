@@ -39,7 +39,8 @@ static const struct cli_cmd commands[] = {
 	  &import_doc },
 	{ "hist", cmd_hist, "the kernel's hist-trigger language over the "
 			    "event stream, live or on a recording" },
-	{ "diff", cmd_diff, "two recordings or experiments compared, largest change first" },
+	{ "diff", cmd_diff, "two recordings or experiments compared, largest change first",
+	  &diff_doc },
 	{ "experiment", cmd_experiment, "run commands N times each: statistics, tests, regression, plots" },
 	{ "doctor", cmd_doctor, "what this kernel offers and which backends load",
 	  &doctor_doc },
