@@ -45,7 +45,8 @@ static const struct cli_cmd commands[] = {
 	{ "doctor", cmd_doctor, "what this kernel offers and which backends load",
 	  &doctor_doc },
 	{ "serve", cmd_serve, "per-cgroup and per-process metrics for Prometheus" },
-	{ "export", cmd_export, "a recording as a Perfetto trace, SQLite or Chrome JSON" },
+	{ "export", cmd_export, "a recording as a Perfetto trace, SQLite or Chrome JSON",
+	  &export_doc },
 };
 
 static void usage(FILE *f)
