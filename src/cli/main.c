@@ -44,7 +44,8 @@ static const struct cli_cmd commands[] = {
 	{ "experiment", cmd_experiment, "run commands N times each: statistics, tests, regression, plots" },
 	{ "doctor", cmd_doctor, "what this kernel offers and which backends load",
 	  &doctor_doc },
-	{ "serve", cmd_serve, "per-cgroup and per-process metrics for Prometheus" },
+	{ "serve", cmd_serve, "per-cgroup and per-process metrics for Prometheus",
+	  &serve_doc },
 	{ "export", cmd_export, "a recording as a Perfetto trace, SQLite or Chrome JSON",
 	  &export_doc },
 };
