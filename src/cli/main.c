@@ -38,7 +38,8 @@ static const struct cli_cmd commands[] = {
 	{ "import", cmd_import, "an ftrace text trace into a recording",
 	  &import_doc },
 	{ "hist", cmd_hist, "the kernel's hist-trigger language over the "
-			    "event stream, live or on a recording" },
+			    "event stream, live or on a recording",
+	  &hist_doc },
 	{ "diff", cmd_diff, "two recordings or experiments compared, largest change first",
 	  &diff_doc },
 	{ "experiment", cmd_experiment, "run commands N times each: statistics, tests, regression, plots" },

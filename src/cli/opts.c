@@ -78,7 +78,9 @@ static int build(const struct cli_doc *d, struct getopt_cache *c)
 		free(c->shortopts);
 		return -1;
 	}
-	if (d->stop_at_operand)
+	if (d->operands_in_order)
+		c->shortopts[s++] = '-';
+	else if (d->stop_at_operand)
 		c->shortopts[s++] = '+';
 	for (const struct cli_optgroup *g = d->groups; g->title; g++) {
 		for (const struct cli_opt *o = g->opts; o->name; o++) {

@@ -45,6 +45,9 @@ struct cli_doc {
 	const char *notes;		/* after the examples, or NULL */
 	bool stop_at_operand;		/* options end at the first operand
 					 * (a command to launch follows) */
+	bool operands_in_order;		/* operands come back from
+					 * cli__getopt() as key 1, in order
+					 * with the options (getopt's "-") */
 };
 
 /* The commands' declarations (one per command file). */
