@@ -37,16 +37,7 @@ static const char *diff_fields(void)
 {
 	static char buf[512];
 
-	if (!buf[0]) {
-		size_t len = 0;
-
-		for (unsigned f = 0; f < CTXMON_DF__MAX && len < sizeof(buf);
-		     f++)
-			len += (size_t)snprintf(buf + len, sizeof(buf) - len,
-						"%s%s", f ? ", " : "",
-						ctxmon_diff_field_name(f));
-	}
-	return buf;
+	return cli__names(buf, sizeof(buf), ctxmon_diff_field_name, CTXMON_DF__MAX);
 }
 
 static const struct cli_opt diff_opts[] = {

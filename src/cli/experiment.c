@@ -38,15 +38,7 @@ static const char *exp_metrics(void)
 {
 	static char buf[1024];
 
-	if (!buf[0]) {
-		size_t len = 0;
-
-		for (unsigned m = 0; m < CTXMON_M__MAX && len < sizeof(buf); m++)
-			len += (size_t)snprintf(buf + len, sizeof(buf) - len,
-						"%s%s", m ? ", " : "",
-						ctxmon_metric_name(m));
-	}
-	return buf;
+	return cli__names(buf, sizeof(buf), ctxmon_metric_name, CTXMON_M__MAX);
 }
 
 /* The options, once (cli/opts.h): --help, man page and completion. */

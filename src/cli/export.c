@@ -26,16 +26,7 @@ static const char *export_formats(void)
 {
 	static char buf[128];
 
-	if (!buf[0]) {
-		size_t len = 0;
-
-		for (unsigned f = CTXMON_EXPORT_PERFETTO;
-		     f <= CTXMON_EXPORT_CHROME_JSON && len < sizeof(buf); f++)
-			len += (size_t)snprintf(buf + len, sizeof(buf) - len,
-						"%s%s", len ? ", " : "",
-						ctxmon_export_format_name(f));
-	}
-	return buf;
+	return cli__names(buf, sizeof(buf), ctxmon_export_format_name, CTXMON_EXPORT_CHROME_JSON + 1);
 }
 
 static const struct cli_opt export_opts[] = {

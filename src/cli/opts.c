@@ -14,6 +14,23 @@
 
 /* ---- the options every capturing command takes ---------------------- */
 
+const char *cli__names(char *buf, size_t len, const char *(*name)(unsigned),
+		       unsigned n)
+{
+	size_t at = 0;
+
+	if (buf[0])
+		return buf;
+	for (unsigned i = 0; i < n && at < len; i++) {
+		const char *s = name(i);
+
+		if (s)
+			at += (size_t)snprintf(buf + at, len - at, "%s%s",
+					       at ? ", " : "", s);
+	}
+	return buf;
+}
+
 const char *cli__backend_names(void)
 {
 	static char buf[256];

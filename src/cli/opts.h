@@ -58,6 +58,12 @@ extern const struct cli_doc stat_doc, top_doc, taskstats_doc, latency_doc,
 /* The options every capturing command takes (cli.h's capture__opt()). */
 extern const struct cli_opt cli_capture_opts[];
 
+/* "a, b, c": the names @name gives for 0 .. @n - 1 (a NULL one is left
+ * out), written once into @buf (len @len) and returned: for an option's
+ * values function, which keeps @buf static. */
+const char *cli__names(char *buf, size_t len, const char *(*name)(unsigned),
+		       unsigned n);
+
 /* "auto, bpf, perf, ...": the names --backend accepts. */
 const char *cli__backend_names(void);
 
