@@ -24,25 +24,29 @@ static const char *const palette[] = { "#1f77b4", "#d62728", "#2ca02c",
 #define CELL_H 330.0
 #define COLS 2
 
-/* Text escaped for XML. */
-static void xml_text(FILE *f, const char *s)
+void svg__escape(FILE *f, const char *s)
 {
-	for (; *s; s++) {
+	for (; s && *s; s++) {
 		switch (*s) {
+		case '&':
+			fputs("&amp;", f);
+			break;
 		case '<':
 			fputs("&lt;", f);
 			break;
 		case '>':
 			fputs("&gt;", f);
 			break;
-		case '&':
-			fputs("&amp;", f);
-			break;
 		case '"':
 			fputs("&quot;", f);
 			break;
+		case '\'':
+			fputs("&#39;", f);
+			break;
 		default:
-			if ((unsigned char)*s >= 0x20)
+			if ((unsigned char)*s < 0x20)
+				fputc('?', f);
+			else
 				fputc(*s, f);
 		}
 	}
@@ -76,7 +80,7 @@ void svg__text(FILE *f, double x, double y, const char *anchor, double rot,
 	if (rot != 0)
 		fprintf(f, " transform=\"rotate(%.0f %.1f %.1f)\"", rot, x, y);
 	fputc('>', f);
-	xml_text(f, buf);
+	svg__escape(f, buf);
 	fputs("</text>\n", f);
 }
 
@@ -420,9 +424,9 @@ int output__experiment_plot(FILE *f, const struct exp_report *r, bool html)
 		      "<ul>\n", f);
 		for (size_t c = 0; c < ctxmon_experiment_nconds(r->e); c++) {
 			fputs("<li><b>", f);
-			xml_text(f, ctxmon_experiment_cond_name(r->e, c));
+			svg__escape(f, ctxmon_experiment_cond_name(r->e, c));
 			fputs("</b>: <code>", f);
-			xml_text(f, r->cond_cmd[c]);
+			svg__escape(f, r->cond_cmd[c]);
 			fputs("</code></li>\n", f);
 		}
 		fputs("</ul>\n", f);
