@@ -30,15 +30,20 @@ LIBS    := $(shell pkg-config --libs libtraceevent 2>/dev/null || echo -ltraceev
 LDFLAGS += $(LDFLAGS_SAN)
 
 # The library: src/ but the tool's own code (cli/).  The shared library
-# exports only ctxmon_*; the tool still links every object of the library
-# (libctxmon-internal.a), since several subcommands call internal
-# functions that have no public API yet.
+# exports only ctxmon_*, and the tool links it like any other user.  The
+# text/JSON formatters the tool shares with the library's HTML and
+# experiment outputs (TOOL_SRCS: they call nothing internal but each other)
+# are compiled into the tool as well, visible only inside it.
 LIB_SRCS := $(sort $(wildcard src/*.c src/capture/*.c src/analysis/*.c src/file/*.c src/output/*.c))
 CLI_SRCS := $(sort $(wildcard src/cli/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(O)/%.o)
 CLI_OBJS := $(CLI_SRCS:%.c=$(O)/%.o)
 # the tool's objects but main(), for the unit tests of its formatting
 CLI_LIB_OBJS := $(filter-out $(O)/src/cli/main.o,$(CLI_OBJS))
+TOOL_SRCS := src/output/report.c src/output/causes.c src/output/latency.c \
+	src/output/experiment.c src/output/svg.c src/output/json_out.c \
+	src/analysis/rusage.c
+TOOL_OBJS := $(TOOL_SRCS:src/%.c=$(O)/tool/%.o)
 VERSION  := 0.1.0
 SOVER    := 0
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
@@ -92,8 +97,15 @@ $(O)/libctxmon.so.$(VERSION): $(LIB_OBJS)
 $(O)/libctxmon.so.$(SOVER) $(O)/libctxmon.so: $(O)/libctxmon.so.$(VERSION)
 	ln -sf libctxmon.so.$(VERSION) $@
 
-$(O)/ctxmon: $(CLI_OBJS) $(O)/libctxmon-internal.a
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(O)/libctxmon-internal.a $(LIBS)
+$(O)/tool/%.o: src/%.c $(wildcard include/ctxmon/*.h src/*.h src/*/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+# NEEDED libctxmon.so.0, found next to the tool in the build tree
+# ($ORIGIN) and in the system's library path once installed
+$(O)/ctxmon: $(CLI_OBJS) $(TOOL_OBJS) $(O)/libctxmon.so.$(SOVER)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(TOOL_OBJS) \
+		-L$(O) -l:libctxmon.so.$(SOVER) -Wl,-rpath,'$$ORIGIN' $(LIBS)
 
 # Man pages and the bash completion, written by the tool from its option
 # tables (src/cli/opts.h), so they say what --help says.

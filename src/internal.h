@@ -11,7 +11,6 @@
 
 #include <stdarg.h>
 #include <stdbool.h>
-#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -301,13 +300,5 @@ uint64_t clock__now_ns(void);	/* CLOCK_MONOTONIC */
 int cpus__probe(int *ncpus, bool **online);
 /* Format into a fixed buffer (truncating); returns @buf. */
 char *fmt__buf(char *buf, size_t len, const char *fmt, ...) PRINTF_LIKE(3, 4);
-/* @s (NULL: "") as a JSON string.  Comms and paths are bytes: UTF-8
- * passes through, other bytes outside ASCII become the code point of the
- * same value (Latin-1), so the JSON stays valid and nothing is dropped. */
-void json__put_str(FILE *f, const char *s);
-/* Length of the well-formed UTF-8 sequence of 2..4 bytes at @p (RFC 3629:
- * no overlong forms, no surrogates, nothing past U+10FFFF), 0 if @p does
- * not start one (ASCII included).  Reads no further than a NUL. */
-size_t utf8__seq(const unsigned char *p);
 
 #endif

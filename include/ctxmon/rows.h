@@ -148,6 +148,15 @@ void ctxmon_snapshot_clear(struct ctxmon_snapshot *s);
 struct ctxmon_stats *ctxmon_rows_processes(const struct ctxmon_stats *th,
 					   size_t n, size_t *np);
 
+/*
+ * For display: fold in place all but the @keep most recent exited rows of
+ * @rows into rows by comm, once more than twice @keep have exited (sums are
+ * unchanged; live rows stay as they are); *n shrinks.  0, or -EINVAL, or
+ * -ENOMEM (then @rows may be reordered, none is lost).  Nothing to free.
+ */
+int ctxmon_rows_fold_exited(struct ctxmon_stats *rows, size_t *n,
+			    size_t keep);
+
 /* The log2 bucket of @ns in ctxmon_latency.hist: [2^i, 2^(i+1)) ns, the
  * last one open-ended. */
 unsigned ctxmon_log2_bucket(uint64_t ns);

@@ -46,16 +46,6 @@
 #define CPU_MAX 65536 /* larger ids are taken as garbage */
 #define EVENT_ROWS 3 /* most rows one event can create */
 
-static void hash_set(struct slot *h, size_t cap, int32_t tid, uint32_t idx)
-{
-	size_t i = hash_tid(tid, cap);
-
-	while (h[i].idx != EMPTY && h[i].tid != tid)
-		i = (i + 1) & (cap - 1);
-	h[i].tid = tid;
-	h[i].idx = idx;
-}
-
 static int hash_grow(struct ctxmon_account *a, size_t cap)
 {
 	struct slot *h = malloc(cap * sizeof(*h));
@@ -111,13 +101,6 @@ static int reserve_slow(struct ctxmon_account *a, size_t k)
 		return hash_grow(a, cap);
 	}
 	return 0;
-}
-
-static int cmp_pid(const void *x, const void *y)
-{
-	pid_t a = *(const pid_t *)x, b = *(const pid_t *)y;
-
-	return (a > b) - (a < b);
 }
 
 static bool has_pid(const struct ctxmon_account *a, pid_t id)
@@ -179,11 +162,6 @@ static struct task *task_create(struct ctxmon_account *a, int32_t tid,
 	hash_set(a->hash, a->hcap, tid, (uint32_t)a->ntasks);
 	a->ntasks++;
 	return t;
-}
-
-static bool alive(const struct task *t)
-{
-	return t->state != T_NEW && t->state != T_DEAD;
 }
 
 /* Generation of the process @tgid as its leader's row tells it. */
@@ -363,18 +341,6 @@ static struct cpu *cpu_get_slow(struct ctxmon_account *a, int32_t cpu)
 	c = &a->cpus[cpu];
 	c->seen = true;
 	return c;
-}
-
-static void cpu_advance(struct cpu *c, uint64_t ts)
-{
-	uint64_t d = ts - c->state_ts;
-
-	if (c->cur == 0)
-		c->st.idle_ns += d;
-	else
-		c->st.busy_ns += d;
-	c->state_ts = ts;
-	c->st.last_ts = ts;
 }
 
 /* The task current at @ev tells its tgid, when the backend knows it. */
@@ -906,136 +872,6 @@ static void on_lost(struct ctxmon_account *a, const struct ctxmon_event *ev)
 			a->tasks[i].st.incomplete = true;
 }
 
-struct ctxmon_account *ctxmon_account_new(const struct ctxmon_account_opts *o)
-{
-	struct ctxmon_account *a = calloc(1, sizeof(*a));
-	int err = -ENOMEM;
-
-	if (!a)
-		goto out;
-	if (o) {
-		size_t sz = o->sz && o->sz < sizeof(*o) ? o->sz : sizeof(*o);
-
-		memcpy(&a->opts, o, sz);
-	}
-	a->opts.sz = sizeof(a->opts);
-	err = -EINVAL;
-	if ((unsigned)a->opts.target > CTXMON_TARGET_CMD ||
-	    (a->opts.npids && !a->opts.pids))
-		goto out;
-	err = -ENOMEM;
-	if (a->opts.npids) {
-		a->pids = malloc(a->opts.npids * sizeof(*a->pids));
-		if (!a->pids)
-			goto out;
-		memcpy(a->pids, a->opts.pids, a->opts.npids * sizeof(*a->pids));
-		qsort(a->pids, a->opts.npids, sizeof(*a->pids), cmp_pid);
-	}
-	a->opts.pids = a->pids;
-	a->strs = strtab__new();
-	if (!a->strs)
-		goto out;
-	a->empty = strtab__intern(a->strs, "", 0);
-	if (!a->empty || reserve(a, 1) < 0)
-		goto out;
-	err = 0;
-out:
-	if (err) {
-		ctxmon_account_free(a);
-		errno = -err;
-		return NULL;
-	}
-	return a;
-}
-
-void ctxmon_account_free(struct ctxmon_account *a)
-{
-	if (!a)
-		return;
-	causes__free(a->cz);
-	strtab__free(a->strs);
-	free(a->pids);
-	free(a->tasks);
-	free(a->hash);
-	free(a->cpus);
-	fold__clear(&a->fold);
-	free(a);
-}
-
-int ctxmon_account_add_task(struct ctxmon_account *a, pid_t tid, pid_t tgid,
-			    const char *comm)
-{
-	struct task *t;
-	const char *s = NULL;
-
-	if (!a || tid <= 0)
-		return -EINVAL;
-	if (reserve(a, 1) < 0)
-		return -ENOMEM;
-	if (comm) {
-		s = strtab__intern(a->strs, comm, CTXMON_COMM_LEN);
-		if (!s)
-			return -ENOMEM;
-	}
-	t = task_find(a, tid);
-	if (!t || t->state == T_DEAD)
-		t = task_create(a, tid, t ? t->st.gen + 1 : 0);
-	set_tgid(a, t, tgid);
-	if (s) {
-		t->st.comm = s;
-		t->ev_comm = NULL;
-	}
-	return 0;
-}
-
-/*
- * Take exited tasks out of tasks[]: the oldest @k of them, folded by comm
- * into a->fold (@fold), or just dropped.  The hash is rebuilt over what
- * stays, each tid pointing where it pointed before.  Not with causes on:
- * their per-task tables cannot be folded.  Between events only.
- */
-static void compact(struct ctxmon_account *a, size_t k, bool fold)
-{
-	size_t j = 0, done = 0;
-	bool *hashed;
-
-	if (a->cz || !k)
-		return;
-	hashed = malloc((a->ntasks ? a->ntasks : 1) * sizeof(*hashed));
-	if (!hashed)
-		return;
-	for (size_t i = 0; i < a->ntasks; i++) {
-		struct task *t = &a->tasks[i];
-		bool hashed_here = task_find(a, t->st.tid) == t;
-
-		if (done < k && t->state == T_DEAD &&
-		    (!fold || fold__add(&a->fold, &t->st) == 0)) {
-			done++;
-			continue;
-		}
-		if (j != i)
-			a->tasks[j] = *t;
-		hashed[j++] = hashed_here;
-	}
-	a->ntasks = j;
-	a->ndead -= done;
-	for (size_t i = 0; i < a->hcap; i++)
-		a->hash[i].idx = EMPTY;
-	for (size_t i = 0; i < j; i++)
-		if (hashed[i])
-			hash_set(a->hash, a->hcap, a->tasks[i].st.tid,
-				 (uint32_t)i);
-	free(hashed);
-}
-
-void ctxmon_account_forget_exited(struct ctxmon_account *a)
-{
-	if (!a || a->cz)
-		return;
-	compact(a, a->ndead, false);
-	fold__clear(&a->fold);
-}
-
 void ctxmon_account_feed(struct ctxmon_account *a,
 			 const struct ctxmon_event *ev)
 {
@@ -1045,7 +881,7 @@ void ctxmon_account_feed(struct ctxmon_account *a,
 		return;
 	/* a bounded table: fold the oldest exited tasks, half at a time */
 	if (a->opts.exited_keep && a->ndead >= 2 * a->opts.exited_keep)
-		compact(a, a->ndead - a->opts.exited_keep, true);
+		account__compact(a, a->ndead - a->opts.exited_keep, true);
 	if (reserve(a, EVENT_ROWS) < 0) {
 		a->anomalies++; /* the event cannot be accounted */
 		return;
@@ -1109,62 +945,26 @@ int ctxmon_account_feed_cb(const struct ctxmon_event *ev, void *ctx)
 	return 0;
 }
 
-/* Times given by the caller may not go below what the events reached. */
-static uint64_t clamp_now(struct ctxmon_account *a, uint64_t ts)
+/* ---- for account_life.c ---------------------------------------------- */
+
+int account__reserve(struct ctxmon_account *a, size_t k)
 {
-	if (ts < a->now)
-		ts = a->now;
-	a->now = ts;
-	return ts;
+	return reserve(a, k);
 }
 
-void ctxmon_account_finish(struct ctxmon_account *a, uint64_t ts)
+struct task *account__task_create(struct ctxmon_account *a, int32_t tid,
+				  uint32_t gen)
 {
-	if (!a)
-		return;
-	ts = clamp_now(a, ts);
-	for (size_t i = 0; i < a->ntasks; i++)
-		if (alive(&a->tasks[i]))
-			task_advance(&a->tasks[i], ts);
-	for (size_t i = 0; i < a->ncpus; i++)
-		if (a->cpus[i].in_span)
-			cpu_advance(&a->cpus[i], ts);
+	return task_create(a, tid, gen);
 }
 
-void ctxmon_account_reset_interval(struct ctxmon_account *a, uint64_t ts)
+void account__set_tgid(struct ctxmon_account *a, struct task *t,
+		       int32_t tgid)
 {
-	if (!a)
-		return;
-	ts = clamp_now(a, ts);
-	for (size_t i = 0; i < a->ntasks; i++) {
-		struct task *t = &a->tasks[i];
-		struct ctxmon_stats id = t->st;
+	set_tgid(a, t, tgid);
+}
 
-		memset(&t->st, 0, sizeof(t->st));
-		t->st.tid = id.tid;
-		t->st.tgid = id.tgid;
-		t->st.ppid = id.ppid;
-		t->st.gen = id.gen;
-		t->st.comm = id.comm;
-		t->st.nthreads = id.nthreads;
-		t->st.exited = id.exited;
-		t->st.target = id.target;
-		stats_init(&t->st);
-		t->in_span = alive(t);
-		if (t->in_span)
-			t->st.first_ts = t->st.last_ts = t->state_ts = ts;
-	}
-	for (size_t i = 0; i < a->ncpus; i++) {
-		struct cpu *c = &a->cpus[i];
-
-		c->st.busy_ns = c->st.idle_ns = 0;
-		c->st.switches = c->st.lost = 0;
-		c->st.first_ts = c->st.last_ts = 0;
-		if (c->in_span)
-			c->st.first_ts = c->st.last_ts = c->state_ts = ts;
-	}
-	/* exited tasks do nothing more: their folded sums are done with */
-	fold__clear(&a->fold);
-	if (a->cz)
-		causes__reset(a->cz);
+void account__task_advance(struct task *t, uint64_t ts)
+{
+	task_advance(t, ts);
 }

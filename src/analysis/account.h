@@ -95,4 +95,45 @@ static inline void stats_init(struct ctxmon_stats *st)
 	st->lat.max_prev_tid = -1;
 }
 
+/* Row and CPU helpers both files use. */
+static inline void hash_set(struct slot *h, size_t cap, int32_t tid, uint32_t idx)
+{
+	size_t i = hash_tid(tid, cap);
+
+	while (h[i].idx != EMPTY && h[i].tid != tid)
+		i = (i + 1) & (cap - 1);
+	h[i].tid = tid;
+	h[i].idx = idx;
+}
+
+static inline bool alive(const struct task *t)
+{
+	return t->state != T_NEW && t->state != T_DEAD;
+}
+
+static inline void cpu_advance(struct cpu *c, uint64_t ts)
+{
+	uint64_t d = ts - c->state_ts;
+
+	if (c->cur == 0)
+		c->st.idle_ns += d;
+	else
+		c->st.busy_ns += d;
+	c->state_ts = ts;
+	c->st.last_ts = ts;
+}
+
+/* Shared by account.c (the event state machine) and account_life.c (the
+ * life cycle): room for @k more rows; a new row for @tid (room reserved);
+ * set a row's tgid; charge the time up to @ts to a task's state; take the
+ * oldest @k exited rows out, folded by comm into a->fold when @fold
+ * (between events only, never with causes on). */
+int account__reserve(struct ctxmon_account *a, size_t k);
+struct task *account__task_create(struct ctxmon_account *a, int32_t tid,
+				  uint32_t gen);
+void account__set_tgid(struct ctxmon_account *a, struct task *t,
+		       int32_t tgid);
+void account__task_advance(struct task *t, uint64_t ts);
+void account__compact(struct ctxmon_account *a, size_t k, bool fold);
+
 #endif

@@ -109,3 +109,11 @@ out:
 	fold__clear(&f);
 	return ret;
 }
+
+int ctxmon_rows_fold_exited(struct ctxmon_stats *rows, size_t *n,
+			    size_t keep)
+{
+	if (!n || (*n && !rows))
+		return -EINVAL;
+	return fold__rows(rows, n, keep);
+}

@@ -17,6 +17,7 @@
 #include <ctxmon/causes.h>
 
 #include "analysis/hist_int.h"
+#include "output/json_out.h"
 
 struct sort_ctx {
 	const struct hist_trig *t;

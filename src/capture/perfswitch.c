@@ -44,56 +44,7 @@
 #include "internal.h"
 #include "capture/perf_ring.h"
 
-/* per CPU, halved until the kernel lets an unprivileged user lock it */
-#define DEFAULT_BUFFER_KB 2048
-#define MIN_BUFFER_KB 16
-#define MAX_RECORD 65536
-/* sample_id_all trailer with PERF_SAMPLE_TID | TIME | CPU */
-#define SID_LEN 24
-
-struct sid {
-	uint32_t pid, tid;
-	uint64_t time;
-	uint32_t cpu, res;
-};
-
-struct ps_ring {
-	struct perf_ring pr;	/* cpu, mapping, read position, order */
-	uint64_t lost; /* drops said in the stream so far */
-	uint64_t lost_records; /* drops told by PERF_RECORD_LOST */
-};
-
-/* Where the merge of the rings is in one ring: its next record. */
-struct ps_cursor {
-	struct perf_event_header h; /* the next record's */
-	uint64_t ts; /* and its time */
-	bool more;
-};
-
-struct comm_slot {
-	int32_t tid; /* 0: free */
-	const char *comm;
-	uint64_t outs[2]; /* switch-outs stated: involuntary, voluntary */
-};
-
-struct ps_priv {
-	struct backend_ctx *ctx;
-	struct ps_ring *rings; /* ncpus entries, by CPU id */
-	struct ps_cursor *cur; /* ncpus entries */
-	int *fds;
-	int *fdcpu; /* the CPU of each event */
-	size_t nfds, capfds;
-	bool read_lost; /* PERF_FORMAT_LOST works (6.0 and later) */
-	pid_t *tids; /* tasks an event was opened on */
-	size_t ntids, captids;
-	int epfd;
-	bool enabled;
-	bool inherit;
-	uint8_t *scratch;
-	struct comm_slot *comms;
-	size_t ccap, ccount;
-	uint64_t outs[2]; /* switch-out records read: involuntary, voluntary */
-};
+#include "capture/perfswitch.h"
 
 /* Whether this process runs under a seccomp filter (/proc/self/status
  * "Seccomp: 2"), which can refuse perf_event_open whatever the sysctl. */
@@ -623,9 +574,6 @@ static void on_switch(struct ps_priv *p, int cpu, uint64_t ts,
 		 preempt ? CTXMON_STATE_RUNNING : CTXMON_STATE_OTHER);
 }
 
-static void settle_leader(struct ps_priv *p, int cpu, uint64_t ts,
-			  int32_t pid, int32_t ppid);
-
 /* PERF_RECORD_FORK and _EXIT: { pid, ppid, tid, ptid, time } */
 static void on_task(struct ps_priv *p, int cpu, uint64_t ts,
 		    const struct perf_event_header *h, const uint8_t *body)
@@ -660,7 +608,7 @@ static void on_task(struct ps_priv *p, int cpu, uint64_t ts,
 	ev->exit.comm = comm_get(p, (int32_t)tid);
 	stream__commit(p->ctx->stream, cpu);
 	if (pid == tid)
-		settle_leader(p, cpu, ts, (int32_t)pid, (int32_t)ppid);
+		perfswitch__settle_leader(p, cpu, ts, (int32_t)pid, (int32_t)ppid);
 	/* The events leave the task here, before its last switch-out (see
 	 * the top of the file): that one is stated, not recorded. */
 	emit_out(p, cpu, ts, (int32_t)tid, (int32_t)pid, CTXMON_SW_EXIT,
@@ -854,196 +802,6 @@ static int ps_read(void *priv, uint64_t *safe_ts)
 	return 0;
 }
 
-/* ---- attaching to a launched command ------------------------------- */
-
-struct task_counts {
-	char state;
-	int cpu, ppid;
-	uint64_t nvcsw, nivcsw;
-};
-
-static int read_counts(pid_t pid, struct task_counts *c)
-{
-	char path[64], line[256];
-	FILE *f;
-	int got = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	if (fgets(line, sizeof(line), f)) {
-		/* the comm may hold spaces and parentheses: go by the last ')' */
-		char *e = strrchr(line, ')');
-		int field = 3;
-
-		if (e && e[1] == ' ') {
-			c->state = e[2];
-			for (char *q = e + 2; *q; q++) {
-				if (*q != ' ')
-					continue;
-				if (++field == 4)
-					c->ppid = atoi(q + 1);
-				if (field == 39) {
-					c->cpu = atoi(q + 1);
-					got++;
-					break;
-				}
-			}
-		}
-	}
-	fclose(f);
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long v;
-
-		if (sscanf(line, "voluntary_ctxt_switches: %llu", &v) == 1) {
-			c->nvcsw = v;
-			got++;
-		} else if (sscanf(line, "nonvoluntary_ctxt_switches: %llu",
-				  &v) == 1) {
-			c->nivcsw = v;
-			got++;
-		}
-	}
-	fclose(f);
-	return got == 3 ? 0 : -EIO;
-}
-
-/*
- * A process leader's events are gone before it is done (see the top of
- * the file): it can still be preempted, or block, between its exit record
- * and its last switch-out, and its parent's reap counts those.  Its
- * zombie shows the final counters until that reap: when it is caught with
- * its last switch-out made (more voluntary ones than stated), what came
- * after the record is stated at the record's time.  ctxmon reaps the
- * command it runs only after reading its rings, so that one is always
- * caught; another leader only if its parent has not reaped it yet (this
- * waits up to 2 ms for the zombie).
- */
-static void settle_leader(struct ps_priv *p, int cpu, uint64_t ts,
-			  int32_t pid, int32_t ppid)
-{
-	struct comm_slot *s = comm_slot(p, pid);
-	struct task_counts c = { 0 };
-	int i;
-
-	if (!s->tid)
-		return;
-	for (i = 0; i < 20; i++) {
-		if (read_counts(pid, &c) < 0 || c.ppid != ppid)
-			return; /* reaped (or another task by now) */
-		if ((c.state == 'Z' || c.state == 'X') && c.nvcsw > s->outs[1])
-			break;
-		usleep(100);
-	}
-	if (i == 20)
-		return;
-	while (c.nivcsw > s->outs[0]) {
-		emit_out(p, cpu, ts, pid, pid, CTXMON_SW_INVOLUNTARY,
-			 CTXMON_STATE_RUNNING);
-		emit_in(p, cpu, ts, pid, pid);
-	}
-	/* the last voluntary one is the exit switch-out, stated next */
-	while (c.nvcsw - 1 > s->outs[1]) {
-		emit_out(p, cpu, ts, pid, pid, CTXMON_SW_VOLUNTARY,
-			 CTXMON_STATE_OTHER);
-		emit_in(p, cpu, ts, pid, pid);
-	}
-}
-
-/*
- * Wait until the just-forked command sleeps on its start pipe with its
- * counters still: it only wakes when the session writes, so from then on
- * nothing changes them.  /proc/PID/syscall of a blocked task waits until
- * it is off its CPU, which closes the gap between "S" and the switch.
- */
-static int wait_asleep(pid_t pid, struct task_counts *c)
-{
-	struct task_counts prev = { 0 };
-	char path[64], buf[64];
-	int ret = -ETIMEDOUT;
-
-	snprintf(path, sizeof(path), "/proc/%d/syscall", pid);
-	for (int i = 0; i < 2000; i++) {
-		int fd;
-
-		ret = read_counts(pid, c);
-		if (ret < 0)
-			return ret;
-		if (c->state == 'S' && i > 0 && c->nvcsw == prev.nvcsw &&
-		    c->nivcsw == prev.nivcsw) {
-			ssize_t n = -1;
-
-			fd = open(path, O_RDONLY | O_CLOEXEC);
-			if (fd >= 0) {
-				n = read(fd, buf, sizeof(buf) - 1);
-				close(fd);
-			}
-			/* unreadable: stable twice, 1 ms apart, will do */
-			if (n <= 0)
-				return 0;
-			if (strncmp(buf, "running", 7))
-				return read_counts(pid, c);
-		}
-		prev = *c;
-		usleep(1000);
-	}
-	return ret;
-}
-
-static int ps_attach(void *priv, pid_t pid)
-{
-	struct ps_priv *p = priv;
-	struct backend_ctx *ctx = p->ctx;
-	struct task_counts c = { 0 };
-	uint64_t vol, invol, ts;
-	int ret;
-
-	ret = wait_asleep(pid, &c);
-	if (ret == 0)
-		ret = open_task(p, pid);
-	if (ret < 0) {
-		if (!ctx->err[0])
-			fmt__buf(ctx->err, ctx->errlen,
-				 "perf-switch: cannot follow the command "
-				 "(pid %d): %s",
-				 pid, strerror(-ret));
-		return ret;
-	}
-	/* Anything recorded since is in the rings; the rest happened
-	 * before the events existed. */
-	ret = read_counts(pid, &c);
-	if (ret < 0)
-		return ret;
-	read_rings(p);
-	vol = c.nvcsw > p->outs[1] ? c.nvcsw - p->outs[1] : 0;
-	invol = c.nivcsw > p->outs[0] ? c.nivcsw - p->outs[0] : 0;
-	if (c.cpu < 0 || c.cpu >= ctx->ncpus)
-		c.cpu = 0;
-	ts = clock__now_ns();
-	if (ts < p->rings[c.cpu].pr.last_ts)
-		ts = p->rings[c.cpu].pr.last_ts;
-	/* Stated at the attach time, in an order that leaves the task
-	 * where it is, asleep after a voluntary switch-out. */
-	for (uint64_t i = 0; i < invol; i++) {
-		emit_out(p, c.cpu, ts, pid, pid, CTXMON_SW_INVOLUNTARY,
-			 CTXMON_STATE_RUNNING);
-		emit_in(p, c.cpu, ts, pid, pid);
-	}
-	for (uint64_t i = 0; i < vol; i++) {
-		emit_out(p, c.cpu, ts, pid, pid, CTXMON_SW_VOLUNTARY,
-			 CTXMON_STATE_OTHER);
-		if (i + 1 < vol)
-			emit_in(p, c.cpu, ts, pid, pid);
-	}
-	p->rings[c.cpu].pr.last_ts = ts;
-	return 0;
-}
-
 static void ps_close(void *priv)
 {
 	struct ps_priv *p = priv;
@@ -1068,6 +826,36 @@ static void ps_close(void *priv)
 	free(p);
 }
 
+/* ---- for perfswitch_attach.c ------------------------------------------ */
+
+struct comm_slot *perfswitch__comm_slot(struct ps_priv *p, int32_t tid)
+{
+	return comm_slot(p, tid);
+}
+
+int perfswitch__open_task(struct ps_priv *p, pid_t tid)
+{
+	return open_task(p, tid);
+}
+
+void perfswitch__emit_out(struct ps_priv *p, int cpu, uint64_t ts,
+			  int32_t tid, int32_t tgid, unsigned kind,
+			  uint32_t state)
+{
+	emit_out(p, cpu, ts, tid, tgid, kind, state);
+}
+
+void perfswitch__emit_in(struct ps_priv *p, int cpu, uint64_t ts,
+			 int32_t tid, int32_t tgid)
+{
+	emit_in(p, cpu, ts, tid, tgid);
+}
+
+void perfswitch__read_rings(struct ps_priv *p)
+{
+	read_rings(p);
+}
+
 const struct backend_ops backend_perfswitch = {
 	.name = "perf-switch",
 	.open = ps_open,
@@ -1076,7 +864,7 @@ const struct backend_ops backend_perfswitch = {
 	.poll_fd = ps_poll_fd,
 	.read = ps_read,
 	.close = ps_close,
-	.attach = ps_attach,
+	.attach = perfswitch__attach,
 	.limits =
 		"perf-switch tier (PERF_RECORD_SWITCH of the followed tasks): "
 		"voluntary/involuntary and run time per thread, lower bounds "

@@ -21,8 +21,9 @@
 #include <ctxmon/record.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "cli/exp_cmds.h"
-#include "internal.h"
+#include "output/json_out.h"
 #include "output/output.h"
 
 static const char *const CMD = "diff";
@@ -32,25 +33,59 @@ enum {
 	O_PROCS = 0x100, O_ALL, O_JSON, O_ALPHA,
 };
 
-static const struct opt_def {
-	const char *name;
-	int val;
-	const char *arg;
-	const char *help;
-} opts[] = {
-	{ "sort", O_SORT, "FIELD", "order by the absolute change of FIELD "
-				   "(default wait: runnable wait)" },
-	{ "limit", O_LIMIT, "N", "at most N rows (default 25; 0: all)" },
-	{ "per-process", O_PROCS, NULL, "compare processes, not threads" },
-	{ "all", O_ALL, NULL, "every task in the recordings, not only the "
-			      "recorded target" },
-	{ "alpha", O_ALPHA, "A", "significance level for experiment files "
-				 "(default 0.05)" },
-	{ "json", O_JSON, NULL, "JSON" },
-	{ "output", O_OUTPUT, "FILE", "write to FILE (default stdout)" },
-	{ "help", O_HELP, NULL, "this help" },
+/* "wait, run, ...": the fields --sort takes. */
+static const char *diff_fields(void)
+{
+	static char buf[512];
+
+	return cli__names(buf, sizeof(buf), ctxmon_diff_field_name, CTXMON_DF__MAX);
+}
+
+static const struct cli_opt diff_opts[] = {
+	{ "sort", O_SORT, O_SORT, "FIELD",
+	  "order by the absolute change of FIELD (default wait: runnable "
+	  "wait)", diff_fields },
+	{ "limit", O_LIMIT, O_LIMIT, "N", "at most N rows (default 25; 0: all)" },
+	{ "per-process", 0, O_PROCS, NULL, "compare processes, not threads" },
+	{ "all", 0, O_ALL, NULL,
+	  "every task in the recordings, not only the recorded target" },
+	{ "alpha", 0, O_ALPHA, "A",
+	  "significance level for experiment files (default 0.05)" },
+	{ "json", 0, O_JSON, NULL, "JSON" },
+	{ "output", O_OUTPUT, O_OUTPUT, "FILE", "write to FILE (default stdout)",
+	  NULL, true },
+	{ "help", O_HELP, O_HELP, NULL, "this help" },
+	{ NULL },
 };
-#define NOPTS (sizeof(opts) / sizeof(*opts))
+
+const struct cli_doc diff_doc = {
+	.name = "diff",
+	.args = "[options] A B",
+	.description =
+		"Compare two captures.\n\n"
+		"Two recordings (ctxmon record), or two 'ctxmon stat --json' outputs\n"
+		"(without -I): threads are matched by name, PROC/THREAD#K with K\n"
+		"counting same-named threads in creation order (tids differ between\n"
+		"runs); every count and time is shown for A and B with the change,\n"
+		"the largest change of --sort first.\n\n"
+		"Two 'ctxmon experiment' outputs (--csv or --json): for each condition\n"
+		"and metric in both, B's runs against A's with Welch's t-test,\n"
+		"Mann-Whitney U and Hedges' g, as experiment does.",
+	.groups = (const struct cli_optgroup[]){
+		{ "options", diff_opts },
+		{ NULL },
+	},
+	.examples = (const struct cli_example[]){
+		{ "record -o idle.data -- ./server-test", "a quiet run" },
+		{ "record -o busy.data -- ./server-test", "the same under load" },
+		{ "diff idle.data busy.data", "threads whose wait grew most" },
+		{ "diff --sort involuntary --per-process idle.data busy.data",
+		  "processes, by the change of their preemptions" },
+		{ "diff before.csv after.csv", "two experiments' runs, tested" },
+		{ NULL },
+	},
+	.stop_at_operand = true,
+};
 
 struct diff_run {
 	const char *a, *b, *outpath;
@@ -60,57 +95,13 @@ struct diff_run {
 	double alpha;
 };
 
-static void help(void)
-{
-	printf("usage: ctxmon diff [options] A B\n\n"
-	       "Compare two captures.\n\n"
-	       "Two recordings (ctxmon record), or two 'ctxmon stat --json' outputs\n"
-	       "(without -I): threads are matched by name, PROC/THREAD#K with K\n"
-	       "counting same-named threads in creation order (tids differ between\n"
-	       "runs); every count and time is shown for A and B with the change,\n"
-	       "the largest change of --sort first.\n\n"
-	       "Two 'ctxmon experiment' outputs (--csv or --json): for each condition\n"
-	       "and metric in both, B's runs against A's with Welch's t-test,\n"
-	       "Mann-Whitney U and Hedges' g, as experiment does.\n\n"
-	       "options:\n");
-	for (size_t i = 0; i < NOPTS; i++)
-		cli__opt_help(stdout, opts[i].val, opts[i].name, opts[i].arg,
-			      opts[i].help);
-	printf("\nfields:");
-	for (unsigned f = 0; f < CTXMON_DF__MAX; f++)
-		printf("%s %s", f == 6 ? "\n       " : "",
-		       ctxmon_diff_field_name(f));
-	printf("\n\nexamples:\n"
-	       "  ctxmon record -o idle.data -- ./server-test\n"
-	       "  ctxmon record -o busy.data -- ./server-test    (under load)\n"
-	       "  ctxmon diff idle.data busy.data                threads whose wait grew most\n"
-	       "  ctxmon diff --sort involuntary --per-process idle.data busy.data\n"
-	       "  ctxmon diff before.csv after.csv               two experiments' runs, tested\n");
-}
-
 static int parse(struct diff_run *d, int argc, char **argv)
 {
-	struct option longopts[NOPTS + 1];
-	char shortopts[32] = "+";
 	unsigned long v;
 	int opt, f;
 
-	memset(longopts, 0, sizeof(longopts));
-	for (size_t i = 0; i < NOPTS; i++) {
-		longopts[i] = (struct option){ opts[i].name,
-					       opts[i].arg ? required_argument :
-							     no_argument,
-					       NULL, opts[i].val };
-		if (opts[i].val < 0x100) {
-			size_t l = strlen(shortopts);
-
-			shortopts[l] = (char)opts[i].val;
-			shortopts[l + 1] = opts[i].arg ? ':' : 0;
-			shortopts[l + 2] = 0;
-		}
-	}
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+	while ((opt = cli__getopt(&diff_doc, argc, argv)) != -1) {
 		switch (opt) {
 		case O_SORT:
 			f = ctxmon_diff_field_lookup(optarg);
@@ -148,7 +139,7 @@ static int parse(struct diff_run *d, int argc, char **argv)
 			d->outpath = optarg;
 			break;
 		case O_HELP:
-			help();
+			cli__help(stdout, &diff_doc);
 			return 1;
 		default:
 			fprintf(stderr, "Try 'ctxmon diff --help'.\n");

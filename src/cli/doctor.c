@@ -5,8 +5,8 @@
  * The features come from ctxmon_features_probe() (include/ctxmon/
  * features.h); a backend "loads" when a session for a command opens with
  * it (programs loaded, events opened, nothing enabled, the command never
- * started), exactly as `ctxmon stat -- CMD` would.  Options are declared
- * once, in opts[], from which --help and getopt's table are made.
+ * started), exactly as `ctxmon stat -- CMD` would.  Its options are one
+ * table (doctor_doc, cli/opts.h): --help, man page and completion.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -19,26 +19,45 @@
 #include <ctxmon/rows.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
+#include "output/json_out.h"
 
 static const char *const cmd = "doctor";
 
-struct doctor_opt {
-	const char *name;
-	int key;
-	const char *arg;
-	const char *help;
-};
-
 enum { OPT_NO_PROBE = 0x100 };
 
-static const struct doctor_opt opts[] = {
-	{ "json", 'j', NULL, "one JSON object" },
-	{ "no-probe", OPT_NO_PROBE, NULL,
+static const struct cli_opt doctor_opts[] = {
+	{ "json", 'j', 'j', NULL, "one JSON object" },
+	{ "no-probe", 0, OPT_NO_PROBE, NULL,
 	  "skip the signal-sleep probe and the backend loads (quick)" },
-	{ "verbose", 'v', NULL, "also say what auto tried, in order" },
-	{ "help", 'h', NULL, "this help" },
+	{ "verbose", 'v', 'v', NULL, "also say what auto tried, in order" },
+	{ "help", 'h', 'h', NULL, "this help" },
+	{ NULL },
 };
-#define NOPTS (sizeof(opts) / sizeof(opts[0]))
+
+const struct cli_doc doctor_doc = {
+	.name = "doctor",
+	.args = "[options]",
+	.description =
+		"What this kernel offers ctxmon (BTF, tp_btf, BPF ring buffer and task\n"
+		"storage, ftrace hist triggers, perf_event_paranoid, tracefs, cgroup v2,\n"
+		"how a signal-cut sleep shows in sched_switch) and which capture\n"
+		"backends load, or why not.  CTXMON_BTF=PATH names the kernel BTF to\n"
+		"use instead of /sys/kernel/btf/vmlinux.",
+	.groups = (const struct cli_optgroup[]){
+		{ "options", doctor_opts },
+		{ NULL },
+	},
+	.examples = (const struct cli_example[]){
+		{ "doctor", "features and backends" },
+		{ "doctor --json", "the same, for a script" },
+		{ "doctor --no-probe", "the features only, without loading anything" },
+		{ NULL },
+	},
+	.notes = "Needs root (or CAP_BPF and CAP_PERFMON) for the BPF probes and\n"
+		 "backends.  CTXMON_BTF=/nonexistent ctxmon doctor shows what a\n"
+		 "kernel without BTF would offer.",
+};
 
 /* The backends, as the library lists them (ctxmon_backend_name). */
 #define NNAMES_MAX 16
@@ -52,34 +71,6 @@ static void list_backends(void)
 	for (nnames = 0; nnames < NNAMES_MAX &&
 			 (b = ctxmon_backend_name(nnames)); nnames++)
 		names[nnames] = b;
-}
-
-static void help(FILE *f)
-{
-	fprintf(f, "usage: ctxmon doctor [options]\n\n"
-		   "What this kernel offers ctxmon (BTF, tp_btf, BPF ring "
-		   "buffer and task storage,\nftrace hist triggers, "
-		   "perf_event_paranoid, tracefs, cgroup v2, how a\n"
-		   "signal-cut sleep shows in sched_switch) and which "
-		   "capture backends load, or\nwhy not.  CTXMON_BTF=PATH "
-		   "names the kernel BTF to use instead of\n"
-		   "/sys/kernel/btf/vmlinux.\n\noptions:\n");
-	for (size_t i = 0; i < NOPTS; i++) {
-		char left[40];
-
-		if (opts[i].key < 0x100)
-			snprintf(left, sizeof(left), "-%c, --%s", opts[i].key,
-				 opts[i].name);
-		else
-			snprintf(left, sizeof(left), "    --%s", opts[i].name);
-		fprintf(f, "  %-22s %s\n", left, opts[i].help);
-	}
-	fprintf(f, "\nexamples:\n"
-		   "  ctxmon doctor                  features and backends\n"
-		   "  ctxmon doctor --json           the same, for a script\n"
-		   "  CTXMON_BTF=/nonexistent ctxmon doctor   as on a kernel "
-		   "without BTF\n\nNeeds root (or CAP_BPF and CAP_PERFMON) "
-		   "for the BPF probes and backends.\n");
 }
 
 static const char *yn(int v)
@@ -139,24 +130,9 @@ static void try_load(const char *name, struct load *l, char *log,
 	ctxmon_session_close(s);
 }
 
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(f, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", *s);
-		else
-			fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
 int cmd_doctor(int argc, char **argv)
 {
-	struct option lo[NOPTS + 1];
-	char so[2 * NOPTS + 1] = "", log[2048] = "";
+	char log[2048] = "";
 	struct ctxmon_features ft;
 	struct load ld[NNAMES_MAX], autol = { 0 };
 	bool json = false, probe = true;
@@ -164,19 +140,8 @@ int cmd_doctor(int argc, char **argv)
 
 	list_backends();
 
-	for (size_t i = 0, n = 0; i < NOPTS; i++) {
-		lo[i] = (struct option){ opts[i].name,
-					 opts[i].arg ? required_argument :
-						       no_argument,
-					 NULL, opts[i].key };
-		if (opts[i].key < 0x100) {
-			so[n++] = (char)opts[i].key;
-			if (opts[i].arg)
-				so[n++] = ':';
-		}
-	}
-	lo[NOPTS] = (struct option){ 0 };
-	while ((c = getopt_long(argc, argv, so, lo, NULL)) != -1) {
+	optind = 1;
+	while ((c = cli__getopt(&doctor_doc, argc, argv)) != -1) {
 		switch (c) {
 		case 'j':
 			json = true;
@@ -188,7 +153,7 @@ int cmd_doctor(int argc, char **argv)
 			verbose++;
 			break;
 		case 'h':
-			help(stdout);
+			cli__help(stdout, &doctor_doc);
 			return EXIT_OK;
 		default:
 			fprintf(stderr, "ctxmon %s: 'ctxmon doctor --help' lists "
@@ -211,31 +176,31 @@ int cmd_doctor(int argc, char **argv)
 
 	if (json) {
 		printf("{\"ctxmon\":\"%s\",\"kernel\":", CTXMON_VERSION);
-		json_str(stdout, ft.release);
+		json__put_str(stdout, ft.release);
 		printf(",\"btf\":%d,\"btf_path\":", ft.btf);
-		json_str(stdout, ft.btf_path);
+		json__put_str(stdout, ft.btf_path);
 		printf(",\"tp_btf\":%d,\"ringbuf\":%d,\"task_storage\":%d,"
 		       "\"hist_triggers\":%d,\"perf_event_paranoid\":%d,"
 		       "\"tracefs\":",
 		       ft.tp_btf, ft.ringbuf, ft.task_storage, ft.hist_triggers,
 		       ft.perf_event_paranoid);
-		json_str(stdout, ft.tracefs);
+		json__put_str(stdout, ft.tracefs);
 		printf(",\"cgroup2\":");
-		json_str(stdout, ft.cgroup2);
+		json__put_str(stdout, ft.cgroup2);
 		printf(",\"sigsleep\":");
-		json_str(stdout, sig_text(ft.sigsleep));
+		json__put_str(stdout, sig_text(ft.sigsleep));
 		printf(",\"sigsleep_why\":");
-		json_str(stdout, ft.sigsleep_why);
+		json__put_str(stdout, ft.sigsleep_why);
 		if (probe) {
 			printf(",\"backends\":{");
 			for (size_t i = 0; i < nnames; i++) {
 				printf("%s\"%s\":{\"loads\":%s,\"why\":", i ? "," : "",
 				       names[i], ld[i].ok ? "true" : "false");
-				json_str(stdout, ld[i].ok ? "" : ld[i].why);
+				json__put_str(stdout, ld[i].ok ? "" : ld[i].why);
 				printf("}");
 			}
 			printf("},\"auto\":");
-			json_str(stdout, autol.ok ? autol.why : "");
+			json__put_str(stdout, autol.ok ? autol.why : "");
 		}
 		printf("}\n");
 		return EXIT_OK;

@@ -19,6 +19,7 @@
 #include <ctxmon/experiment.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "cli/exp_cmds.h"
 #include "output/exp_output.h"
 
@@ -32,50 +33,98 @@ enum {
 	O_SHOWOUT,
 };
 
-/* The options, once: getopt's table and --help are made from it. */
-static const struct opt_def {
-	const char *name;
-	int val;
-	const char *arg;	/* NULL: takes no argument */
-	const char *help;
-} opts[] = {
-	{ "runs", O_RUNS, "N", "runs per condition (default 10)" },
-	{ "warmup", O_WARMUP, "K", "runs per condition first, not counted "
-				   "(default 0)" },
-	{ "condition", O_COND, "NAME=CMD", "a condition: CMD split into words "
-					   "(quotes group, no shell; use "
-					   "sh -c '...' for one); repeat for "
-					   "each condition" },
-	{ "vs", O_VS, "CMD", "with -- CMD: a second condition, \"b\" (the "
-			     "first is \"a\")" },
-	{ "pin", O_PIN, "CPUS", "run the commands on these CPUs (0,2-3)" },
-	{ "timeout", O_TIMEOUT, "SEC", "kill a run still going after SEC "
-				       "seconds; it is reported as timeout" },
-	{ "regress", O_REGRESS, "Y~X", "least squares of metric Y on metric X "
-				       "over all ok runs, e.g. elapsed~irqs" },
-	{ "alpha", O_ALPHA, "A", "significance level of the verdict (default "
-				 "0.05)" },
-	{ "metrics", O_METRICS, "LIST", "metrics in the tables and plots "
-					"(default: all measured); see below" },
-	{ "no-causes", O_NOCAUSES, NULL, "trace no irqs or syscalls: lower "
-					 "overhead, no causes, irqs or "
-					 "latency percentiles" },
-	{ "backend", O_BACKEND, "NAME", "capture backend (default auto; a "
-					"streaming one: bpf, perf, ftrace)" },
-	{ "buffer-size", O_BUFFER, "KB", "per-CPU buffer size in KiB" },
-	{ "tracefs", O_TRACEFS, "DIR", "tracefs mount point" },
-	{ "json", O_JSON, NULL, "JSON: runs, summaries, tests, regression" },
-	{ "csv", O_CSV, NULL, "CSV: one row per run" },
-	{ "output", O_OUTPUT, "FILE", "write the report to FILE (default "
-				      "stdout)" },
-	{ "plot", O_PLOT, "FILE", "plots: FILE.svg (one SVG) or FILE.html "
-				  "(a page of SVGs)" },
-	{ "show-output", O_SHOWOUT, NULL, "let the commands write to stdout "
-					  "(default: discarded)" },
-	{ "quiet", O_QUIET, NULL, "no progress line" },
-	{ "help", O_HELP, NULL, "this help" },
+/* "switches, voluntary, ...": the metrics --metrics and --regress name. */
+static const char *exp_metrics(void)
+{
+	static char buf[1024];
+
+	return cli__names(buf, sizeof(buf), ctxmon_metric_name, CTXMON_M__MAX);
+}
+
+/* The options, once (cli/opts.h): --help, man page and completion. */
+static const struct cli_opt exp_opts[] = {
+	{ "runs", 'n', O_RUNS, "N", "runs per condition (default 10)" },
+	{ "warmup", 0, O_WARMUP, "K",
+	  "runs per condition first, not counted (default 0)" },
+	{ "condition", 0, O_COND, "NAME=CMD",
+	  "a condition: CMD split into words (quotes group, no shell; use "
+	  "sh -c '...' for one); repeat for each condition" },
+	{ "vs", 0, O_VS, "CMD",
+	  "with -- CMD: a second condition, \"b\" (the first is \"a\")" },
+	{ "pin", 0, O_PIN, "CPUS", "run the commands on these CPUs (0,2-3)" },
+	{ "timeout", 0, O_TIMEOUT, "SEC",
+	  "kill a run still going after SEC seconds; it is reported as "
+	  "timeout" },
+	{ "regress", 0, O_REGRESS, "Y~X",
+	  "least squares of metric Y on metric X over all ok runs, e.g. "
+	  "elapsed~irqs" },
+	{ "alpha", 0, O_ALPHA, "A",
+	  "significance level of the verdict (default 0.05)" },
+	{ "metrics", 0, O_METRICS, "LIST",
+	  "metrics in the tables and plots, comma-separated (default: all "
+	  "measured; per run, summed over the command's threads)",
+	  exp_metrics },
+	{ "no-causes", 0, O_NOCAUSES, NULL,
+	  "trace no irqs or syscalls: lower overhead, no causes, irqs or "
+	  "latency percentiles" },
+	{ "backend", 0, O_BACKEND, "NAME",
+	  "capture backend (default auto; a streaming one: bpf, perf, "
+	  "ftrace)", cli__backend_names },
+	{ "buffer-size", 'm', O_BUFFER, "KB", "per-CPU buffer size in KiB" },
+	{ "tracefs", 0, O_TRACEFS, "DIR", "tracefs mount point", NULL, true },
+	{ "json", 0, O_JSON, NULL, "JSON: runs, summaries, tests, regression" },
+	{ "csv", 0, O_CSV, NULL, "CSV: one row per run" },
+	{ "output", 'o', O_OUTPUT, "FILE",
+	  "write the report to FILE (default stdout)", NULL, true },
+	{ "plot", 0, O_PLOT, "FILE",
+	  "plots: FILE.svg (one SVG) or FILE.html (a page of SVGs)", NULL,
+	  true },
+	{ "show-output", 0, O_SHOWOUT, NULL,
+	  "let the commands write to stdout (default: discarded)" },
+	{ "quiet", 'q', O_QUIET, NULL, "no progress line" },
+	{ "help", 'h', O_HELP, NULL, "this help" },
+	{ NULL },
 };
-#define NOPTS (sizeof(opts) / sizeof(*opts))
+
+const struct cli_doc experiment_doc = {
+	.name = "experiment",
+	.args = "[options] -n N -- CMD [ARGS] [--vs 'CMD ARGS']\n"
+		"       (a trailing --vs ends the first command)\n"
+		"       ctxmon experiment [options] -n N --condition NAME='CMD ARGS' ...",
+	.description =
+		"Run each condition N times under ctxmon's capture, interleaving the\n"
+		"conditions run by run so that drift hits all alike. Every run's counts\n"
+		"are exact and checked against its own getrusage, as 'ctxmon stat' does.\n"
+		"Summaries per condition and metric: mean, sd, median, min/max, 95%\n"
+		"confidence interval of the mean (Student t), outliers by the rule\n"
+		"median +- 3 x 1.4826 x MAD, mean without outliers. With two or more\n"
+		"conditions, each against the first: Welch's t-test, Mann-Whitney U\n"
+		"(normal approximation, tie and continuity corrections), Hedges' g, and\n"
+		"a verdict naming the metrics where both tests are below alpha.\n\n"
+		"elapsed is the traced span from the command's fork to its last exit;\n"
+		"a run counts in the statistics only when it exited 0.  The units of\n"
+		"each metric are in the text table's headings and in --json.",
+	.groups = (const struct cli_optgroup[]){
+		{ "options", exp_opts },
+		{ NULL },
+	},
+	.examples = (const struct cli_example[]){
+		{ "experiment -n 30 --condition a='pingpong 1000' --condition b='pingpong 4000'",
+		  "two conditions, 30 runs each, tested" },
+		{ "experiment -n 200 --pin 0 --regress elapsed~irqs --plot gzip.svg -- gzip -9 -k -f big.avi",
+		  "elapsed time regressed on irqs, with plots" },
+		{ "experiment -n 20 --csv -o runs.csv -- make -j2 --vs 'make -j1'",
+		  "two builds, one CSV row per run" },
+		{ "experiment -n 50 --timeout 5 --json -o out.json -- ./server-test",
+		  "runs over 5 s killed and reported" },
+		{ NULL },
+	},
+	.notes = "Exit status: 0 when every run exited 0, 1 when some did not (they are\n"
+		 "listed) or nothing could be run, 2 usage, 130 interrupted (the summary\n"
+		 "of the runs done is printed first).\n\n"
+		 "Needs root or CAP_PERFMON (and read access to tracefs).",
+	.stop_at_operand = true,
+};
 
 struct exp_run {
 	unsigned long n, warmup;
@@ -91,46 +140,6 @@ struct exp_run {
 	struct exp_report rep;
 	const char *metrics;
 };
-
-static void help(void)
-{
-	printf("usage: ctxmon experiment [options] -n N -- CMD [ARGS] [--vs 'CMD ARGS']\n"
-	       "       (a trailing --vs ends the first command)\n"
-	       "       ctxmon experiment [options] -n N --condition NAME='CMD ARGS' ...\n\n"
-	       "Run each condition N times under ctxmon's capture, interleaving the\n"
-	       "conditions run by run so that drift hits all alike. Every run's counts\n"
-	       "are exact and checked against its own getrusage, as 'ctxmon stat' does.\n"
-	       "Summaries per condition and metric: mean, sd, median, min/max, 95%%\n"
-	       "confidence interval of the mean (Student t), outliers by the rule\n"
-	       "median +- 3 x 1.4826 x MAD, mean without outliers. With two or more\n"
-	       "conditions, each against the first: Welch's t-test, Mann-Whitney U\n"
-	       "(normal approximation, tie and continuity corrections), Hedges' g, and\n"
-	       "a verdict naming the metrics where both tests are below alpha.\n\n"
-	       "options:\n");
-	for (size_t i = 0; i < NOPTS; i++)
-		cli__opt_help(stdout, opts[i].val, opts[i].name, opts[i].arg,
-			      opts[i].help);
-	printf("\nmetrics (per run, summed over the command's threads):\n ");
-	for (unsigned m = 0; m < CTXMON_M__MAX; m++) {
-		const char *u = ctxmon_metric_unit(m);
-
-		printf(" %s%s%s%s", ctxmon_metric_name(m), *u ? "[" : "", u,
-		       *u ? "]" : "");
-		if (m % 7 == 6)
-			printf("\n ");
-	}
-	printf("\n  elapsed is the traced span from the command's fork to its last\n"
-	       "  exit; a run counts in the statistics only when it exited 0.\n\n"
-	       "exit status: 0 when every run exited 0, 1 when some did not (they are\n"
-	       "listed) or nothing could be run, 2 usage, 130 interrupted (the summary\n"
-	       "of the runs done is printed first).\n\n"
-	       "examples:\n"
-	       "  ctxmon experiment -n 30 --condition a='pingpong 1000' --condition b='pingpong 4000'\n"
-	       "  ctxmon experiment -n 200 --pin 0 --regress elapsed~irqs --plot gzip.svg -- gzip -9 -k -f big.avi\n"
-	       "  ctxmon experiment -n 20 --csv -o runs.csv -- make -j2 --vs 'make -j1'\n"
-	       "  ctxmon experiment -n 50 --timeout 5 --json -o out.json -- ./server-test\n\n"
-	       "Needs root or CAP_PERFMON (and read access to tracefs).\n");
-}
 
 /* Split @s into words: whitespace separates, '...' and "..." group. */
 static char **split_words(const char *s)
@@ -303,28 +312,12 @@ out:
 
 static int parse(struct exp_run *x, int argc, char **argv)
 {
-	struct option longopts[NOPTS + 1];
-	char shortopts[64] = "+";
 	unsigned long v;
 	double d;
 	int opt;
 
-	memset(longopts, 0, sizeof(longopts));
-	for (size_t i = 0; i < NOPTS; i++) {
-		longopts[i] = (struct option){ opts[i].name,
-					       opts[i].arg ? required_argument :
-							     no_argument,
-					       NULL, opts[i].val };
-		if (opts[i].val < 0x100) {
-			size_t l = strlen(shortopts);
-
-			shortopts[l] = (char)opts[i].val;
-			shortopts[l + 1] = opts[i].arg ? ':' : 0;
-			shortopts[l + 2] = 0;
-		}
-	}
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+	while ((opt = cli__getopt(&experiment_doc, argc, argv)) != -1) {
 		switch (opt) {
 		case O_RUNS:
 			if (cli__parse_uint(optarg, 1000000, &x->n) < 0 || !x->n) {
@@ -407,7 +400,7 @@ static int parse(struct exp_run *x, int argc, char **argv)
 			x->quiet = true;
 			break;
 		case O_HELP:
-			help();
+			cli__help(stdout, &experiment_doc);
 			return 1;
 		default:
 			fprintf(stderr, "Try 'ctxmon experiment --help'.\n");

@@ -1,7 +1,7 @@
 /*
  * export.c - `ctxmon export`: a recording as a Perfetto trace, a SQLite
  * database with the trace processor's tables, or a Chrome JSON trace.
- * Parses its options (one table, which also prints --help) and calls
+ * Parses its options (one table: --help, man page, completion) and calls
  * ctxmon_export_recording(); the formats live in src/output/export*.c.
  */
 #include <errno.h>
@@ -12,6 +12,7 @@
 #include <ctxmon/export.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "cli/recording.h"
 
 static const char *const CMD = "export";
@@ -20,75 +21,65 @@ enum { OPT_FORMAT = 'f', OPT_INPUT = 'i', OPT_OUTPUT = 'o', OPT_HELP = 'h',
        OPT_QUIET = 'q', OPT_PARTIAL = 0x100, OPT_BUNDLE, OPT_NO_TRACKS,
        OPT_JSON };
 
-static const struct export_opt {
-	const char *name;
-	int val;
-	const char *arg;
-	const char *help;
-} opts[] = {
-	{ "input", OPT_INPUT, "FILE",
-	  "the recording (default " DEFAULT_RECORDING ")" },
-	{ "output", OPT_OUTPUT, "FILE", "the file to write (required)" },
-	{ "format", OPT_FORMAT, "FMT",
-	  "perfetto (default), sqlite or chrome-json" },
-	{ "partial", OPT_PARTIAL, NULL,
-	  "export what a damaged or truncated recording\n"
-	  "holds up to the damage (default: refuse it)" },
-	{ "bundle-events", OPT_BUNDLE, "N",
-	  "perfetto: events per CPU bundle (default 4096)" },
-	{ "no-tracks", OPT_NO_TRACKS, NULL,
-	  "perfetto: the kernel's events only, without\n"
-	  "ctxmon's per-thread slices and wakeup flows" },
-	{ "json", OPT_JSON, NULL, "print the summary as JSON" },
-	{ "quiet", OPT_QUIET, NULL, "print nothing on success" },
-	{ "help", OPT_HELP, NULL, "this help" },
-};
-#define NOPTS (sizeof(opts) / sizeof(opts[0]))
-
-static void help(void)
+/* "perfetto, sqlite, chrome-json": the names --format takes. */
+static const char *export_formats(void)
 {
-	printf("usage: ctxmon export [options] -o FILE [-i REC]\n\n"
-	       "Write a recording (from `ctxmon record` or `ctxmon import`) as a\n"
-	       "timeline for other tools:\n"
-	       "  perfetto     a Perfetto trace (open it in ui.perfetto.dev or\n"
-	       "               trace_processor): every sched_switch and waking in\n"
-	       "               the compact encoding, the other events, thread and\n"
-	       "               process names, plus ctxmon's per-thread slices\n"
-	       "               (\"blocked in read()\", \"preempted by X\",\n"
-	       "               \"runnable\") and waker -> wakee flows\n"
-	       "  sqlite       a SQLite database with the trace processor's tables\n"
-	       "               (process, thread, sched, thread_state) and ctxmon's\n"
-	       "               (wakeup, lost, counters); docs/sqlite.md\n"
-	       "  chrome-json  the Chrome trace event format (chrome://tracing)\n\n"
-	       "options:\n");
-	for (size_t i = 0; i < NOPTS; i++) {
-		char left[40];
+	static char buf[128];
 
-		if (opts[i].val < 0x100)
-			snprintf(left, sizeof(left), "-%c, --%s%s%s",
-				 opts[i].val, opts[i].name,
-				 opts[i].arg ? " " : "",
-				 opts[i].arg ? opts[i].arg : "");
-		else
-			snprintf(left, sizeof(left), "    --%s%s%s",
-				 opts[i].name, opts[i].arg ? " " : "",
-				 opts[i].arg ? opts[i].arg : "");
-		printf("  %-24s ", left);
-		for (const char *h = opts[i].help; *h; h++) {
-			putchar(*h);
-			if (*h == '\n')
-				printf("%27s", "");
-		}
-		putchar('\n');
-	}
-	printf("\nexamples:\n"
-	       "  ctxmon record -o run.data -- ./myprog\n"
-	       "  ctxmon export -i run.data -o run.pftrace\n"
-	       "  ctxmon export -i run.data --format sqlite -o run.db\n"
-	       "  sqlite3 run.db \"select name, sum(dur)/1e6 as ms from thread_state\n"
-	       "      join thread using(utid) where state = 'S' group by utid\"\n"
-	       "  ctxmon export -i cut.data --partial -o cut.pftrace\n");
+	return cli__names(buf, sizeof(buf), ctxmon_export_format_name, CTXMON_EXPORT_CHROME_JSON + 1);
 }
+
+static const struct cli_opt export_opts[] = {
+	{ "input", OPT_INPUT, OPT_INPUT, "FILE",
+	  "the recording (default " DEFAULT_RECORDING ")", NULL, true },
+	{ "output", OPT_OUTPUT, OPT_OUTPUT, "FILE",
+	  "the file to write (required)", NULL, true },
+	{ "format", OPT_FORMAT, OPT_FORMAT, "FMT", "the format (default perfetto)",
+	  export_formats },
+	{ "partial", 0, OPT_PARTIAL, NULL,
+	  "export what a damaged or truncated recording holds up to the "
+	  "damage (default: refuse it)" },
+	{ "bundle-events", 0, OPT_BUNDLE, "N",
+	  "perfetto: events per CPU bundle (default 4096)" },
+	{ "no-tracks", 0, OPT_NO_TRACKS, NULL,
+	  "perfetto: the kernel's events only, without ctxmon's per-thread "
+	  "slices and wakeup flows" },
+	{ "json", 0, OPT_JSON, NULL, "print the summary as JSON" },
+	{ "quiet", OPT_QUIET, OPT_QUIET, NULL, "print nothing on success" },
+	{ "help", OPT_HELP, OPT_HELP, NULL, "this help" },
+	{ NULL },
+};
+
+const struct cli_doc export_doc = {
+	.name = "export",
+	.args = "[options] -o FILE [-i REC]",
+	.description =
+		"Write a recording (from `ctxmon record` or `ctxmon import`) as a\n"
+		"timeline for other tools:\n"
+		"  perfetto     a Perfetto trace (open it in ui.perfetto.dev or\n"
+		"               trace_processor): every sched_switch and waking in\n"
+		"               the compact encoding, the other events, thread and\n"
+		"               process names, plus ctxmon's per-thread slices\n"
+		"               (\"blocked in read()\", \"preempted by X\",\n"
+		"               \"runnable\") and waker -> wakee flows\n"
+		"  sqlite       a SQLite database with the trace processor's tables\n"
+		"               (process, thread, sched, thread_state) and ctxmon's\n"
+		"               (wakeup, lost, counters); docs/sqlite.md\n"
+		"  chrome-json  the Chrome trace event format (chrome://tracing)",
+	.groups = (const struct cli_optgroup[]){
+		{ "options", export_opts },
+		{ NULL },
+	},
+	.examples = (const struct cli_example[]){
+		{ "record -o run.data -- ./myprog", "a recording to export" },
+		{ "export -i run.data -o run.pftrace", "a Perfetto trace of it" },
+		{ "export -i run.data --format sqlite -o run.db",
+		  "a database (sqlite3 run.db to query its thread_state)" },
+		{ "export -i cut.data --partial -o cut.pftrace",
+		  "what a truncated recording holds" },
+		{ NULL },
+	},
+};
 
 struct export_run {
 	const char *in, *out;
@@ -98,27 +89,11 @@ struct export_run {
 
 static int parse(struct export_run *e, int argc, char **argv)
 {
-	struct option lo[NOPTS + 1];
-	char shortopts[64];
-	size_t ns = 0;
 	unsigned long v;
 	int opt, fmt;
 
-	memset(lo, 0, sizeof(lo));
-	for (size_t i = 0; i < NOPTS; i++) {
-		lo[i] = (struct option){ opts[i].name,
-					 opts[i].arg ? required_argument :
-						       no_argument,
-					 NULL, opts[i].val };
-		if (opts[i].val < 0x100) {
-			shortopts[ns++] = (char)opts[i].val;
-			if (opts[i].arg)
-				shortopts[ns++] = ':';
-		}
-	}
-	shortopts[ns] = 0;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, shortopts, lo, NULL)) != -1) {
+	while ((opt = cli__getopt(&export_doc, argc, argv)) != -1) {
 		switch (opt) {
 		case OPT_INPUT:
 			e->in = optarg;
@@ -158,7 +133,7 @@ static int parse(struct export_run *e, int argc, char **argv)
 			e->json = true;
 			break;
 		case OPT_HELP:
-			help();
+			cli__help(stdout, &export_doc);
 			return 1;
 		default:
 			fprintf(stderr, "Try 'ctxmon export --help'.\n");

@@ -20,6 +20,7 @@
 #include <ctxmon/record.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "cli/hist.h"
 
 static const char *const CMD = "hist";
@@ -30,87 +31,93 @@ enum {
 	O_JSON = CAP_OPT__END + 0x50, O_CHECK,
 };
 
-/* The one table of options: getopt's and --help's. */
-static const struct hist_opt {
-	const char *name;
-	int val;
-	int has_arg;
-	const char *arg, *help;
-} opts[] = {
-	{ "event", O_EVENT, 1, "SYS:EVENT", "attach the triggers after it to this event (default\n"
+/* The backends --backend takes here: the capture ones, and the kernel's
+ * own hist triggers. */
+static const char *hist_backends(void)
+{
+	static char buf[300];
+
+	if (!buf[0])
+		snprintf(buf, sizeof(buf), "%s, kernel", cli__backend_names());
+	return buf;
+}
+
+/* The one table of options (cli/opts.h): --help, man page, completion. */
+static const struct cli_opt hist_opts[] = {
+	{ "event", 'e', O_EVENT, "SYS:EVENT",
+	  "attach the triggers after it to this event (default "
 	  "sched:sched_switch); may repeat" },
-	{ "synthetic", O_SYNTH, 1, "DEF", "define a synthetic event as tracefs synthetic_events\n"
-	  "takes it ('wakeup_latency u64 lat; pid_t pid')" },
-	{ "all-cpus", 'a', 0, NULL, "every task on the machine" },
-	{ "pid", 'p', 1, "PID[,PID]", "these processes (and their children)" },
-	{ "tid", 't', 1, "TID[,TID]", "these threads" },
-	{ "input", O_INPUT, 1, "FILE", "evaluate over a recording (ctxmon record) instead" },
-	{ "duration", CAP_OPT_DURATION, 1, "SEC", "stop after SEC seconds" },
-	{ "interval", O_INTERVAL, 1, "MS", "print the tables every MS milliseconds, then clear\n"
-	  "them (live only)" },
-	{ "json", O_JSON, 0, NULL, "JSON instead of the hist file format" },
-	{ "output", O_OUTPUT, 1, "FILE", "write to FILE (default: stderr with a command,\n"
-	  "stdout otherwise)" },
-	{ "check", O_CHECK, 0, NULL, "parse only: print each trigger's canonical form" },
-	{ "backend", CAP_OPT_BACKEND, 1, "NAME", "capture backend (auto, bpf, perf, ftrace...), or\n"
-	  "'kernel': the kernel's own hist triggers in a\n"
-	  "private tracefs instance, where the kernel has them" },
-	{ "buffer-size", 'm', 1, "KB", "per-CPU buffer size in KiB" },
-	{ "tracefs", CAP_OPT_TRACEFS, 1, "DIR", "tracefs mount point" },
-	{ "mount-tracefs", CAP_OPT_MOUNT, 0, NULL, "mount tracefs if it is not mounted" },
-	{ "verbose", 'v', 0, NULL, "say which backend was chosen and why" },
-	{ "help", O_HELP, 0, NULL, "this help" },
+	{ "synthetic", 's', O_SYNTH, "DEF",
+	  "define a synthetic event as tracefs synthetic_events takes it "
+	  "('wakeup_latency u64 lat; pid_t pid')" },
+	{ "all-cpus", 'a', 'a', NULL, "every task on the machine" },
+	{ "pid", 'p', 'p', "PID[,PID]", "these processes (and their children)" },
+	{ "tid", 't', 't', "TID[,TID]", "these threads" },
+	{ "input", 'i', O_INPUT, "FILE",
+	  "evaluate over a recording (ctxmon record) instead", NULL, true },
+	{ "duration", 0, CAP_OPT_DURATION, "SEC", "stop after SEC seconds" },
+	{ "interval", 'I', O_INTERVAL, "MS",
+	  "print the tables every MS milliseconds, then clear them (live "
+	  "only)" },
+	{ "json", 0, O_JSON, NULL, "JSON instead of the hist file format" },
+	{ "output", 'o', O_OUTPUT, "FILE",
+	  "write to FILE (default: stderr with a command, stdout otherwise)",
+	  NULL, true },
+	{ "check", 0, O_CHECK, NULL,
+	  "parse only: print each trigger's canonical form" },
+	{ "backend", 0, CAP_OPT_BACKEND, "NAME",
+	  "capture backend, or 'kernel': the kernel's own hist triggers in a "
+	  "private tracefs instance, where the kernel has them",
+	  hist_backends },
+	{ "buffer-size", 'm', 'm', "KB", "per-CPU buffer size in KiB" },
+	{ "tracefs", 0, CAP_OPT_TRACEFS, "DIR", "tracefs mount point", NULL,
+	  true },
+	{ "mount-tracefs", 0, CAP_OPT_MOUNT, NULL,
+	  "mount tracefs if it is not mounted" },
+	{ "verbose", 'v', 'v', NULL, "say which backend was chosen and why" },
+	{ "help", 'h', O_HELP, NULL, "this help" },
+	{ NULL },
 };
 
-#define NOPTS (sizeof(opts) / sizeof(opts[0]))
-
-static void help(void)
-{
-	printf("usage: ctxmon hist [-s DEF]... [-e SYS:EVENT] 'hist:...' [...]\n"
-	       "                   [-a | -p PID | -t TID | [--] CMD [ARGS] | -i FILE]\n\n"
-	       "Histogram triggers in the kernel's syntax (Documentation/trace/\n"
-	       "histogram.rst): keys, vals, sort, size, modifiers (.hex .sym .execname\n"
-	       ".syscall .log2 .buckets=N .usecs .percent .graph), filters ('if ...'),\n"
-	       "pause/cont/clear, name=, variables, common_timestamp, synthetic events,\n"
-	       "onmatch().trace(), onmax()/onchange() with save(), trace(), snapshot().\n"
-	       "Evaluated in user space over ctxmon's ordered event stream, so they run\n"
-	       "on kernels without hist triggers and on recordings; printed as the\n"
-	       "kernel's hist file.  Events: sched_switch, sched_waking, sched_wakeup,\n"
-	       "sched_wakeup_new, sched_migrate_task, sched_process_fork/exec/exit,\n"
-	       "irq_handler_entry/exit, softirq_entry/exit, raw_syscalls sys_enter/exit.\n\n"
-	       "options:\n");
-	for (size_t i = 0; i < NOPTS; i++) {
-		char left[40];
-		const char *h = opts[i].help, *nl;
-
-		if (opts[i].val < 0x80)
-			snprintf(left, sizeof(left), "-%c, --%s%s%s",
-				 opts[i].val, opts[i].name,
-				 opts[i].arg ? " " : "",
-				 opts[i].arg ? opts[i].arg : "");
-		else
-			snprintf(left, sizeof(left), "    --%s%s%s",
-				 opts[i].name, opts[i].arg ? " " : "",
-				 opts[i].arg ? opts[i].arg : "");
-		while ((nl = strchr(h, '\n')) != NULL) {
-			printf("  %-24s %.*s\n", left, (int)(nl - h), h);
-			left[0] = '\0';
-			h = nl + 1;
-		}
-		printf("  %-24s %s\n", left, h);
-	}
-	printf("\nexamples:\n"
-	       "  ctxmon hist 'hist:keys=prev_pid:vals=hitcount if prev_comm == \"myprog\"' -- ./myprog\n"
-	       "  ctxmon hist -a --duration 5 'hist:keys=prev_pid,prev_state:vals=hitcount,prev_prio:sort=hitcount.descending:size=256'\n"
-	       "  ctxmon hist -e raw_syscalls:sys_enter 'hist:keys=id.syscall,common_pid.execname' -p 1234 --duration 2\n"
-	       "  ctxmon hist -s 'wakeup_latency u64 lat; pid_t pid; int prio' \\\n"
-	       "    -e sched:sched_waking 'hist:keys=pid:ts0=common_timestamp.usecs' \\\n"
-	       "    -e sched:sched_switch 'hist:keys=next_pid:wakeup_lat=common_timestamp.usecs-$ts0:onmatch(sched.sched_waking).wakeup_latency($wakeup_lat,next_pid,next_prio)' \\\n"
-	       "    -e synthetic:wakeup_latency 'hist:keys=pid,lat.log2:sort=lat' -a --duration 3\n"
-	       "  ctxmon hist -i trace.ctxmon 'hist:keys=next_comm:vals=hitcount:sort=hitcount.descending'\n\n"
-	       "Errors in a trigger are reported as the kernel's error_log does, with a\n"
-	       "caret under the bad token (exit 2).  Capture needs root or CAP_PERFMON.\n");
-}
+const struct cli_doc hist_doc = {
+	.name = "hist",
+	.args = "[-s DEF]... [-e SYS:EVENT] 'hist:...' [...]\n"
+		"       [-a | -p PID | -t TID | [--] CMD [ARGS] | -i FILE]",
+	.description =
+		"Histogram triggers in the kernel's syntax (Documentation/trace/\n"
+		"histogram.rst): keys, vals, sort, size, modifiers (.hex .sym .execname\n"
+		".syscall .log2 .buckets=N .usecs .percent .graph), filters ('if ...'),\n"
+		"pause/cont/clear, name=, variables, common_timestamp, synthetic events,\n"
+		"onmatch().trace(), onmax()/onchange() with save(), trace(), snapshot().\n"
+		"Evaluated in user space over ctxmon's ordered event stream, so they run\n"
+		"on kernels without hist triggers and on recordings; printed as the\n"
+		"kernel's hist file.  Events: sched_switch, sched_waking, sched_wakeup,\n"
+		"sched_wakeup_new, sched_migrate_task, sched_process_fork/exec/exit,\n"
+		"irq_handler_entry/exit, softirq_entry/exit, raw_syscalls sys_enter/exit.",
+	.groups = (const struct cli_optgroup[]){
+		{ "options", hist_opts },
+		{ NULL },
+	},
+	.examples = (const struct cli_example[]){
+		{ "hist 'hist:keys=prev_pid:vals=hitcount if prev_comm == \"myprog\"' -- ./myprog",
+		  "switch-outs of myprog's threads" },
+		{ "hist -a --duration 5 'hist:keys=prev_pid,prev_state:vals=hitcount,prev_prio:sort=hitcount.descending:size=256'",
+		  "every switch-out on the machine for 5 s, by thread and state" },
+		{ "hist -e raw_syscalls:sys_enter 'hist:keys=id.syscall,common_pid.execname' -p 1234 --duration 2",
+		  "the syscalls of process 1234" },
+		{ "hist -s 'wakeup_latency u64 lat; pid_t pid; int prio' "
+		  "-e sched:sched_waking 'hist:keys=pid:ts0=common_timestamp.usecs' "
+		  "-e sched:sched_switch 'hist:keys=next_pid:wakeup_lat=common_timestamp.usecs-$ts0:onmatch(sched.sched_waking).wakeup_latency($wakeup_lat,next_pid,next_prio)' "
+		  "-e synthetic:wakeup_latency 'hist:keys=pid,lat.log2:sort=lat' -a --duration 3",
+		  "wakeup latency through a synthetic event" },
+		{ "hist -i trace.ctxmon 'hist:keys=next_comm:vals=hitcount:sort=hitcount.descending'",
+		  "over a recording" },
+		{ NULL },
+	},
+	.notes = "Errors in a trigger are reported as the kernel's error_log does, with a\n"
+		 "caret under the bad token (exit 2).  Capture needs root or CAP_PERFMON.",
+	.operands_in_order = true,
+};
 
 struct hist_run {
 	struct capture_opts cap;
@@ -149,27 +156,13 @@ static int push(struct hist_run *r, const char *event, const char *text)
 
 static int parse(struct hist_run *r, int argc, char **argv)
 {
-	struct option lo[NOPTS + 1];
-	char so[64] = "-";
 	const char *event = "sched:sched_switch";
 	unsigned long v;
-	size_t k = 1;
 	int opt, c;
 	bool any = false;
 
-	for (size_t i = 0; i < NOPTS; i++) {
-		lo[i] = (struct option){ opts[i].name, opts[i].has_arg ?
-			required_argument : no_argument, NULL, opts[i].val };
-		if (opts[i].val < 0x80) {
-			so[k++] = (char)opts[i].val;
-			if (opts[i].has_arg)
-				so[k++] = ':';
-		}
-	}
-	memset(&lo[NOPTS], 0, sizeof(lo[NOPTS]));
-	so[k] = '\0';
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, so, lo, NULL)) != -1) {
+	while ((opt = cli__getopt(&hist_doc, argc, argv)) != -1) {
 		if (opt == 1) {
 			if (!is_trigger(optarg)) {
 				optind--; /* the command starts here */
@@ -214,7 +207,7 @@ static int parse(struct hist_run *r, int argc, char **argv)
 			r->check = true;
 			break;
 		case O_HELP:
-			help();
+			cli__help(stdout, &hist_doc);
 			return 1;
 		default:
 			fprintf(stderr, "Try 'ctxmon hist --help'.\n");

@@ -3,9 +3,7 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include <ctype.h>
 #include <strings.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -38,12 +36,18 @@ static const struct cli_cmd commands[] = {
 	{ "import", cmd_import, "an ftrace text trace into a recording",
 	  &import_doc },
 	{ "hist", cmd_hist, "the kernel's hist-trigger language over the "
-			    "event stream, live or on a recording" },
-	{ "diff", cmd_diff, "two recordings or experiments compared, largest change first" },
-	{ "experiment", cmd_experiment, "run commands N times each: statistics, tests, regression, plots" },
-	{ "doctor", cmd_doctor, "what this kernel offers and which backends load" },
-	{ "serve", cmd_serve, "per-cgroup and per-process metrics for Prometheus" },
-	{ "export", cmd_export, "a recording as a Perfetto trace, SQLite or Chrome JSON" },
+			    "event stream, live or on a recording",
+	  &hist_doc },
+	{ "diff", cmd_diff, "two recordings or experiments compared, largest change first",
+	  &diff_doc },
+	{ "experiment", cmd_experiment, "run commands N times each: statistics, tests, regression, plots",
+	  &experiment_doc },
+	{ "doctor", cmd_doctor, "what this kernel offers and which backends load",
+	  &doctor_doc },
+	{ "serve", cmd_serve, "per-cgroup and per-process metrics for Prometheus",
+	  &serve_doc },
+	{ "export", cmd_export, "a recording as a Perfetto trace, SQLite or Chrome JSON",
+	  &export_doc },
 };
 
 static void usage(FILE *f)
@@ -65,68 +69,6 @@ static void usage(FILE *f)
 		   "'ctxmon --completion' the bash completion.\n");
 }
 
-/*
- * The man page of a command that has no option table yet (cli_doc): its
- * own --help text, verbatim, so the page still says what --help says.
- * 0, or -1 when the text could not be captured.
- */
-static int man_from_help(FILE *f, const struct cli_cmd *c)
-{
-	char name[64], help[] = "--help", line[1024];
-	char *argv[] = { name, help, NULL };
-	FILE *tmp = tmpfile();
-	int ret = -1, st;
-	pid_t pid;
-
-	if (!tmp)
-		return -1;
-	snprintf(name, sizeof(name), "ctxmon %s", c->name);
-	fflush(NULL);
-	/* in a child: a command's --help may end the process */
-	pid = fork();
-	if (pid < 0)
-		goto out;
-	if (pid == 0) {
-		if (dup2(fileno(tmp), STDOUT_FILENO) < 0)
-			_exit(1);
-		c->run(2, argv);
-		fflush(stdout);
-		_exit(0);
-	}
-	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st))
-		goto out;
-	rewind(tmp);
-	fputs(".TH \"CTXMON-", f);
-	for (const char *p = c->name; *p; p++)
-		fputc(toupper((unsigned char)*p), f);
-	fprintf(f, "\" 1 \"\" \"ctxmon %s\" \"ctxmon manual\"\n"
-		   ".SH NAME\nctxmon\\-%s \\- %s\n.SH DESCRIPTION\n.nf\n",
-		CTXMON_VERSION, c->name, c->summary);
-	while (fgets(line, sizeof(line), tmp)) {
-		if (!strncasecmp(line, "examples:", 9)) {
-			fputs(".fi\n.SH EXAMPLES\n.nf\n", f);
-			continue;
-		}
-		/* a line roff would take as a request; backslashes; '-' as
-		 * a minus sign, so options read as typed */
-		if (line[0] == '.' || line[0] == '\'')
-			fputs("\\&", f);
-		for (const char *p = line; *p; p++) {
-			if (*p == '\\')
-				fputs("\\e", f);
-			else if (*p == '-')
-				fputs("\\-", f);
-			else
-				fputc(*p, f);
-		}
-	}
-	fputs(".fi\n", f);
-	ret = 0;
-out:
-	fclose(tmp);
-	return ret;
-}
-
 /* ctxmon.1 and ctxmon-CMD.1 of every command, into @dir. */
 static int man_pages(const char *dir)
 {
@@ -143,12 +85,17 @@ static int man_pages(const char *dir)
 			fprintf(stderr, "ctxmon: cannot write %s: %m\n", path);
 			return EXIT_FAIL;
 		}
-		if (c && c->doc)
+		/* every command declares its options (cli/opts.h) */
+		if (c && !c->doc) {
+			fprintf(stderr, "ctxmon: %s has no option table "
+					"(struct cli_doc) for its man page\n",
+				c->name);
+			fclose(f);
+			return EXIT_FAIL;
+		}
+		if (c)
 			cli__man(f, c);
-		else if (c && man_from_help(f, c) < 0)
-			fprintf(stderr, "ctxmon: no help text of %s for its man "
-					"page\n", c->name);
-		else if (!c)
+		else
 			cli__man_main(f, commands, ARRAY_SIZE(commands));
 		if (fclose(f) == EOF) {
 			fprintf(stderr, "ctxmon: writing %s: %m\n", path);
@@ -179,10 +126,9 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "--man")) {
 		for (size_t i = 0; argc > 2 && i < ARRAY_SIZE(commands); i++) {
 			if (!strcmp(argv[2], commands[i].name)) {
-				if (commands[i].doc)
-					cli__man(stdout, &commands[i]);
-				else if (man_from_help(stdout, &commands[i]) < 0)
+				if (!commands[i].doc)
 					return EXIT_FAIL;
+				cli__man(stdout, &commands[i]);
 				return EXIT_OK;
 			}
 		}

@@ -14,6 +14,23 @@
 
 /* ---- the options every capturing command takes ---------------------- */
 
+const char *cli__names(char *buf, size_t len, const char *(*name)(unsigned),
+		       unsigned n)
+{
+	size_t at = 0;
+
+	if (buf[0])
+		return buf;
+	for (unsigned i = 0; i < n && at < len; i++) {
+		const char *s = name(i);
+
+		if (s)
+			at += (size_t)snprintf(buf + at, len - at, "%s%s",
+					       at ? ", " : "", s);
+	}
+	return buf;
+}
+
 const char *cli__backend_names(void)
 {
 	static char buf[256];
@@ -78,7 +95,9 @@ static int build(const struct cli_doc *d, struct getopt_cache *c)
 		free(c->shortopts);
 		return -1;
 	}
-	if (d->stop_at_operand)
+	if (d->operands_in_order)
+		c->shortopts[s++] = '-';
+	else if (d->stop_at_operand)
 		c->shortopts[s++] = '+';
 	for (const struct cli_optgroup *g = d->groups; g->title; g++) {
 		for (const struct cli_opt *o = g->opts; o->name; o++) {

@@ -45,14 +45,24 @@ struct cli_doc {
 	const char *notes;		/* after the examples, or NULL */
 	bool stop_at_operand;		/* options end at the first operand
 					 * (a command to launch follows) */
+	bool operands_in_order;		/* operands come back from
+					 * cli__getopt() as key 1, in order
+					 * with the options (getopt's "-") */
 };
 
 /* The commands' declarations (one per command file). */
 extern const struct cli_doc stat_doc, top_doc, taskstats_doc, latency_doc,
-	record_doc, report_doc, script_doc, import_doc;
+	record_doc, report_doc, script_doc, import_doc, doctor_doc, diff_doc,
+	export_doc, serve_doc, hist_doc, experiment_doc;
 
 /* The options every capturing command takes (cli.h's capture__opt()). */
 extern const struct cli_opt cli_capture_opts[];
+
+/* "a, b, c": the names @name gives for 0 .. @n - 1 (a NULL one is left
+ * out), written once into @buf (len @len) and returned: for an option's
+ * values function, which keeps @buf static. */
+const char *cli__names(char *buf, size_t len, const char *(*name)(unsigned),
+		       unsigned n);
 
 /* "auto, bpf, perf, ...": the names --backend accepts. */
 const char *cli__backend_names(void);

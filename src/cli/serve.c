@@ -29,6 +29,7 @@
 #include <ctxmon/metrics.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 
 static const char *const CMD = "serve";
 
@@ -40,94 +41,69 @@ enum {
 	OPT_ONCE, OPT_OPENMETRICS, OPT_RAW_TP, OPT_HELP = 'h',
 };
 
-/* The options, once: getopt's table and --help come from here. */
-static const struct serve_opt {
-	const char *name;
-	int val;
-	const char *arg; /* NULL: takes no argument */
-	const char *help;
-} opts[] = {
-	{ "listen", OPT_LISTEN, "ADDR:PORT",
+/* The options, once (cli/opts.h): --help, man page and completion. */
+static const struct cli_opt serve_opts[] = {
+	{ "listen", 0, OPT_LISTEN, "ADDR:PORT",
 	  "address to serve on (default " DEFAULT_LISTEN ", this machine "
 	  "only; PORT 0 picks a free port; [::1]:PORT for IPv6)" },
-	{ "cgroup", OPT_CGROUP, "PATH",
+	{ "cgroup", 0, OPT_CGROUP, "PATH",
 	  "only tasks in this cgroup v2 directory or below (absolute, or "
 	  "relative to the v2 mount found in /proc/mounts); repeatable; "
 	  "filtered in the kernel" },
-	{ "per-cgroup", OPT_PER_CGROUP, NULL,
+	{ "per-cgroup", 0, OPT_PER_CGROUP, NULL,
 	  "export the cgroup families only" },
-	{ "per-process", OPT_PER_PROCESS, NULL,
+	{ "per-process", 0, OPT_PER_PROCESS, NULL,
 	  "export the process families only (default: both)" },
-	{ "interval", OPT_INTERVAL, "MS",
+	{ "interval", 0, OPT_INTERVAL, "MS",
 	  "read the kernel maps every MS milliseconds (default 1000)" },
-	{ "top", OPT_TOP, "N",
+	{ "top", 0, OPT_TOP, "N",
 	  "series per family: the N most active rows, the rest summed as "
 	  "\"other\" (default 20)" },
-	{ "max-cgroups", OPT_MAX_CG, "N",
+	{ "max-cgroups", 0, OPT_MAX_CG, "N",
 	  "kernel map bound for cgroups (default 4096)" },
-	{ "max-processes", OPT_MAX_PROC, "N",
+	{ "max-processes", 0, OPT_MAX_PROC, "N",
 	  "kernel map bound for processes (default 8192)" },
-	{ "max-pairs", OPT_MAX_PAIRS, "N",
+	{ "max-pairs", 0, OPT_MAX_PAIRS, "N",
 	  "kernel map bound for (victim, culprit) pairs (default 16384)" },
-	{ "once", OPT_ONCE, NULL,
+	{ "once", 0, OPT_ONCE, NULL,
 	  "no server: wait one interval, print the exposition, exit" },
-	{ "openmetrics", OPT_OPENMETRICS, NULL,
+	{ "openmetrics", 0, OPT_OPENMETRICS, NULL,
 	  "with --once: OpenMetrics instead of Prometheus text" },
-	{ "raw-tp", OPT_RAW_TP, NULL,
+	{ "raw-tp", 0, OPT_RAW_TP, NULL,
 	  "use the raw_tp programs even where tp_btf loads" },
-	{ "help", OPT_HELP, NULL, "this help" },
+	{ "help", 'h', OPT_HELP, NULL, "this help" },
+	{ NULL },
 };
 
-#define NOPTS (sizeof(opts) / sizeof(opts[0]))
-
-static void help(void)
-{
-	printf("usage: ctxmon serve [options]\n\n"
-	       "Serve scheduler metrics per cgroup and per process for Prometheus:\n"
-	       "switches by kind and cause, run / runnable-wait / sleep time,\n"
-	       "migrations, a wakeup latency histogram charged to the woken task's\n"
-	       "cgroup, noisy neighbours (victim / culprit cgroups), per-CPU busy and\n"
-	       "idle time, and ctxmon's own cost.  Counted in the kernel (BPF), read\n"
-	       "every interval; GET /metrics answers in the Prometheus text format or,\n"
-	       "when the Accept header asks for it, OpenMetrics; GET /healthz says\n"
-	       "whether collections succeed.  Metric names: docs/metrics.md.\n\n"
-	       "options:\n");
-	for (size_t i = 0; i < NOPTS; i++) {
-		char left[64];
-		const char *h = opts[i].help;
-		int col = 0;
-
-		snprintf(left, sizeof(left), "--%s%s%s", opts[i].name,
-			 opts[i].arg ? " " : "", opts[i].arg ? opts[i].arg : "");
-		printf("  %-22s", left);
-		/* wrap the help at 50 columns */
-		while (*h) {
-			const char *sp = h;
-			size_t wl;
-
-			while (*sp && *sp != ' ')
-				sp++;
-			wl = (size_t)(sp - h);
-			if (col && col + 1 + (int)wl > 52) {
-				printf("\n  %-22s", "");
-				col = 0;
-			}
-			printf("%s%.*s", col ? " " : " ", (int)wl, h);
-			col += (int)wl + 1;
-			h = *sp ? sp + 1 : sp;
-		}
-		printf("\n");
-	}
-	printf("\nSIGTERM or SIGINT stops it; SIGHUP collects at once and re-reads the cgroup\n"
-	       "names (a renamed cgroup).\n\n"
-	       "examples:\n"
-	       "  ctxmon serve                          localhost:9747, every cgroup and process\n"
-	       "  ctxmon serve --listen 0.0.0.0:9747    reachable from other machines\n"
-	       "  ctxmon serve --cgroup system.slice/nginx.service --per-process\n"
-	       "  ctxmon serve --once --per-cgroup | promtool check metrics\n\n"
-	       "Needs root (BPF programs).  contrib/ctxmon.service runs it under systemd,\n"
-	       "contrib/prometheus.yml scrapes it.\n");
-}
+const struct cli_doc serve_doc = {
+	.name = "serve",
+	.args = "[options]",
+	.description =
+		"Serve scheduler metrics per cgroup and per process for Prometheus:\n"
+		"switches by kind and cause, run / runnable-wait / sleep time,\n"
+		"migrations, a wakeup latency histogram charged to the woken task's\n"
+		"cgroup, noisy neighbours (victim / culprit cgroups), per-CPU busy and\n"
+		"idle time, and ctxmon's own cost.  Counted in the kernel (BPF), read\n"
+		"every interval; GET /metrics answers in the Prometheus text format or,\n"
+		"when the Accept header asks for it, OpenMetrics; GET /healthz says\n"
+		"whether collections succeed.  Metric names: docs/metrics.md.\n\n"
+		"SIGTERM or SIGINT stops it; SIGHUP collects at once and re-reads the\n"
+		"cgroup names (a renamed cgroup).",
+	.groups = (const struct cli_optgroup[]){
+		{ "options", serve_opts },
+		{ NULL },
+	},
+	.examples = (const struct cli_example[]){
+		{ "serve", "localhost:9747, every cgroup and process" },
+		{ "serve --listen 0.0.0.0:9747", "reachable from other machines" },
+		{ "serve --cgroup system.slice/nginx.service --per-process",
+		  "the processes of one service" },
+		{ "serve --once --per-cgroup", "one exposition, for promtool check metrics" },
+		{ NULL },
+	},
+	.notes = "Needs root (BPF programs).  contrib/ctxmon.service runs it under\n"
+		 "systemd, contrib/prometheus.yml scrapes it.",
+};
 
 struct serve {
 	const char *listen;
@@ -146,18 +122,11 @@ struct serve {
 
 static int parse(struct serve *s, int argc, char **argv)
 {
-	struct option lo[NOPTS + 1];
 	unsigned long *num;
 	int opt;
 
-	memset(lo, 0, sizeof(lo));
-	for (size_t i = 0; i < NOPTS; i++) {
-		lo[i].name = opts[i].name;
-		lo[i].has_arg = opts[i].arg ? required_argument : no_argument;
-		lo[i].val = opts[i].val;
-	}
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+	while ((opt = cli__getopt(&serve_doc, argc, argv)) != -1) {
 		num = NULL;
 		switch (opt) {
 		case OPT_LISTEN:
@@ -206,7 +175,7 @@ static int parse(struct serve *s, int argc, char **argv)
 			s->raw_tp = true;
 			break;
 		case OPT_HELP:
-			help();
+			cli__help(stdout, &serve_doc);
 			exit(EXIT_OK);
 		default:
 			fprintf(stderr, "'ctxmon serve --help' lists the options\n");
@@ -216,9 +185,9 @@ static int parse(struct serve *s, int argc, char **argv)
 			    !*num)) {
 			const char *name = "";
 
-			for (size_t i = 0; i < NOPTS; i++)
-				if (opts[i].val == opt)
-					name = opts[i].name;
+			for (const struct cli_opt *o = serve_opts; o->name; o++)
+				if (o->key == opt)
+					name = o->name;
 			cli__err(CMD, "--%s wants a positive whole number, not "
 				 "'%s'", name, optarg);
 			return -1;

@@ -24,7 +24,6 @@
 #include "cli/opts.h"
 #include "cli/recording.h"
 #include "cli/top.h"
-#include "internal.h"
 #include "analysis/rusage.h"
 #include "output/output.h"
 
@@ -251,8 +250,8 @@ static int emit(struct stat_run *r, uint64_t ts, bool final)
 	/* a command's rows are kept one by one for the comparison (and in
 	 * JSON); the table folds the oldest exited ones as the account would */
 	if (r->model && r->out.fmt == OUT_TABLE &&
-	    fold__rows(snap.threads, &snap.nthreads, CTXMON_EXITED_KEEP) == 0 &&
-	    fold__rows(snap.procs, &snap.nprocs, CTXMON_EXITED_KEEP) == 0) {
+	    ctxmon_rows_fold_exited(snap.threads, &snap.nthreads, CTXMON_EXITED_KEEP) == 0 &&
+	    ctxmon_rows_fold_exited(snap.procs, &snap.nprocs, CTXMON_EXITED_KEEP) == 0) {
 		rep.nthreads = snap.nthreads;
 		rep.nprocs = snap.nprocs;
 	}

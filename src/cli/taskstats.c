@@ -27,7 +27,7 @@
 
 #include "cli/cli.h"
 #include "cli/opts.h"
-#include "internal.h"
+#include "output/json_out.h"
 #include "output/output.h"
 
 static const char *const CMD = "taskstats";

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "output/json_out.h"
 #include "output/output.h"
 
 #define SYS_LINES 5 /* syscalls shown per row in the text */

@@ -41,6 +41,12 @@ struct svg_plot {
 	double x0, x1, y0, y1;		/* data ranges of the axes */
 };
 
+/* Write @s as XML/HTML text or attribute value: & < > " ' escaped, a
+ * control character shown as '?', a byte outside well-formed UTF-8 as
+ * U+FFFD (XML must be UTF-8); NULL writes nothing.  The one escape of
+ * the SVG and HTML outputs (the experiment's plots, the HTML report). */
+void svg__escape(FILE *f, const char *s);
+
 /* Open an SVG document of @w x @h pixels (closing tag with _end). */
 void svg__begin(FILE *f, double w, double h);
 void svg__end(FILE *f);

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "output/json_out.h"
 #include "output/exp_output.h"
 
 #define OUTLIER_RULE "outside median +- 3 x 1.4826 x MAD (scaled median " \

@@ -23,7 +23,7 @@
 
 #include <ctxmon/causes.h>
 
-#include "internal.h"
+#include "output/json_out.h"
 #include "output/export.h"
 
 struct cj {

@@ -24,6 +24,7 @@
 #include <ctxmon/export.h>
 
 #include "output/output.h"
+#include "output/exp_output.h"
 
 #define SERIES_BINS 240
 #define FIRST_BIN_NS 10000000ull /* 10 ms */
@@ -157,34 +158,6 @@ int ctxmon_html_feed_cb(const struct ctxmon_event *ev, void *ctx)
 
 /* ---- writing helpers ------------------------------------------------- */
 
-static void esc(FILE *f, const char *s)
-{
-	for (; s && *s; s++) {
-		switch (*s) {
-		case '&':
-			fputs("&amp;", f);
-			break;
-		case '<':
-			fputs("&lt;", f);
-			break;
-		case '>':
-			fputs("&gt;", f);
-			break;
-		case '"':
-			fputs("&quot;", f);
-			break;
-		case '\'':
-			fputs("&#39;", f);
-			break;
-		default:
-			if ((unsigned char)*s < 0x20)
-				fputc('?', f);
-			else
-				fputc(*s, f);
-		}
-	}
-}
-
 static const char *dur(char *buf, size_t len, uint64_t ns)
 {
 	return output__dur(buf, len, ns);
@@ -290,7 +263,7 @@ static void status_box(FILE *f, const struct ctxmon_html_info *in,
 		fprintf(f, "<div><b>No events lost.</b></div>\n");
 	if (in->truncated) {
 		fprintf(f, "<div><b>TRUNCATED:</b> the recording stops early (");
-		esc(f, in->problem ? in->problem : "no end marker");
+		svg__escape(f, in->problem ? in->problem : "no end marker");
 		fprintf(f, "); this report covers what was readable.</div>\n");
 	}
 	fprintf(f, "</section>\n");
@@ -380,7 +353,7 @@ static void stacked_bars(FILE *f, const char *id, const char *unit_note,
 
 		fprintf(f, "<g><text x=\"%d\" y=\"%d\" text-anchor=\"end\">",
 			label_w - 6, y + 14);
-		esc(f, comm_of(&th[i]));
+		svg__escape(f, comm_of(&th[i]));
 		fprintf(f, " %d</text>", th[i].tid);
 		for (size_t p = 0; p < nparts; p++) {
 			double v = vals[i * nparts + p];
@@ -392,7 +365,7 @@ static void stacked_bars(FILE *f, const char *id, const char *unit_note,
 				   "height=\"%d\" fill=\"%s\"><title>",
 				x, y + 2, w < 0.5 ? 0.5 : w, row_h - 4,
 				parts[p].colour);
-			esc(f, comm_of(&th[i]));
+			svg__escape(f, comm_of(&th[i]));
 			if (as_time)
 				fprintf(f, " %d: %s %s</title></rect>",
 					th[i].tid, parts[p].name,
@@ -548,7 +521,7 @@ static void latency_plot(FILE *f, const struct ctxmon_stats *t,
 	/* the percentiles are named in the caption, in their lines'
 	 * colours: labels on the plot collide when they are close */
 	fprintf(f, "<figure><figcaption><b>");
-	esc(f, comm_of(t));
+	svg__escape(f, comm_of(t));
 	fprintf(f, " %d</b>: %" PRIu64 " wakeups", t->tid, l->count);
 	for (int k = 0; k < 3; k++)
 		fprintf(f, ", <span style=\"color:%s\">%s %s</span>", qc[k],
@@ -790,7 +763,7 @@ static void table_section(FILE *f, const struct ctxmon_stats *th, size_t n)
 		const struct ctxmon_stats *t = &th[i];
 
 		fprintf(f, "<tr><td class=\"l\">");
-		esc(f, comm_of(t));
+		svg__escape(f, comm_of(t));
 		fprintf(f,
 			"</td><td>%d</td><td>%d</td><td>%" PRIu64 "</td><td>%"
 			PRIu64 "</td><td>%" PRIu64 "</td>"
@@ -846,33 +819,33 @@ int ctxmon_html_write(struct ctxmon_html *h, FILE *f,
 		shown = nth;
 	fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n"
 		   "<meta charset=\"utf-8\">\n<title>");
-	esc(f, in->title ? in->title : "ctxmon report");
+	svg__escape(f, in->title ? in->title : "ctxmon report");
 	fprintf(f, "</title>\n<meta name=\"viewport\" "
 		   "content=\"width=device-width, initial-scale=1\">\n"
 		   "<style>%s</style>\n</head>\n<body>\n<header><h1>",
 		css);
-	esc(f, in->title ? in->title : "ctxmon report");
+	svg__escape(f, in->title ? in->title : "ctxmon report");
 	fprintf(f, "</h1>\n<p class=\"meta\">");
 	if (in->source) {
 		fprintf(f, "source ");
-		esc(f, in->source);
+		svg__escape(f, in->source);
 	}
 	if (in->cmdline) {
 		fprintf(f, " &middot; recorded as <code>");
-		esc(f, in->cmdline);
+		svg__escape(f, in->cmdline);
 		fprintf(f, "</code>");
 	}
 	if (in->backend) {
 		fprintf(f, " &middot; backend ");
-		esc(f, in->backend);
+		svg__escape(f, in->backend);
 	}
 	if (in->kernel) {
 		fprintf(f, " &middot; kernel ");
-		esc(f, in->kernel);
+		svg__escape(f, in->kernel);
 	}
 	if (in->host) {
 		fprintf(f, " &middot; host ");
-		esc(f, in->host);
+		svg__escape(f, in->host);
 	}
 	if (in->ncpus > 0)
 		fprintf(f, " &middot; %d CPUs", in->ncpus);

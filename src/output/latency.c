@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include <ctxmon/rows.h>
-#include "internal.h"
+#include "output/json_out.h"
 #include "output/output.h"
 
 /* the one method of ctxmon_lat_quantile and ctxmon_latency_percentile */

@@ -15,6 +15,7 @@
 
 #include "internal.h"
 #include "output/metrics_int.h"
+#include "output/json_out.h"
 
 /* latency buckets exported: le = 2^i ns for i in [LE_FIRST, LE_LAST] */
 #define LE_FIRST 10	/* 1.024 us */

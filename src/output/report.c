@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "output/json_out.h"
 #include "analysis/rusage.h"
 #include "output/output.h"
 

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "output/exp_output.h"
+#include "output/json_out.h"
 
 static const char *const palette[] = { "#1f77b4", "#d62728", "#2ca02c",
 				       "#ff7f0e", "#9467bd", "#8c564b" };
@@ -24,26 +25,41 @@ static const char *const palette[] = { "#1f77b4", "#d62728", "#2ca02c",
 #define CELL_H 330.0
 #define COLS 2
 
-/* Text escaped for XML. */
-static void xml_text(FILE *f, const char *s)
+void svg__escape(FILE *f, const char *s)
 {
-	for (; *s; s++) {
-		switch (*s) {
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	size_t n;
+
+	for (; *p; p++) {
+		switch (*p) {
+		case '&':
+			fputs("&amp;", f);
+			break;
 		case '<':
 			fputs("&lt;", f);
 			break;
 		case '>':
 			fputs("&gt;", f);
 			break;
-		case '&':
-			fputs("&amp;", f);
-			break;
 		case '"':
 			fputs("&quot;", f);
 			break;
+		case '\'':
+			fputs("&#39;", f);
+			break;
 		default:
-			if ((unsigned char)*s >= 0x20)
-				fputc(*s, f);
+			if (*p < 0x20) {
+				fputc('?', f);
+			} else if (*p < 0x80) {
+				fputc(*p, f);
+			} else if ((n = utf8__seq(p))) {
+				fwrite(p, 1, n, f);
+				p += n - 1;
+			} else {
+				/* XML must be well-formed UTF-8: a comm is
+				 * bytes, so U+FFFD stands for a stray one */
+				fputs("\xef\xbf\xbd", f);
+			}
 		}
 	}
 }
@@ -76,7 +92,7 @@ void svg__text(FILE *f, double x, double y, const char *anchor, double rot,
 	if (rot != 0)
 		fprintf(f, " transform=\"rotate(%.0f %.1f %.1f)\"", rot, x, y);
 	fputc('>', f);
-	xml_text(f, buf);
+	svg__escape(f, buf);
 	fputs("</text>\n", f);
 }
 
@@ -420,9 +436,9 @@ int output__experiment_plot(FILE *f, const struct exp_report *r, bool html)
 		      "<ul>\n", f);
 		for (size_t c = 0; c < ctxmon_experiment_nconds(r->e); c++) {
 			fputs("<li><b>", f);
-			xml_text(f, ctxmon_experiment_cond_name(r->e, c));
+			svg__escape(f, ctxmon_experiment_cond_name(r->e, c));
 			fputs("</b>: <code>", f);
-			xml_text(f, r->cond_cmd[c]);
+			svg__escape(f, r->cond_cmd[c]);
 			fputs("</code></li>\n", f);
 		}
 		fputs("</ul>\n", f);

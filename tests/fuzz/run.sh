@@ -24,8 +24,8 @@ T=${FUZZ_TIME:-20}
 CC=${FUZZ_CC:-clang}
 SRCS="src/file/rec_codec.c src/file/rec_import.c src/file/rec_reader.c
 src/file/rec_tasks.c src/file/rec_util.c src/file/rec_writer.c
-src/capture/textparse.c src/strtab.c src/util.c"
-HIST_SRCS="$(echo src/analysis/hist_*.c) src/util.c src/analysis/syscalls_x86_64.c src/analysis/syscalls_aarch64.c
+src/capture/textparse.c src/capture/textformat.c src/strtab.c src/util.c"
+HIST_SRCS="$(echo src/analysis/hist_*.c) src/output/json_out.c src/analysis/syscalls_x86_64.c src/analysis/syscalls_aarch64.c
 src/analysis/causes.c src/analysis/hist.c src/strtab.c"
 # the binary importers also decode tracepoints (libtraceevent); trace.dat
 # is left out: its parsing is libtracecmd's

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "internal.h"
+#include "output/json_out.h"
 
 static void check(const char *in, const char *want)
 {

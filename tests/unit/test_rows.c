@@ -5,6 +5,7 @@
  * same history given as a streaming account and as counting rows, which
  * must give the same rows, pid reuse included.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -390,6 +391,53 @@ static void test_caps(void **state)
 	assert_non_null(ctxmon_backend_with(CTXMON_CAP_COUNTS));
 }
 
+/*
+ * ctxmon_rows_fold_exited: 6 exited rows of one comm and a live one, keep
+ * 2: more than 2 x 2 have exited, so the 4 oldest become one folded row;
+ * the 2 newest and the live one stay; the sums are those of the input.
+ */
+static void test_fold_exited(void **state)
+{
+	struct ctxmon_stats rows[7];
+	uint64_t vol = 0, run = 0, v2 = 0, r2 = 0;
+	size_t n = 7, nfold = 0, nexit = 0;
+
+	(void)state;
+	memset(rows, 0, sizeof(rows));
+	for (int i = 0; i < 7; i++) {
+		rows[i].tid = 100 + i;
+		rows[i].tgid = 100;
+		rows[i].comm = "w";
+		rows[i].nthreads = 1;
+		rows[i].voluntary = 10u * (unsigned)(i + 1);
+		rows[i].run_ns = 1000u * (unsigned)(i + 1);
+		rows[i].last_ts = 100u * (unsigned)(i + 1);
+		rows[i].exited = i < 6;
+		vol += rows[i].voluntary;
+		run += rows[i].run_ns;
+	}
+	assert_int_equal(ctxmon_rows_fold_exited(NULL, &n, 2), -EINVAL);
+	assert_int_equal(ctxmon_rows_fold_exited(rows, NULL, 2), -EINVAL);
+	/* not more than twice @keep exited: nothing changes */
+	assert_int_equal(ctxmon_rows_fold_exited(rows, &n, 3), 0);
+	assert_int_equal(n, 7);
+	assert_int_equal(ctxmon_rows_fold_exited(rows, &n, 2), 0);
+	assert_int_equal(n, 4);
+	for (size_t i = 0; i < n; i++) {
+		v2 += rows[i].voluntary;
+		r2 += rows[i].run_ns;
+		nfold += rows[i].folded != 0;
+		nexit += rows[i].exited && !rows[i].folded;
+		/* the two kept are the newest exited (tids 104, 105) */
+		if (rows[i].exited && !rows[i].folded)
+			assert_true(rows[i].tid == 104 || rows[i].tid == 105);
+	}
+	assert_int_equal(nfold, 1);
+	assert_int_equal(nexit, 2);
+	assert_int_equal(v2, vol);
+	assert_int_equal(r2, run);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -399,6 +447,7 @@ int main(void)
 		cmocka_unit_test(test_delta_max),
 		cmocka_unit_test(test_pid_reuse),
 		cmocka_unit_test(test_caps),
+		cmocka_unit_test(test_fold_exited),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
