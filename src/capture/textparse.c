@@ -808,6 +808,10 @@ static int parse_event(struct textparse *p, struct head *h, const char *e,
 		memset(c, 0, sizeof(c));
 		if (!match(def->tpl[i], h->fields, e, c))
 			continue;
+		/* a negative count of lost events is no count (it would come
+		 * back as a huge one that does not parse) */
+		if (def->type == CTXMON_EV_LOST && c[0].i < 0)
+			continue;
 		if (h->perf)
 			p->flavour = FL_PERF;
 		else if (h->tgid_col)
