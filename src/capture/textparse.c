@@ -161,10 +161,13 @@ static bool scan_ts(const char *s, const char *e, uint64_t *ns,
 			return false;
 		frac = frac * 10 + (uint64_t)(*s - '0');
 	}
-	if (!nfrac || secs > UINT64_MAX / 1000000000ull - 1)
+	if (!nfrac || secs > UINT64_MAX / 1000000000ull)
 		return false;
 	while (nfrac++ < 9)
 		frac *= 10;
+	/* every u64 ns a script prints reads back, none past it */
+	if (secs * 1000000000ull > UINT64_MAX - frac)
+		return false;
 	*ns = secs * 1000000000ull + frac;
 	*end = s;
 	return true;
