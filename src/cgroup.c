@@ -171,7 +171,8 @@ int cgroup_names__scan(struct cgroup_names *n)
 	if (nftw(root, walk_one, 16, FTW_PHYS | FTW_MOUNT) < 0)
 		ret = -ENOMEM;
 	walk_names = NULL;
-	qsort(n->e, n->n, sizeof(*n->e), cmp_name);
+	if (n->n > 1) /* no entries: e may be NULL, which qsort may not get */
+		qsort(n->e, n->n, sizeof(*n->e), cmp_name);
 	return ret;
 }
 

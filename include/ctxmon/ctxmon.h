@@ -243,7 +243,10 @@ struct ctxmon_stats {
 					 * whose sched_switch shows a
 					 * signal-cut sleep as R (see
 					 * ctxmon/features.h), a switch the
-					 * kernel counts voluntary */
+					 * kernel counts voluntary */	uint64_t exit_ts;		/* its sched_process_exit (do_exit()
+					 * began: its process reaps nothing
+					 * after its last thread's), 0 if not
+					 * seen */
 };
 
 struct ctxmon_cpu_stats {

@@ -62,17 +62,29 @@ static bool field_line_sane(const char *l, const char *e)
 	static const char *const keys[] = { "\toffset:", "\tsize:",
 					    "\tsigned:" };
 	const char *semi;
+	bool open = false;
 
 	if (e - l < 7 || memcmp(l, "\tfield:", 7))
 		return false;
 	semi = memchr(l, ';', (size_t)(e - l));
 	if (!semi || semi - l < 10)
 		return false;
-	for (const char *c = l + 7; c < semi; c++)
+	for (const char *c = l + 7; c < semi; c++) {
 		if (!(*c == ' ' || *c == '_' || *c == '[' || *c == ']' ||
 		      *c == '*' || *c == ':' || (*c >= '0' && *c <= '9') ||
 		      (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z')))
 			return false;
+		/* "name[16]", "char[] name": one level, closed before the
+		 * ';' (libtraceevent reads an unclosed array size on past
+		 * the field and crashes) */
+		if (*c == '[' || *c == ']') {
+			if (open == (*c == '['))
+				return false;
+			open = !open;
+		}
+	}
+	if (open)
+		return false;
 	l = semi + 1;
 	for (size_t k = 0; k < 3; k++) {
 		size_t n = strlen(keys[k]);

@@ -115,6 +115,27 @@ static bool scan_int(const char *s, const char *e, int64_t *v, const char **end)
 	return true;
 }
 
+/* An unsigned 64-bit decimal, all of it (a count of lost events: the
+ * kernel's and perf.data's are u64, and a script prints any of them). */
+static bool scan_u64(const char *s, const char *e, uint64_t *v,
+		     const char **end)
+{
+	uint64_t u = 0;
+	const char *d = s;
+
+	for (; s < e && is_digit(*s); s++) {
+		if (u > UINT64_MAX / 10 ||
+		    u * 10 > UINT64_MAX - (uint64_t)(*s - '0'))
+			return false;
+		u = u * 10 + (uint64_t)(*s - '0');
+	}
+	if (s == d)
+		return false;
+	*v = u;
+	*end = s;
+	return true;
+}
+
 /* "secs.frac" (up to 9 decimals) or a bare counter, to ns. */
 static bool scan_ts(const char *s, const char *e, uint64_t *ns,
 		    const char **end)
@@ -140,10 +161,13 @@ static bool scan_ts(const char *s, const char *e, uint64_t *ns,
 			return false;
 		frac = frac * 10 + (uint64_t)(*s - '0');
 	}
-	if (!nfrac || secs > UINT64_MAX / 1000000000ull - 1)
+	if (!nfrac || secs > UINT64_MAX / 1000000000ull)
 		return false;
 	while (nfrac++ < 9)
 		frac *= 10;
+	/* every u64 ns a script prints reads back, none past it */
+	if (secs * 1000000000ull > UINT64_MAX - frac)
+		return false;
 	*ns = secs * 1000000000ull + frac;
 	*end = s;
 	return true;
@@ -255,8 +279,8 @@ static bool can_start(const char *t, const char *q, const char *e)
 
 /*
  * Match [s, e) against template @t.  Conversions: %s a string of at most
- * COMM_MAX bytes, %p a string of any length, %d an integer, %D an integer
- * not kept, %S a task state, %W a task state as trace-cmd's sched plugin
+ * COMM_MAX bytes, %p a string of any length, %d an integer, %U an
+ * unsigned 64-bit integer, %D an integer not kept, %S a task state, %W a task state as trace-cmd's sched plugin
  * prints it, %B true/false, %R handled/unhandled, %T a
  * timestamp, %* the rest of the line.  Everything else matches itself:
  * the kernel prints fields with single spaces, so a comm may end in a
@@ -345,6 +369,11 @@ static bool match(const char *t, const char *s, const char *e, struct cap *c)
 				return false;
 			s = end;
 			break;
+		case 'U':
+			if (!scan_u64(s, e, &c->u, &end))
+				return false;
+			s = end;
+			break;
 		case '*':
 			return true;
 		default:
@@ -407,7 +436,7 @@ static const struct evdef evdefs[] = {
 	  { "vec=%d [action=%s]", "vec=%d" } },
 	{ "sys_enter", CTXMON_EV_SYS_ENTER, { "NR %d (%*", "NR %d" } },
 	{ "sys_exit", CTXMON_EV_SYS_EXIT, { "NR %d = %d" } },
-	{ "lost_events", CTXMON_EV_LOST, { "count=%d start=%T end=%T" } },
+	{ "lost_events", CTXMON_EV_LOST, { "count=%U start=%T end=%T" } },
 };
 
 static const char *intern(struct textparse *p, const struct cap *c, bool *oom)
@@ -521,7 +550,7 @@ static bool fill(struct textparse *p, const struct evdef *def,
 		ev->sys.ret = c[1].i;
 		break;
 	case CTXMON_EV_LOST:
-		ev->lost.count = (uint64_t)c[0].i;
+		ev->lost.count = c[0].u;
 		ev->lost.start_ts = c[1].u;
 		ev->lost.end_ts = c[2].u;
 		break;
