@@ -13,6 +13,7 @@
 #include "cli/hist.h"
 #include "cli/opts.h"
 #include "cli/latency.h"
+#include "cli/profile.h"
 #include "cli/recording.h"
 
 static const struct cli_cmd commands[] = {
@@ -43,6 +44,7 @@ static const struct cli_cmd commands[] = {
 	{ "experiment", cmd_experiment, "run commands N times each: statistics, tests, regression, plots" },
 	{ "doctor", cmd_doctor, "what this kernel offers and which backends load" },
 	{ "serve", cmd_serve, "per-cgroup and per-process metrics for Prometheus" },
+	{ "profile", cmd_profile, "on- and off-CPU stacks, their causes and wakers", &profile_doc },
 	{ "export", cmd_export, "a recording as a Perfetto trace, SQLite or Chrome JSON" },
 };
 

@@ -1,0 +1,32 @@
+/*
+ * profile_sym.h - symbols of the profile's stacks (profile_sym.c): the
+ * kernel's from /proc/kallsyms, user code's through libdw from copies of
+ * the processes' /proc/PID/maps taken while they lived.
+ */
+#ifndef CTXMON_PROFILE_SYM_H
+#define CTXMON_PROFILE_SYM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct psym;
+
+struct psym *psym__new(void);
+void psym__free(struct psym *s);
+/* Copy /proc/@tgid/maps (replacing an older copy); -errno when it is
+ * gone or unreadable. */
+int psym__snapshot(struct psym *s, pid_t tgid);
+/* Whether a copy of @tgid's mappings exists. */
+bool psym__has(const struct psym *s, pid_t tgid);
+/* The kernel symbol of @addr into @buf, -ENOENT if none. */
+int psym__kernel(struct psym *s, uint64_t addr, char *buf, size_t len);
+/* The user symbol of @addr in @tgid into @buf ("func", or
+ * "[file+0xoff]" when the file has no symbol there); -ENOENT when no
+ * mapping holds it.  @ret: @addr is a return address (looked up at
+ * addr - 1, inside the call). */
+int psym__user(struct psym *s, pid_t tgid, uint64_t addr, bool ret,
+	       char *buf, size_t len);
+
+#endif

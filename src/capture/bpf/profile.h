@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * profile.h - what src/capture/bpf/profile.bpf.c (the `ctxmon profile`
+ * programs) and their loader (src/capture/profile.c) share: the keys and
+ * values of the aggregation maps.  Everything is summed in the kernel;
+ * nothing is sent to user space per sample or per switch.
+ */
+#ifndef CTXMON_PROFILE_BPF_H
+#define CTXMON_PROFILE_BPF_H
+
+#define PROF_MAX_DEPTH 127	/* frames per stack (the stack map's) */
+#define PROF_COMM_LEN 16
+
+/* What a row of the counts map is. */
+enum prof_kind {
+	PROF_ON_CPU = 0,	/* timer samples (value: period in us) */
+	PROF_OFF_SLEEP,		/* off CPU, asleep (until woken) */
+	PROF_OFF_RUNNABLE,	/* off CPU, runnable: woken, waiting for a CPU */
+	PROF_OFF_PREEMPT,	/* off CPU after a preemption (runnable) */
+	PROF_OFF_YIELD,		/* off CPU after sched_yield() (runnable) */
+};
+
+/* Why a thread left its CPU (the cause at switch-out). */
+struct prof_key {
+	__u32 tgid, tid;
+	__s32 kstack, ustack;	/* stack map ids, < 0: none (-errno) */
+	__u32 kind;		/* enum prof_kind */
+	__s32 sysnr;		/* syscall in progress at switch-out, -1 */
+	__u32 other_tid;	/* preempted by: the next task */
+	char comm[PROF_COMM_LEN];
+	char other_comm[PROF_COMM_LEN];
+};
+
+struct prof_val {
+	__u64 ns;		/* nanoseconds charged (user space shows us) */
+	__u64 count;		/* samples, or off-CPU intervals */
+};
+
+/* --wakers: a wakee's off-CPU stack joined to its waker's stack. */
+struct prof_wkey {
+	__u32 tgid, tid;	/* the wakee */
+	__s32 kstack, ustack;	/* its stacks at switch-out */
+	__s32 sysnr;
+	__u32 waker_tid;
+	__s32 waker_kstack, waker_ustack;
+	char comm[PROF_COMM_LEN];
+	char waker_comm[PROF_COMM_LEN];
+};
+
+/* Losses, one counter each (the stats array's indexes). */
+enum prof_stat {
+	PROF_ST_SAMPLES = 0,	/* samples of targeted tasks */
+	PROF_ST_KSTACK_LOST,	/* bpf_get_stackid failed (map full, fault) */
+	PROF_ST_USTACK_LOST,
+	PROF_ST_COUNTS_FULL,	/* counts map full: the row was dropped */
+	PROF_ST_TASKS_FULL,	/* task map full: an interval was dropped */
+	PROF_ST_WAKES_FULL,
+	PROF_ST__N,
+};
+
+#endif
