@@ -12,9 +12,9 @@
  * during the capture still symbolize.  Values are microseconds: an
  * on-CPU sample counts its period (1e6 / freq), an off-CPU interval its
  * length, so per thread the on- and off-CPU stacks add up to the time it
- * was watched.  Limits: user stacks are walked by frame pointers (the
- * kernel's bpf_get_stackid), so code built without them loses the
- * callers of a frameless function; docs/profile.md.
+ * was watched.  User stacks are unwound with the binaries' CFI from a
+ * 16 KiB copy of the stack (or walked by frame pointers: fp_stacks);
+ * docs/profile.md.
  *
  * Needs root (CAP_BPF + CAP_PERFMON).  Conventions as in ctxmon.h: int
  * functions return 0 or a negative errno; the library never prints.
@@ -43,6 +43,14 @@ struct ctxmon_profile_opts {
 	bool off_cpu;		/* off-CPU stacks with their causes */
 	bool wakers;		/* the wakers' stacks (implies off_cpu) */
 	int target;		/* enum ctxmon_profile_target */
+	/* User stacks: 0 (default) copies PROFILE_STACK_BYTES (16 KiB) of
+	 * the user stack at each sample and switch-out to user space and
+	 * unwinds it with the binaries' CFI (frame-pointer-less code too;
+	 * deeper stacks end where the copy does: counted as truncated);
+	 * true walks frame pointers in the kernel (no copy, nothing per
+	 * sample to user space, but frameless functions hide their
+	 * callers).  Wakers' stacks are always frame-pointer walks. */
+	bool fp_stacks;
 };
 
 /* What a stack's time is. */
@@ -91,6 +99,9 @@ struct ctxmon_profile_loss {
 	uint64_t procs_unmapped;	/* processes whose mappings were gone
 					 * before they could be read */
 	uint64_t frames_unknown;	/* user frames no symbol was found for */
+	uint64_t ring_drops;		/* stack copies lost: ring full */
+	uint64_t ustack_truncated;	/* unwinds that reached the copy's end */
+	uint64_t unwound;		/* stack copies unwound */
 };
 
 struct ctxmon_profile;

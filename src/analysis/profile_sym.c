@@ -28,8 +28,21 @@ struct ksym {
 	char *name;
 };
 
+/* What the unwinder's callbacks read: the copy being unwound. */
+struct uwctx {
+	pid_t tid;
+	const struct psym_regs *r;
+	const uint8_t *stack;
+	size_t len;
+	bool truncated;
+	uint64_t *pcs;
+	size_t max, n;
+};
+
 struct pmaps {
 	pid_t tgid;
+	struct uwctx *uw;	/* the Dwfl's thread argument */
+	bool attached;
 	char *text;		/* the copy of /proc/PID/maps */
 	size_t len;
 	Dwfl *dwfl;		/* built on first use */
@@ -67,6 +80,7 @@ void psym__free(struct psym *s)
 	free(s->ksyms);
 	for (size_t i = 0; i < s->n_procs; i++) {
 		free(s->procs[i].text);
+		free(s->procs[i].uw);
 		if (s->procs[i].dwfl)
 			dwfl_end(s->procs[i].dwfl);
 	}
@@ -146,6 +160,7 @@ int psym__snapshot(struct psym *s, pid_t tgid)
 		dwfl_end(p->dwfl);
 	p->dwfl = NULL;
 	p->dwfl_failed = false;
+	p->attached = false;
 	p->text = text;
 	p->len = len;
 	text = NULL;
@@ -278,4 +293,125 @@ int psym__user(struct psym *s, pid_t tgid, uint64_t addr, bool ret,
 		return 0;
 	}
 	return -ENOENT;
+}
+
+/* ---- unwinding a copied stack ------------------------------------------ */
+
+static pid_t uw_next_thread(Dwfl *d, void *dwfl_arg, void **thread_argp)
+{
+	struct uwctx *u = dwfl_arg;
+
+	(void)d;
+	if (*thread_argp)
+		return 0;
+	*thread_argp = u;
+	return u->tid;
+}
+
+static bool uw_get_thread(Dwfl *d, pid_t tid, void *dwfl_arg,
+			  void **thread_argp)
+{
+	struct uwctx *u = dwfl_arg;
+
+	(void)d;
+	if (tid != u->tid)
+		return false;
+	*thread_argp = u;
+	return true;
+}
+
+static bool uw_memory_read(Dwfl *d, Dwarf_Addr addr, Dwarf_Word *result,
+			   void *dwfl_arg)
+{
+	struct uwctx *u = dwfl_arg;
+	uint64_t v;
+
+	(void)d;
+	if (addr < u->r->sp || addr - u->r->sp > u->len ||
+	    u->len - (addr - u->r->sp) < sizeof(v)) {
+		u->truncated = true;
+		return false;
+	}
+	memcpy(&v, u->stack + (addr - u->r->sp), sizeof(v));
+	*result = v;
+	return true;
+}
+
+static bool uw_set_initial_registers(Dwfl_Thread *t, void *thread_arg)
+{
+	struct uwctx *u = thread_arg;
+	/* x86_64 DWARF numbering: rax rdx rcx rbx rsi rdi rbp rsp r8..r15 */
+	Dwarf_Word regs[16] = { 0 };
+
+	regs[3] = u->r->bx;
+	regs[6] = u->r->bp;
+	regs[7] = u->r->sp;
+	regs[12] = u->r->r12;
+	regs[13] = u->r->r13;
+	regs[14] = u->r->r14;
+	regs[15] = u->r->r15;
+	if (!dwfl_thread_state_registers(t, 0, 16, regs))
+		return false;
+	dwfl_thread_state_register_pc(t, u->r->ip);
+	return true;
+}
+
+static const Dwfl_Thread_Callbacks uw_callbacks = {
+	.next_thread = uw_next_thread,
+	.get_thread = uw_get_thread,
+	.memory_read = uw_memory_read,
+	.set_initial_registers = uw_set_initial_registers,
+};
+
+static int uw_frame(Dwfl_Frame *f, void *arg)
+{
+	struct uwctx *u = arg;
+	Dwarf_Addr pc;
+	bool act = false;
+
+	if (!dwfl_frame_pc(f, &pc, &act))
+		return DWARF_CB_ABORT;
+	if (u->n >= u->max)
+		return DWARF_CB_ABORT;
+	u->pcs[u->n++] = act || !pc ? pc : pc - 1;
+	return DWARF_CB_OK;
+}
+
+int psym__unwind(struct psym *s, pid_t tgid, pid_t tid,
+		 const struct psym_regs *r, const void *stack, size_t len,
+		 uint64_t *pcs, size_t max, size_t *n, bool *truncated)
+{
+	struct pmaps *p = find_proc(s, tgid);
+	Dwfl *d;
+
+	*n = 0;
+	*truncated = false;
+	if (!p)
+		return -ENOENT;
+	d = proc_dwfl(s, p);
+	if (!d)
+		return -ENOENT;
+	if (!p->uw) {
+		p->uw = calloc(1, sizeof(*p->uw));
+		if (!p->uw)
+			return -ENOMEM;
+	}
+	if (!p->attached) {
+		if (!dwfl_attach_state(d, NULL, tgid, &uw_callbacks, p->uw))
+			return -EINVAL;
+		p->attached = true;
+	}
+	p->uw->tid = tid;
+	p->uw->r = r;
+	p->uw->stack = stack;
+	p->uw->len = len;
+	p->uw->truncated = false;
+	p->uw->pcs = pcs;
+	p->uw->max = max;
+	p->uw->n = 0;
+	/* the leaf is the interrupted ip itself: an "activation" frame */
+	dwfl_getthread_frames(d, tid, uw_frame, p->uw);
+	*n = p->uw->n;
+	*truncated = p->uw->truncated;
+	return 0;
 }

@@ -29,4 +29,21 @@ int psym__kernel(struct psym *s, uint64_t addr, char *buf, size_t len);
 int psym__user(struct psym *s, pid_t tgid, uint64_t addr, bool ret,
 	       char *buf, size_t len);
 
+/* A thread's user registers at the copy (x86_64). */
+struct psym_regs {
+	uint64_t ip, sp, bp, bx, r12, r13, r14, r15;
+};
+
+/*
+ * Unwind a copy of @tgid's user stack (@len bytes from @r->sp) with the
+ * CFI (.eh_frame, .debug_frame) of its mapped files, as libdw does for a
+ * live process: into @pcs (leaf first, at most @max) the lookup addresses
+ * (return addresses less one), their number into *@n.  *@truncated: the
+ * walk needed memory outside the copy (deeper than the copy reached).
+ * 0, or -ENOENT when no mappings of @tgid are known.
+ */
+int psym__unwind(struct psym *s, pid_t tgid, pid_t tid,
+		 const struct psym_regs *r, const void *stack, size_t len,
+		 uint64_t *pcs, size_t max, size_t *n, bool *truncated);
+
 #endif

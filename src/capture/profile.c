@@ -43,6 +43,11 @@ struct ctxmon_profile {
 	struct ctxmon_profile_loss loss;
 	uint64_t *addrs;	/* scratch: one stack's addresses */
 	bool strip_bpf;		/* add_frames: cut tracepoint frames */
+	size_t cap_stacks;
+	/* dwarf: off-CPU stacks waiting for their charges, by seq */
+	struct pend *pend;
+	size_t pend_cap, pend_n;
+	uint64_t *pcs;		/* scratch: unwound addresses */
 };
 
 static uint64_t mono_ns(void)
@@ -83,7 +88,8 @@ int ctxmon_profile_open(const struct ctxmon_profile_opts *o,
 	p->sym = psym__new();
 	p->strs = strtab__new();
 	p->addrs = calloc(PROF_MAX_DEPTH, sizeof(*p->addrs));
-	if (!p->sym || !p->strs || !p->addrs) {
+	p->pcs = calloc(PROF_MAX_DEPTH, sizeof(*p->pcs));
+	if (!p->sym || !p->strs || !p->addrs || !p->pcs) {
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -99,6 +105,7 @@ int ctxmon_profile_open(const struct ctxmon_profile_opts *o,
 	p->skel->rodata->wakers = p->o.wakers;
 	yield_nr = ctxmon_syscall_id(NULL, "sched_yield");
 	p->skel->rodata->sys_yield_nr = yield_nr < 0 ? -2 : (__s32)yield_nr;
+	p->skel->rodata->dwarf = !p->o.fp_stacks;
 	if (!p->o.off_cpu) {
 		bpf_program__set_autoload(p->skel->progs.prof_switch, false);
 		bpf_program__set_autoload(p->skel->progs.prof_waking, false);
@@ -128,19 +135,7 @@ int ctxmon_profile_add_target(struct ctxmon_profile *p, pid_t id)
 	return 0;
 }
 
-static int on_proc(void *ctx, void *data, size_t len)
-{
-	struct ctxmon_profile *p = ctx;
-	__u32 tgid;
-
-	if (len < sizeof(tgid))
-		return 0;
-	memcpy(&tgid, data, sizeof(tgid));
-	if (psym__snapshot(p->sym, (pid_t)tgid) < 0 &&
-	    !psym__has(p->sym, (pid_t)tgid))
-		p->loss.procs_unmapped++;
-	return 0;
-}
+static int on_event(void *ctx, void *data, size_t len);
 
 int ctxmon_profile_start(struct ctxmon_profile *p)
 {
@@ -163,7 +158,7 @@ int ctxmon_profile_start(struct ctxmon_profile *p)
 		return -ENOMEM;
 	for (int c = 0; c < p->ncpus; c++)
 		p->pfd[c] = -1;
-	p->rb = ring_buffer__new(bpf_map__fd(p->skel->maps.procs), on_proc, p,
+	p->rb = ring_buffer__new(bpf_map__fd(p->skel->maps.events), on_event, p,
 				 NULL);
 	if (!p->rb)
 		return errno ? -errno : -ENOMEM;
@@ -263,8 +258,10 @@ static int add_frames(struct ctxmon_profile *p, int stack_fd, __s32 id,
 		/* the tracepoint's own frames (bpf_trace_runN, the program)
 		 * are ours, not the thread's: a switch-out ends at
 		 * __schedule */
-		if (!user && !strncmp(buf, "bpf_trace_run", 13) && *n > start &&
-		    p->strip_bpf)
+		if (!user && p->strip_bpf && *n > start &&
+		    (!strncmp(buf, "bpf_trace_run", 13) ||
+		     !strncmp(buf, "__traceiter_", 12) ||
+		     !strncmp(buf, "__bpf_trace_", 12)))
 			break;
 		(*v)[(*n)++] = strtab__intern(p->strs, buf, strlen(buf));
 		if (!(*v)[*n - 1])
@@ -393,11 +390,254 @@ static void merge(struct ctxmon_profile_stack *v, size_t *n)
 	qsort(v, *n, sizeof(*v), by_us_desc);
 }
 
+/* A new row at the end of p->stacks (zeroed), NULL on ENOMEM. */
+static struct ctxmon_profile_stack *new_row(struct ctxmon_profile *p)
+{
+	struct ctxmon_profile_stack *s;
+
+	if (p->n_stacks == p->cap_stacks) {
+		size_t nc = p->cap_stacks ? p->cap_stacks * 2 : 256;
+		struct ctxmon_profile_stack *n =
+			realloc(p->stacks, nc * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		p->stacks = n;
+		p->cap_stacks = nc;
+	}
+	s = &p->stacks[p->n_stacks++];
+	memset(s, 0, sizeof(*s));
+	return s;
+}
+
+/* ---- dwarf: stack copies unwound in user space ------------------------ */
+
+struct pend {
+	uint64_t seq;		/* 0: empty slot */
+	struct prof_key key;
+	const char **frames;
+	size_t n_frames, n_user;
+};
+
+static size_t pend_slot(uint64_t seq, size_t cap)
+{
+	return (size_t)(seq * 0x9e3779b97f4a7c15ull) & (cap - 1);
+}
+
+static struct pend *pend_find(struct ctxmon_profile *p, uint64_t seq)
+{
+	if (!p->pend_cap)
+		return NULL;
+	for (size_t i = pend_slot(seq, p->pend_cap);; i = (i + 1) & (p->pend_cap - 1)) {
+		if (!p->pend[i].seq)
+			return NULL;
+		if (p->pend[i].seq == seq)
+			return &p->pend[i];
+	}
+}
+
+static int pend_add(struct ctxmon_profile *p, const struct pend *e)
+{
+	size_t i;
+
+	if ((p->pend_n + 1) * 2 > p->pend_cap) {
+		size_t nc = p->pend_cap ? p->pend_cap * 2 : 1024;
+		struct pend *nv = calloc(nc, sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		for (size_t j = 0; j < p->pend_cap; j++) {
+			if (!p->pend[j].seq)
+				continue;
+			for (i = pend_slot(p->pend[j].seq, nc); nv[i].seq;
+			     i = (i + 1) & (nc - 1))
+				;
+			nv[i] = p->pend[j];
+		}
+		free(p->pend);
+		p->pend = nv;
+		p->pend_cap = nc;
+	}
+	for (i = pend_slot(e->seq, p->pend_cap); p->pend[i].seq;
+	     i = (i + 1) & (p->pend_cap - 1))
+		;
+	p->pend[i] = *e;
+	p->pend_n++;
+	return 0;
+}
+
+/* Remove slot @e, shifting back the entries of its probe run. */
+static void pend_del(struct ctxmon_profile *p, struct pend *e)
+{
+	size_t i = (size_t)(e - p->pend), j = i, mask = p->pend_cap - 1;
+
+	free(e->frames);
+	p->pend[i].seq = 0;
+	p->pend_n--;
+	for (;;) {
+		size_t k;
+
+		j = (j + 1) & mask;
+		if (!p->pend[j].seq)
+			return;
+		k = pend_slot(p->pend[j].seq, p->pend_cap);
+		if ((j > i && (k <= i || k > j)) || (j < i && (k <= i && k > j))) {
+			p->pend[i] = p->pend[j];
+			p->pend[j].seq = 0;
+			i = j;
+		}
+	}
+}
+
+static const char *cause_of(struct ctxmon_profile *p, const struct prof_key *k);
+static int add_frames(struct ctxmon_profile *p, int stack_fd, __s32 id,
+		      bool user, pid_t tgid, const char ***v, size_t *n,
+		      size_t *cap);
+static void merge(struct ctxmon_profile_stack *v, size_t *n);
+
+/* Unwind a stack copy into root-first user frames, then its kernel ones. */
+static int unwind(struct ctxmon_profile *p, const struct prof_ev_stack *e,
+		  const char ***frames, size_t *n_frames, size_t *n_user)
+{
+	struct psym_regs r = {
+		.ip = e->regs.ip, .sp = e->regs.sp, .bp = e->regs.bp,
+		.bx = e->regs.bx, .r12 = e->regs.r12, .r13 = e->regs.r13,
+		.r14 = e->regs.r14, .r15 = e->regs.r15,
+	};
+	size_t n = 0, cap;
+	bool trunc = false;
+	char buf[512];
+
+	*frames = NULL;
+	*n_frames = *n_user = 0;
+	if (psym__unwind(p->sym, (pid_t)e->key.tgid, (pid_t)e->key.tid, &r,
+			 e->data, e->len > PROF_USTK_BYTES ? PROF_USTK_BYTES : e->len,
+			 p->pcs, PROF_MAX_DEPTH, &n, &trunc) < 0)
+		n = 0;
+	/* nothing known at the leaf: the copy of the mappings may predate
+	 * an exec or a dlopen; copy them again (while it lives) and retry */
+	if ((n <= 1 && (!n || psym__user(p->sym, (pid_t)e->key.tgid, p->pcs[0],
+					 false, buf, sizeof(buf)) < 0)) &&
+	    psym__snapshot(p->sym, (pid_t)e->key.tgid) == 0 &&
+	    psym__unwind(p->sym, (pid_t)e->key.tgid, (pid_t)e->key.tid, &r,
+			 e->data, e->len > PROF_USTK_BYTES ? PROF_USTK_BYTES : e->len,
+			 p->pcs, PROF_MAX_DEPTH, &n, &trunc) < 0)
+		n = 0;
+	p->loss.unwound++;
+	if (trunc)
+		p->loss.ustack_truncated++;
+	cap = n + 8;
+	*frames = malloc(cap * sizeof(**frames));
+	if (!*frames)
+		return -ENOMEM;
+	for (size_t i = n; i-- > 0;) {
+		if (psym__user(p->sym, (pid_t)e->key.tgid, p->pcs[i], false, buf,
+			       sizeof(buf)) < 0) {
+			snprintf(buf, sizeof(buf), "[unknown]");
+			p->loss.frames_unknown++;
+		}
+		(*frames)[(*n_frames)++] = strtab__intern(p->strs, buf, strlen(buf));
+		if (!(*frames)[*n_frames - 1])
+			return -ENOMEM;
+	}
+	*n_user = *n_frames;
+	p->strip_bpf = e->key.kind != PROF_ON_CPU;
+	return add_frames(p, bpf_map__fd(p->skel->maps.stacks), e->key.kstack,
+			  false, 0, frames, n_frames, &cap);
+}
+
+static int on_stack(struct ctxmon_profile *p, const struct prof_ev_stack *e)
+{
+	struct ctxmon_profile_stack *s;
+	struct pend pe = { 0 };
+	int err;
+
+	if (e->seq) {	/* off CPU: wait for its charges */
+		pe.seq = e->seq;
+		pe.key = e->key;
+		err = unwind(p, e, &pe.frames, &pe.n_frames, &pe.n_user);
+		if (!err)
+			err = pend_add(p, &pe);
+		if (err)
+			free(pe.frames);
+		return err;
+	}
+	s = new_row(p);
+	if (!s)
+		return -ENOMEM;
+	s->tgid = (pid_t)e->key.tgid;
+	s->tid = (pid_t)e->key.tid;
+	s->comm = strtab__intern(p->strs, e->key.comm, strnlen(e->key.comm, 16));
+	s->kind = CTXMON_PROF_ON_CPU;
+	s->us = e->ns;		/* ns until the rows are finished */
+	s->count = 1;
+	err = unwind(p, e, &s->frames, &s->n_frames, &s->n_user);
+	if (!err && !s->comm)
+		err = -ENOMEM;
+	return err;
+}
+
+static int on_charge(struct ctxmon_profile *p, const struct prof_ev_charge *e)
+{
+	struct pend *pe = pend_find(p, e->seq);
+	struct ctxmon_profile_stack *s;
+	struct prof_key k;
+
+	if (!pe)
+		return 0;	/* its stack copy was lost (counted) */
+	s = new_row(p);
+	if (!s)
+		return -ENOMEM;
+	k = pe->key;
+	k.kind = e->kind;
+	s->tgid = (pid_t)k.tgid;
+	s->tid = (pid_t)k.tid;
+	s->comm = strtab__intern(p->strs, k.comm, strnlen(k.comm, 16));
+	s->kind = (int)e->kind;
+	s->cause = cause_of(p, &k);
+	s->us = e->ns;
+	s->count = 1;
+	s->n_frames = pe->n_frames;
+	s->n_user = pe->n_user;
+	s->frames = malloc((pe->n_frames + 1) * sizeof(*s->frames));
+	if (!s->frames || !s->comm || !s->cause)
+		return -ENOMEM;
+	memcpy(s->frames, pe->frames, pe->n_frames * sizeof(*s->frames));
+	if (e->last)
+		pend_del(p, pe);
+	/* many switches: fold equal rows now and then */
+	if (p->n_stacks >= 65536 && p->n_stacks == p->cap_stacks)
+		merge(p->stacks, &p->n_stacks);
+	return 0;
+}
+
+static int on_event(void *ctx, void *data, size_t len)
+{
+	struct ctxmon_profile *p = ctx;
+	__u32 type;
+
+	if (len < sizeof(type))
+		return 0;
+	memcpy(&type, data, sizeof(type));
+	if (type == PROF_EV_PROC && len >= sizeof(struct prof_ev_proc)) {
+		const struct prof_ev_proc *e = data;
+
+		if (psym__snapshot(p->sym, (pid_t)e->tgid) < 0 &&
+		    !psym__has(p->sym, (pid_t)e->tgid))
+			p->loss.procs_unmapped++;
+	} else if (type == PROF_EV_STACK && len >= sizeof(struct prof_ev_stack)) {
+		on_stack(p, data);
+	} else if (type == PROF_EV_CHARGE &&
+		   len >= sizeof(struct prof_ev_charge)) {
+		on_charge(p, data);
+	}
+	return 0;
+}
+
 static int read_counts(struct ctxmon_profile *p)
 {
 	int fd = bpf_map__fd(p->skel->maps.counts);
 	struct prof_key k, next, *prev = NULL;
-	size_t cap = 0;
 	int err;
 
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
@@ -408,25 +648,15 @@ static int read_counts(struct ctxmon_profile *p)
 		prev = &k;
 		if (bpf_map_lookup_elem(fd, &k, &v) || !v.ns)
 			continue;
-		if (p->n_stacks == cap) {
-			size_t nc = cap ? cap * 2 : 256;
-			struct ctxmon_profile_stack *n =
-				realloc(p->stacks, nc * sizeof(*n));
-
-			if (!n)
-				return -ENOMEM;
-			p->stacks = n;
-			cap = nc;
-		}
-		s = &p->stacks[p->n_stacks];
-		memset(s, 0, sizeof(*s));
-		p->n_stacks++;
+		s = new_row(p);
+		if (!s)
+			return -ENOMEM;
 		s->tgid = (pid_t)k.tgid;
 		s->tid = (pid_t)k.tid;
 		s->comm = strtab__intern(p->strs, k.comm, strnlen(k.comm, 16));
 		s->kind = (int)k.kind;
 		s->cause = cause_of(p, &k);
-		s->us = (v.ns + 500) / 1000;
+		s->us = v.ns;	/* ns until the rows are finished */
 		s->count = v.count;
 		p->strip_bpf = k.kind != PROF_ON_CPU;
 		err = fill(p, s, k.tgid, k.kstack, k.ustack, &s->frames,
@@ -434,6 +664,10 @@ static int read_counts(struct ctxmon_profile *p)
 		if (err)
 			return err;
 	}
+	merge(p->stacks, &p->n_stacks);
+	/* rows hold ns until now: rounded once, after the merge */
+	for (size_t i = 0; i < p->n_stacks; i++)
+		p->stacks[i].us = (p->stacks[i].us + 500) / 1000;
 	merge(p->stacks, &p->n_stacks);
 	return 0;
 }
@@ -530,6 +764,7 @@ static void read_stats(struct ctxmon_profile *p)
 	p->loss.counts_full = sum[PROF_ST_COUNTS_FULL];
 	p->loss.tasks_full = sum[PROF_ST_TASKS_FULL];
 	p->loss.wakes_full = sum[PROF_ST_WAKES_FULL];
+	p->loss.ring_drops = sum[PROF_ST_RING_DROPS];
 }
 
 /* Processes still alive: copy their mappings again (libraries loaded
@@ -621,6 +856,11 @@ void ctxmon_profile_free(struct ctxmon_profile *p)
 	}
 	free(p->stacks);
 	free(p->wakes);
+	for (size_t i = 0; i < p->pend_cap; i++)
+		if (p->pend[i].seq)
+			free(p->pend[i].frames);
+	free(p->pend);
+	free(p->pcs);
 	psym__free(p->sym);
 	strtab__free(p->strs);
 	free(p->addrs);

@@ -331,14 +331,8 @@ static int run(struct prof_run *r)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
-	if (r->argv) {
+	if (r->argv)
 		r->o.target = CTXMON_PROFILE_PROCS;
-		child = spawn(r->argv, &go_fd);
-		if (child < 0) {
-			cli__err(CMD, "cannot fork: %s", strerror(errno));
-			return 1;
-		}
-	}
 	err = ctxmon_profile_open(&r->o, &p);
 	if (err) {
 		cli__err(CMD, "cannot load the BPF profiler: %s (needs root, "
@@ -346,8 +340,6 @@ static int run(struct prof_run *r)
 			 strerror(-err));
 		goto out;
 	}
-	if (child > 0)
-		err = ctxmon_profile_add_target(p, child);
 	for (size_t i = 0; !err && i < r->n_ids; i++)
 		err = ctxmon_profile_add_target(p, r->ids[i]);
 	if (!err)
@@ -355,6 +347,21 @@ static int run(struct prof_run *r)
 	if (err) {
 		cli__err(CMD, "cannot start the profile: %s", strerror(-err));
 		goto out;
+	}
+	/* the command is forked once the programs run, so its time from
+	 * fork on is in the profile (it waits on a pipe until targeted) */
+	if (r->argv) {
+		child = spawn(r->argv, &go_fd);
+		if (child < 0) {
+			cli__err(CMD, "cannot fork: %s", strerror(errno));
+			goto out;
+		}
+		err = ctxmon_profile_add_target(p, child);
+		if (err) {
+			cli__err(CMD, "cannot select the command: %s",
+				 strerror(-err));
+			goto out;
+		}
 	}
 	if (r->duration_s)
 		end = now_ns() + (uint64_t)(r->duration_s * 1e9);

@@ -78,7 +78,8 @@ void profile__json_str(FILE *f, const char *s)
 
 		if (c == '"' || c == '\\')
 			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
+		else if (c < 0x20 || c >= 0x80)	/* comms need not be UTF-8:
+						 * bytes as Latin-1 */
 			fprintf(f, "\\u%04x", c);
 		else
 			fputc(c, f);

@@ -28,6 +28,7 @@ const volatile __u64 period_ns = 10101010;
 const volatile bool off_cpu = false;
 const volatile bool wakers = false;
 const volatile __s32 sys_yield_nr = 24;	/* x86_64 sched_yield */
+const volatile bool dwarf = false;	/* user stacks copied (PROF_EV_STACK) */
 
 /* ---- maps ---------------------------------------------------------- */
 
@@ -56,6 +57,7 @@ struct {
 struct prof_task {
 	__u64 ts, wake_ts;
 	struct prof_key key;
+	__u64 seq;		/* dwarf: the stack copy's */
 	__u32 waker_tid;
 	__s32 waker_kstack, waker_ustack;
 	char waker_comm[PROF_COMM_LEN];
@@ -96,8 +98,16 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 64 * 1024);
-} procs SEC(".maps");
+	__uint(max_entries, 16 * 1024 * 1024);
+} events SEC(".maps");
+
+/* Sequence numbers of the off-CPU stack copies. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} seqs SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -142,15 +152,16 @@ static __always_inline bool targeted(__u32 tgid, __u32 tid)
 static __always_inline void note_proc(__u32 tgid, bool force)
 {
 	__u8 one = 1;
-	__u32 *e;
+	struct prof_ev_proc *e;
 
 	if (!force && bpf_map_lookup_elem(&seen, &tgid))
 		return;
 	bpf_map_update_elem(&seen, &tgid, &one, BPF_ANY);
-	e = bpf_ringbuf_reserve(&procs, sizeof(*e), 0);
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e)
 		return;
-	*e = tgid;
+	e->type = PROF_EV_PROC;
+	e->tgid = tgid;
 	bpf_ringbuf_submit(e, 0);
 }
 
@@ -207,6 +218,83 @@ static __always_inline __u32 task_state(struct task_struct *t)
 	return BPF_CORE_READ(t, __state);
 }
 
+/* Send the current task's user registers and a copy of its user stack
+ * from sp (as much of PROF_USTK_BYTES as is readable); false when the
+ * ring is full or the task has no user context. */
+static __always_inline bool send_stack(const struct prof_key *k, __u64 seq,
+				       __u64 ns)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct prof_ev_stack *e;
+	struct pt_regs *r;
+	__u64 sp, len;
+
+	if (BPF_CORE_READ(task, flags) & 0x00200000)	/* PF_KTHREAD */
+		return false;
+	r = (struct pt_regs *)bpf_task_pt_regs(task);
+	if (!r)
+		return false;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		stat_inc(PROF_ST_RING_DROPS);
+		return false;
+	}
+	e->type = PROF_EV_STACK;
+	e->seq = seq;
+	e->ns = ns;
+	__builtin_memcpy(&e->key, k, sizeof(*k));
+	e->regs.ip = BPF_CORE_READ(r, ip);
+	e->regs.sp = sp = BPF_CORE_READ(r, sp);
+	e->regs.bp = BPF_CORE_READ(r, bp);
+	e->regs.bx = BPF_CORE_READ(r, bx);
+	e->regs.r12 = BPF_CORE_READ(r, r12);
+	e->regs.r13 = BPF_CORE_READ(r, r13);
+	e->regs.r14 = BPF_CORE_READ(r, r14);
+	e->regs.r15 = BPF_CORE_READ(r, r15);
+	len = PROF_USTK_BYTES;
+	if (bpf_probe_read_user(e->data, PROF_USTK_BYTES, (void *)sp)) {
+		/* the stack ends before: down to the end of sp's page */
+		stat_inc(PROF_ST_USTK_SHORT);
+		len = 4096 - (sp & 4095) + 8192;
+		if (len > PROF_USTK_BYTES)
+			len = PROF_USTK_BYTES;
+		if (bpf_probe_read_user(e->data, len, (void *)sp)) {
+			len = 4096 - (sp & 4095) + 4096;
+			if (len > PROF_USTK_BYTES)
+				len = PROF_USTK_BYTES;
+			if (bpf_probe_read_user(e->data, len, (void *)sp)) {
+				len = 4096 - (sp & 4095);
+				if (len > PROF_USTK_BYTES)
+					len = PROF_USTK_BYTES;
+				if (bpf_probe_read_user(e->data, len, (void *)sp))
+					len = 0;
+			}
+		}
+	}
+	e->len = (__u32)len;
+	bpf_ringbuf_submit(e, 0);
+	return true;
+}
+
+static __always_inline void send_charge(__u64 seq, __u32 kind, __u64 ns,
+					bool last)
+{
+	struct prof_ev_charge *e;
+
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		stat_inc(PROF_ST_RING_DROPS);
+		return;
+	}
+	e->type = PROF_EV_CHARGE;
+	e->kind = kind;
+	e->seq = seq;
+	e->ns = ns;
+	e->last = last;
+	e->pad = 0;
+	bpf_ringbuf_submit(e, 0);
+}
+
 /* ---- on CPU ---------------------------------------------------------- */
 
 SEC("perf_event")
@@ -232,6 +320,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	if (k.ustack < 0 && k.ustack != -14 && tgid != 0)
 		stat_inc(PROF_ST_USTACK_LOST);
 	bpf_get_current_comm(k.comm, sizeof(k.comm));
+	if (dwarf && send_stack(&k, 0, period_ns))
+		return 0;
 	charge(&k, period_ns);
 	return 0;
 }
@@ -282,6 +372,16 @@ static __always_inline void switch_out(void *ctx, bool preempt,
 		t->key.other_tid = BPF_CORE_READ(next, pid);
 		BPF_CORE_READ_STR_INTO(&t->key.other_comm, next, comm);
 	}
+	t->seq = 0;
+	if (dwarf) {
+		__u64 *sq = bpf_map_lookup_elem(&seqs, &zero_key);
+
+		if (sq) {
+			t->seq = __sync_fetch_and_add(sq, 1) + 1;
+			if (!send_stack(&t->key, t->seq, 0))
+				t->seq = 0;
+		}
+	}
 	if (bpf_map_update_elem(&tasks, &tid, t, BPF_ANY))
 		stat_inc(PROF_ST_TASKS_FULL);
 }
@@ -295,7 +395,18 @@ static __always_inline void switch_in(struct task_struct *next)
 	t = bpf_map_lookup_elem(&tasks, &tid);
 	if (!t)
 		return;
-	if (t->key.kind == PROF_OFF_SLEEP && t->wake_ts >= t->ts &&
+	if (t->seq) {
+		/* dwarf: user space holds the stack, charge it there */
+		if (t->key.kind == PROF_OFF_SLEEP && t->wake_ts >= t->ts &&
+		    t->wake_ts <= now) {
+			send_charge(t->seq, PROF_OFF_SLEEP, t->wake_ts - t->ts,
+				    false);
+			send_charge(t->seq, PROF_OFF_RUNNABLE, now - t->wake_ts,
+				    true);
+		} else if (now > t->ts) {
+			send_charge(t->seq, t->key.kind, now - t->ts, true);
+		}
+	} else if (t->key.kind == PROF_OFF_SLEEP && t->wake_ts >= t->ts &&
 	    t->wake_ts <= now) {
 		charge(&t->key, t->wake_ts - t->ts);
 		t->key.kind = PROF_OFF_RUNNABLE;

@@ -47,6 +47,42 @@ struct prof_wkey {
 	char waker_comm[PROF_COMM_LEN];
 };
 
+/* --user-stack dwarf: a bounded copy of the user stack per sample and per
+ * switch-out goes to user space (the events ring), unwound there with the
+ * binaries' CFI; off-CPU time follows as charge events of the same seq. */
+#define PROF_USTK_BYTES 16384
+
+enum prof_ev_type {
+	PROF_EV_PROC = 1,	/* a process to copy the mappings of */
+	PROF_EV_STACK,		/* a user stack copy (struct prof_ev_stack) */
+	PROF_EV_CHARGE,		/* off-CPU time of an earlier stack */
+};
+
+struct prof_ev_proc {
+	__u32 type, tgid;
+};
+
+/* x86_64 user registers CFI may need, in pt_regs' names */
+struct prof_uregs {
+	__u64 ip, sp, bp, bx, r12, r13, r14, r15;
+};
+
+struct prof_ev_stack {
+	__u32 type;
+	__u32 len;		/* bytes of data (from regs.sp) */
+	__u64 seq;		/* off CPU: its charges carry it; on: 0 */
+	__u64 ns;		/* on CPU: the period; off CPU: 0 */
+	struct prof_key key;
+	struct prof_uregs regs;
+	__u8 data[PROF_USTK_BYTES];
+};
+
+struct prof_ev_charge {
+	__u32 type, kind;	/* enum prof_kind of this part */
+	__u64 seq, ns;
+	__u32 last, pad;	/* last charge of the seq */
+};
+
 /* Losses, one counter each (the stats array's indexes). */
 enum prof_stat {
 	PROF_ST_SAMPLES = 0,	/* samples of targeted tasks */
@@ -55,6 +91,8 @@ enum prof_stat {
 	PROF_ST_COUNTS_FULL,	/* counts map full: the row was dropped */
 	PROF_ST_TASKS_FULL,	/* task map full: an interval was dropped */
 	PROF_ST_WAKES_FULL,
+	PROF_ST_RING_DROPS,	/* events ring full: a stack copy lost */
+	PROF_ST_USTK_SHORT,	/* user stack copies shorter than wanted */
 	PROF_ST__N,
 };
 
