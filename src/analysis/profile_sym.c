@@ -170,6 +170,56 @@ out:
 	return err;
 }
 
+static struct pmaps *new_proc(struct psym *s, pid_t tgid)
+{
+	struct pmaps *p = find_proc(s, tgid);
+
+	if (p)
+		return p;
+	if (s->n_procs == s->cap_procs) {
+		size_t nc = s->cap_procs ? s->cap_procs * 2 : 64;
+		struct pmaps *n = realloc(s->procs, nc * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		s->procs = n;
+		s->cap_procs = nc;
+	}
+	p = &s->procs[s->n_procs++];
+	memset(p, 0, sizeof(*p));
+	p->tgid = tgid;
+	return p;
+}
+
+int psym__inherit(struct psym *s, pid_t tgid, pid_t parent)
+{
+	struct pmaps *pp = find_proc(s, parent), *c;
+	char *text;
+	size_t len;
+
+	if (!pp || !pp->text)
+		return -ENOENT;
+	len = pp->len;
+	text = malloc(len);
+	if (!text)
+		return -ENOMEM;
+	memcpy(text, pp->text, len);
+	c = new_proc(s, tgid);	/* may move the array: pp is stale now */
+	if (!c) {
+		free(text);
+		return -ENOMEM;
+	}
+	free(c->text);
+	if (c->dwfl)
+		dwfl_end(c->dwfl);
+	c->dwfl = NULL;
+	c->dwfl_failed = false;
+	c->attached = false;
+	c->text = text;
+	c->len = len;
+	return 0;
+}
+
 static int ksym_cmp(const void *a, const void *b)
 {
 	const struct ksym *x = a, *y = b;

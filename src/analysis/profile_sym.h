@@ -18,6 +18,9 @@ void psym__free(struct psym *s);
 /* Copy /proc/@tgid/maps (replacing an older copy); -errno when it is
  * gone or unreadable. */
 int psym__snapshot(struct psym *s, pid_t tgid);
+/* Give @tgid a copy of @parent's mappings (a fork that did not exec);
+ * -ENOENT when @parent has none. */
+int psym__inherit(struct psym *s, pid_t tgid, pid_t parent);
 /* Whether a copy of @tgid's mappings exists. */
 bool psym__has(const struct psym *s, pid_t tgid);
 /* The kernel symbol of @addr into @buf, -ENOENT if none. */

@@ -623,6 +623,8 @@ static int on_event(void *ctx, void *data, size_t len)
 		const struct prof_ev_proc *e = data;
 
 		if (psym__snapshot(p->sym, (pid_t)e->tgid) < 0 &&
+		    !(e->parent && !psym__inherit(p->sym, (pid_t)e->tgid,
+						  (pid_t)e->parent)) &&
 		    !psym__has(p->sym, (pid_t)e->tgid))
 			p->loss.procs_unmapped++;
 	} else if (type == PROF_EV_STACK && len >= sizeof(struct prof_ev_stack)) {

@@ -24,8 +24,13 @@ static const char *const CMD = "profile";
 
 enum {
 	OPT_OFF_CPU = 0x100, OPT_WAKERS, OPT_FOLDED, OPT_SVG, OPT_PPROF,
-	OPT_JSON,
+	OPT_JSON, OPT_CALL_GRAPH,
 };
+
+static const char *call_graph_values(void)
+{
+	return "dwarf, fp";
+}
 
 static const struct cli_opt target_opts[] = {
 	{ "all", 'a', 'a', NULL, "every thread of the machine" },
@@ -45,6 +50,12 @@ static const struct cli_opt profile_opts[] = {
 	  "also the stacks of threads off CPU, with the cause as the leaf "
 	  "frame: [blocked: SYSCALL], [runnable], [preempted by COMM/TID], "
 	  "[yield]" },
+	{ "call-graph", 0, OPT_CALL_GRAPH, "HOW",
+	  "user stacks: dwarf (default) copies 16 KiB of the stack per sample "
+	  "and switch-out and unwinds it with the binaries' CFI (right without "
+	  "frame pointers; deeper frames are cut, counted as truncated); fp "
+	  "walks frame pointers in the kernel (nothing per sample to user "
+	  "space; frameless functions hide their callers)", call_graph_values },
 	{ "wakers", 0, OPT_WAKERS, NULL,
 	  "join each off-CPU stack to the stack of the thread that woke it "
 	  "(implies --off-cpu)" },
@@ -73,8 +84,9 @@ const struct cli_doc profile_doc = {
 		"timer samples), where they waited off CPU and why, and who woke\n"
 		"them.  Everything is summed in the kernel by BPF; values are\n"
 		"microseconds, so per thread the on- and off-CPU stacks add up to the\n"
-		"time it was watched.  User stacks are walked by frame pointers: code\n"
-		"built without them loses callers (see docs/profile.md).",
+		"time it was watched.  User stacks are unwound with the binaries' CFI\n"
+		"(.eh_frame) from a copy of the stack, so code built without frame\n"
+		"pointers (Debian's) shows its callers; see docs/profile.md.",
 	.groups = (const struct cli_optgroup[]){
 		{ "target", target_opts },
 		{ "profile", profile_opts },
@@ -167,6 +179,17 @@ static int parse(struct prof_run *r, int argc, char **argv)
 			break;
 		case OPT_OFF_CPU:
 			r->o.off_cpu = true;
+			break;
+		case OPT_CALL_GRAPH:
+			if (!strcmp(optarg, "fp")) {
+				r->o.fp_stacks = true;
+			} else if (!strcmp(optarg, "dwarf")) {
+				r->o.fp_stacks = false;
+			} else {
+				cli__err(CMD, "bad --call-graph '%s': give dwarf or fp",
+					 optarg);
+				return -1;
+			}
 			break;
 		case OPT_WAKERS:
 			r->o.wakers = r->o.off_cpu = true;

@@ -232,9 +232,12 @@ int ctxmon_profile_write_json(const struct ctxmon_profile *p, FILE *f)
 		   ",\"kstack_lost\":%" PRIu64 ",\"ustack_lost\":%" PRIu64
 		   ",\"counts_full\":%" PRIu64 ",\"tasks_full\":%" PRIu64
 		   ",\"wakes_full\":%" PRIu64 ",\"procs_unmapped\":%" PRIu64
-		   ",\"frames_unknown\":%" PRIu64 "}}\n",
+		   ",\"frames_unknown\":%" PRIu64 ",\"ring_drops\":%" PRIu64
+		   ",\"unwound\":%" PRIu64 ",\"ustack_truncated\":%" PRIu64
+		   "}}\n",
 		l.samples, l.kstack_lost, l.ustack_lost, l.counts_full,
-		l.tasks_full, l.wakes_full, l.procs_unmapped, l.frames_unknown);
+		l.tasks_full, l.wakes_full, l.procs_unmapped, l.frames_unknown,
+		l.ring_drops, l.unwound, l.ustack_truncated);
 	return ferror(f) ? -EIO : 0;
 }
 
@@ -305,9 +308,11 @@ int ctxmon_profile_write_summary(const struct ctxmon_profile *p, FILE *f,
 		   " user stacks not taken, %" PRIu64 " rows and %" PRIu64
 		   " off-CPU intervals dropped (maps full), %" PRIu64
 		   " processes without mappings, %" PRIu64
-		   " user frames without symbol\n",
+		   " user frames without symbol; %" PRIu64 " stack copies unwound, %"
+		   PRIu64 " of them past the copy's end (truncated), %" PRIu64
+		   " lost (ring full)\n",
 		l.samples, l.kstack_lost, l.ustack_lost,
 		l.counts_full + l.wakes_full, l.tasks_full, l.procs_unmapped,
-		l.frames_unknown);
+		l.frames_unknown, l.unwound, l.ustack_truncated, l.ring_drops);
 	return ferror(f) ? -EIO : 0;
 }

@@ -106,8 +106,9 @@ def wakers(ppath):
         wf = w["waker_frames"]
         if not w["waker_comm"].startswith("profblock"):
             continue
-        if any(re.search(r"(^|_)write$", x) for x in wf) and \
-                any(re.search(r"(^|_)read$", x) for x in w["frames"]):
+        # user-space libc frames (the kernel's are ksys_read, vfs_write...)
+        if any(re.match(r"^(__libc_|__)?write$", x) for x in wf) and \
+                any(re.match(r"^(__libc_|__)?read$", x) for x in w["frames"]):
             best = max(best, w["count"])
     check(best >= 100, "a read() stack woken by a write() stack between the"
           " ping-pong processes, %d times (100 or more)" % best)

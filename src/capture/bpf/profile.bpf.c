@@ -149,7 +149,7 @@ static __always_inline bool targeted(__u32 tgid, __u32 tid)
 }
 
 /* First time a process is seen: the loader reads its mappings. */
-static __always_inline void note_proc(__u32 tgid, bool force)
+static __always_inline void note_proc2(__u32 tgid, bool force, __u32 parent)
 {
 	__u8 one = 1;
 	struct prof_ev_proc *e;
@@ -162,7 +162,14 @@ static __always_inline void note_proc(__u32 tgid, bool force)
 		return;
 	e->type = PROF_EV_PROC;
 	e->tgid = tgid;
+	e->parent = parent;
+	e->pad = 0;
 	bpf_ringbuf_submit(e, 0);
+}
+
+static __always_inline void note_proc(__u32 tgid, bool force)
+{
+	note_proc2(tgid, force, 0);
 }
 
 static __always_inline void charge(struct prof_key *k, __u64 ns)
@@ -484,11 +491,14 @@ int BPF_PROG(prof_fork, struct task_struct *parent, struct task_struct *child)
 	__u32 ctid = BPF_CORE_READ(child, pid);
 	__u8 one = 1;
 
-	if (filter_mode != 1 || ptgid == ctgid)
+	if (ptgid == ctgid)
 		return 0;
-	if (bpf_map_lookup_elem(&targets, &ptgid))
+	if (filter_mode == 1 && bpf_map_lookup_elem(&targets, &ptgid))
 		bpf_map_update_elem(&targets, &ctgid, &one, BPF_ANY);
-	(void)ctid;
+	/* a new process: its mappings are its parent's until it execs,
+	 * which a short-lived child may not outlive the reading of */
+	if (targeted(ctgid, ctid))
+		note_proc2(ctgid, false, ptgid);
 	return 0;
 }
 

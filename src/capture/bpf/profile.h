@@ -60,6 +60,9 @@ enum prof_ev_type {
 
 struct prof_ev_proc {
 	__u32 type, tgid;
+	__u32 parent;		/* a fork: the parent process (its mappings
+				 * are the child's until it execs), else 0 */
+	__u32 pad;
 };
 
 /* x86_64 user registers CFI may need, in pt_regs' names */
