@@ -286,3 +286,43 @@ $(O)/src/file/import_tracedat.o: CFLAGS += -DHAVE_LIBTRACECMD \
 LIBS += $(shell pkg-config --libs libtracecmd)
 endif
 # ---- end importers ----
+
+# ---- profile (issue 16) ----
+# `ctxmon profile`: src/capture/bpf/profile.bpf.c as a skeleton (built like
+# ctxsw's above), symbols through libdw (elfutils), pprof output through
+# protobuf-c from src/output/profile.proto (generated into $(O)/gen).
+$(BPF_OUT)/profile.bpf.o: $(BPF_SRC)/profile.bpf.c $(BPF_SRC)/profile.h $(BPF_SRC)/vmlinux.h
+	@mkdir -p $(dir $@)
+	$(BPF_CLANG) $(BPF_CFLAGS) -c -o $@ $<
+	$(LLVM_STRIP) -g $@
+
+$(BPF_OUT)/profile.skel.h: $(BPF_OUT)/profile.bpf.o
+	$(BPFTOOL) gen skeleton $< name profile_bpf > $@.tmp
+	mv $@.tmp $@
+
+$(O)/src/capture/profile.o: $(BPF_OUT)/profile.skel.h $(BPF_SRC)/profile.h
+$(O)/src/capture/profile.o: CFLAGS += -I$(BPF_OUT) -I$(BPF_SRC)
+$(O)/src/analysis/profile_sym.o: CFLAGS += -I$(BPF_SRC)
+
+
+$(O)/gen/profile.pb-c.c $(O)/gen/profile.pb-c.h: src/output/profile.proto
+	@mkdir -p $(O)/gen
+	protoc-c --proto_path=src/output --c_out=$(O)/gen $<
+$(O)/src/output/profile_pprof.o: $(O)/gen/profile.pb-c.c $(O)/gen/profile.pb-c.h
+$(O)/src/output/profile_pprof.o: CFLAGS += -I$(O)/gen \
+	$(shell pkg-config --cflags libprotobuf-c 2>/dev/null)
+
+# the profile's workload, built without and with frame pointers
+$(O)/workloads/profblock: tests/workloads/profblock.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -fomit-frame-pointer -Wall -Wextra \
+		-Werror -o $@ $< -pthread
+$(O)/workloads/profblock-fp: tests/workloads/profblock.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -fno-omit-frame-pointer \
+		-mno-omit-leaf-frame-pointer -Wall -Wextra -Werror -o $@ $< -pthread
+workloads: $(O)/workloads/profblock-fp
+
+LIBS += $(shell pkg-config --libs libdw 2>/dev/null || echo -ldw -lelf) \
+	$(shell pkg-config --libs libprotobuf-c 2>/dev/null || echo -lprotobuf-c)
+# ---- end profile ----

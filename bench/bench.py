@@ -416,6 +416,39 @@ class PerfRecord(Tracer):
         return perf_collect(d, os.path.join(d, "perf.data"))
 
 
+class CtxmonProfile(Tracer):
+    """ctxmon profile -F 99 -a (issue 16): overhead of the sampling
+    profiler, next to perf record -F 99 -g."""
+    group = "ctxmon"
+
+    def __init__(self):
+        super().__init__("ctxmon-profile", "ctxmon profile -F 99 -a")
+
+    def argv(self, d):
+        return [CTXMON, "profile", "-F", "99", "-a", "--json", "-o",
+                os.path.join(d, "profile.json")]
+
+    def collect(self, d):
+        with open(os.path.join(d, "profile.json"), errors="replace") as f:
+            j = json.load(f)
+        l = j.get("loss", {})
+        return {"events": l.get("samples"),
+                "lost": (l.get("ring_drops", 0) + l.get("counts_full", 0)
+                         + l.get("kstack_lost", 0))}
+
+
+class PerfRecordProfile(Tracer):
+    def __init__(self):
+        super().__init__("perf-record-profile", "perf record -F 99 -g -a")
+
+    def argv(self, d):
+        return ["perf", "record", "-F", "99", "-g", "-a", "-o",
+                os.path.join(d, "perf.data")]
+
+    def collect(self, d):
+        return perf_collect(d, os.path.join(d, "perf.data"))
+
+
 def tracecmd_stats(f):
     """Per-CPU kernel buffer statistics stored in a trace.dat: losses are
     overrun + dropped events, events the read events."""
@@ -549,8 +582,12 @@ def discover_tracers():
         skip("ctxmon latency", "no 'latency' command in %s yet" % CTXMON)
     else:
         tracers.append(CtxmonOther("latency", lat_help))
+    if not QUICK and ctxmon_help("profile") is not None:
+        tracers.append(CtxmonProfile())
     if shutil.which("perf"):
         tracers += [PerfSchedRecord(), PerfRecord()]
+        if not QUICK:
+            tracers.append(PerfRecordProfile())
     else:
         skip("perf sched record, perf record", "perf is not installed")
     if shutil.which("trace-cmd"):

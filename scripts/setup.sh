@@ -8,7 +8,8 @@ libncurses-dev tmux procps util-linux python3 libclang-rt-dev \
 python3-scipy chromium qemu-system-x86 busybox-static cpio \
 libmicrohttpd-dev prometheus curl libsqlite3-dev sqlite3 \
 protobuf-compiler tidy python3-html5lib bpftrace time stress-ng \
-man-db groff-base libtracecmd-dev trace-cmd linux-perf"
+man-db groff-base libtracecmd-dev trace-cmd linux-perf \
+libdw-dev libprotobuf-c-dev protobuf-c-compiler"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

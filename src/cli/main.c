@@ -11,6 +11,7 @@
 #include "cli/hist.h"
 #include "cli/opts.h"
 #include "cli/latency.h"
+#include "cli/profile.h"
 #include "cli/recording.h"
 
 static const struct cli_cmd commands[] = {
@@ -46,6 +47,8 @@ static const struct cli_cmd commands[] = {
 	  &doctor_doc },
 	{ "serve", cmd_serve, "per-cgroup and per-process metrics for Prometheus",
 	  &serve_doc },
+	{ "profile", cmd_profile, "on- and off-CPU stacks, their causes and wakers",
+	  &profile_doc },
 	{ "export", cmd_export, "a recording as a Perfetto trace, SQLite or Chrome JSON",
 	  &export_doc },
 };

@@ -1,0 +1,523 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * profile.bpf.c - `ctxmon profile`: a wall-clock profile aggregated in the
+ * kernel.
+ *
+ * On CPU: a perf_event program on each CPU's cpu-clock timer charges the
+ * sample period to (thread, kernel stack, user stack).  Off CPU
+ * (off_cpu): at sched_switch the outgoing thread's stacks, its cause
+ * (asleep in a syscall, preempted by whom, yield) and the time are kept
+ * per thread; sched_waking stamps when it became runnable (and, with
+ * wakers, the waker's stacks); at switch-in the interval is charged to
+ * (stack, cause): the sleep until the wakeup and the runnable wait after
+ * it apart.  Values are nanoseconds; nothing goes to user space per event.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "profile.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* ---- knobs, set by the loader before load ------------------------ */
+
+const volatile __u32 filter_mode = 0;	/* 0: all, 1: tgids, 2: tids */
+const volatile __u64 period_ns = 10101010;
+const volatile bool off_cpu = false;
+const volatile bool wakers = false;
+const volatile __s32 sys_yield_nr = 24;	/* x86_64 sched_yield */
+const volatile bool dwarf = false;	/* user stacks copied (PROF_EV_STACK) */
+
+/* ---- maps ---------------------------------------------------------- */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 16384);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, PROF_MAX_DEPTH * sizeof(__u64));
+} stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct prof_key);
+	__type(value, struct prof_val);
+} counts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct prof_wkey);
+	__type(value, struct prof_val);
+} wcounts SEC(".maps");
+
+/* A thread off CPU: since when, why, and who woke it. */
+struct prof_task {
+	__u64 ts, wake_ts;
+	struct prof_key key;
+	__u64 seq;		/* dwarf: the stack copy's */
+	__u32 waker_tid;
+	__s32 waker_kstack, waker_ustack;
+	char waker_comm[PROF_COMM_LEN];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct prof_task);
+} tasks SEC(".maps");
+
+/* The syscall each thread is in (raw_syscalls), absent: none. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __s32);
+} insys SEC(".maps");
+
+/* Selected tgids or tids (filter_mode); new processes of selected ones are
+ * added at fork. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u8);
+} targets SEC(".maps");
+
+/* Processes seen, so the loader snapshots each one's mappings once
+ * (and again at exec): their tgids go through this ring. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u8);
+} seen SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 * 1024 * 1024);
+} events SEC(".maps");
+
+/* Sequence numbers of the off-CPU stack copies. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} seqs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, PROF_ST__N);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+/* A scratch task record (too large for the BPF stack with a key). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct prof_task);
+} scratch SEC(".maps");
+
+static const struct prof_val zero_val;
+static const __u32 zero_key;
+
+/* ---- helpers ------------------------------------------------------ */
+
+static __always_inline void stat_inc(__u32 i)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &i);
+
+	if (v)
+		*v += 1;
+}
+
+static __always_inline bool targeted(__u32 tgid, __u32 tid)
+{
+	__u32 k = filter_mode == 2 ? tid : tgid;
+
+	if (tid == 0)
+		return false;	/* the idle tasks */
+	if (!filter_mode)
+		return true;
+	return bpf_map_lookup_elem(&targets, &k) != NULL;
+}
+
+/* First time a process is seen: the loader reads its mappings. */
+static __always_inline void note_proc2(__u32 tgid, bool force, __u32 parent)
+{
+	__u8 one = 1;
+	struct prof_ev_proc *e;
+
+	if (!force && bpf_map_lookup_elem(&seen, &tgid))
+		return;
+	bpf_map_update_elem(&seen, &tgid, &one, BPF_ANY);
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e)
+		return;
+	e->type = PROF_EV_PROC;
+	e->tgid = tgid;
+	e->parent = parent;
+	e->pad = 0;
+	bpf_ringbuf_submit(e, 0);
+}
+
+static __always_inline void note_proc(__u32 tgid, bool force)
+{
+	note_proc2(tgid, force, 0);
+}
+
+static __always_inline void charge(struct prof_key *k, __u64 ns)
+{
+	struct prof_val *v = bpf_map_lookup_elem(&counts, k);
+
+	if (!v) {
+		if (bpf_map_update_elem(&counts, k, &zero_val, BPF_NOEXIST) &&
+		    !bpf_map_lookup_elem(&counts, k)) {
+			stat_inc(PROF_ST_COUNTS_FULL);
+			return;
+		}
+		v = bpf_map_lookup_elem(&counts, k);
+		if (!v)
+			return;
+	}
+	__sync_fetch_and_add(&v->ns, ns);
+	__sync_fetch_and_add(&v->count, 1);
+}
+
+static __always_inline void charge_waker(struct prof_task *t, __u64 ns)
+{
+	struct prof_wkey wk = {};
+	struct prof_val *v;
+
+	wk.tgid = t->key.tgid;
+	wk.tid = t->key.tid;
+	wk.kstack = t->key.kstack;
+	wk.ustack = t->key.ustack;
+	wk.sysnr = t->key.sysnr;
+	wk.waker_tid = t->waker_tid;
+	wk.waker_kstack = t->waker_kstack;
+	wk.waker_ustack = t->waker_ustack;
+	__builtin_memcpy(wk.comm, t->key.comm, PROF_COMM_LEN);
+	__builtin_memcpy(wk.waker_comm, t->waker_comm, PROF_COMM_LEN);
+	v = bpf_map_lookup_elem(&wcounts, &wk);
+	if (!v) {
+		if (bpf_map_update_elem(&wcounts, &wk, &zero_val, BPF_NOEXIST) &&
+		    !bpf_map_lookup_elem(&wcounts, &wk)) {
+			stat_inc(PROF_ST_WAKES_FULL);
+			return;
+		}
+		v = bpf_map_lookup_elem(&wcounts, &wk);
+		if (!v)
+			return;
+	}
+	__sync_fetch_and_add(&v->ns, ns);
+	__sync_fetch_and_add(&v->count, 1);
+}
+
+static __always_inline __u32 task_state(struct task_struct *t)
+{
+	return BPF_CORE_READ(t, __state);
+}
+
+/* Send the current task's user registers and a copy of its user stack
+ * from sp (as much of PROF_USTK_BYTES as is readable); false when the
+ * ring is full or the task has no user context. */
+static __always_inline bool send_stack(const struct prof_key *k, __u64 seq,
+				       __u64 ns)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct prof_ev_stack *e;
+	struct pt_regs *r;
+	__u64 sp, len;
+
+	if (BPF_CORE_READ(task, flags) & 0x00200000)	/* PF_KTHREAD */
+		return false;
+	r = (struct pt_regs *)bpf_task_pt_regs(task);
+	if (!r)
+		return false;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		stat_inc(PROF_ST_RING_DROPS);
+		return false;
+	}
+	e->type = PROF_EV_STACK;
+	e->seq = seq;
+	e->ns = ns;
+	__builtin_memcpy(&e->key, k, sizeof(*k));
+	e->regs.ip = BPF_CORE_READ(r, ip);
+	e->regs.sp = sp = BPF_CORE_READ(r, sp);
+	e->regs.bp = BPF_CORE_READ(r, bp);
+	e->regs.bx = BPF_CORE_READ(r, bx);
+	e->regs.r12 = BPF_CORE_READ(r, r12);
+	e->regs.r13 = BPF_CORE_READ(r, r13);
+	e->regs.r14 = BPF_CORE_READ(r, r14);
+	e->regs.r15 = BPF_CORE_READ(r, r15);
+	len = PROF_USTK_BYTES;
+	if (bpf_probe_read_user(e->data, PROF_USTK_BYTES, (void *)sp)) {
+		/* the stack ends before: down to the end of sp's page */
+		stat_inc(PROF_ST_USTK_SHORT);
+		len = 4096 - (sp & 4095) + 8192;
+		if (len > PROF_USTK_BYTES)
+			len = PROF_USTK_BYTES;
+		if (bpf_probe_read_user(e->data, len, (void *)sp)) {
+			len = 4096 - (sp & 4095) + 4096;
+			if (len > PROF_USTK_BYTES)
+				len = PROF_USTK_BYTES;
+			if (bpf_probe_read_user(e->data, len, (void *)sp)) {
+				len = 4096 - (sp & 4095);
+				if (len > PROF_USTK_BYTES)
+					len = PROF_USTK_BYTES;
+				if (bpf_probe_read_user(e->data, len, (void *)sp))
+					len = 0;
+			}
+		}
+	}
+	e->len = (__u32)len;
+	bpf_ringbuf_submit(e, 0);
+	return true;
+}
+
+static __always_inline void send_charge(__u64 seq, __u32 kind, __u64 ns,
+					bool last)
+{
+	struct prof_ev_charge *e;
+
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		stat_inc(PROF_ST_RING_DROPS);
+		return;
+	}
+	e->type = PROF_EV_CHARGE;
+	e->kind = kind;
+	e->seq = seq;
+	e->ns = ns;
+	e->last = last;
+	e->pad = 0;
+	bpf_ringbuf_submit(e, 0);
+}
+
+/* ---- on CPU ---------------------------------------------------------- */
+
+SEC("perf_event")
+int on_sample(struct bpf_perf_event_data *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id, tgid = id >> 32;
+	struct prof_key k = {};
+
+	if (!targeted(tgid, tid))
+		return 0;
+	stat_inc(PROF_ST_SAMPLES);
+	note_proc(tgid, false);
+	k.tgid = tgid;
+	k.tid = tid;
+	k.kind = PROF_ON_CPU;
+	k.sysnr = -1;
+	k.kstack = bpf_get_stackid(ctx, &stacks, 0);
+	k.ustack = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+	/* a user-mode sample has no kernel stack: not a loss */
+	if (k.kstack < 0 && k.kstack != -14 /* -EFAULT */)
+		stat_inc(PROF_ST_KSTACK_LOST);
+	if (k.ustack < 0 && k.ustack != -14 && tgid != 0)
+		stat_inc(PROF_ST_USTACK_LOST);
+	bpf_get_current_comm(k.comm, sizeof(k.comm));
+	if (dwarf && send_stack(&k, 0, period_ns))
+		return 0;
+	charge(&k, period_ns);
+	return 0;
+}
+
+/* ---- off CPU --------------------------------------------------------- */
+
+static __always_inline void switch_out(void *ctx, bool preempt,
+				       struct task_struct *prev,
+				       struct task_struct *next)
+{
+	__u32 tid = BPF_CORE_READ(prev, pid), tgid = BPF_CORE_READ(prev, tgid);
+	__u32 state = task_state(prev);
+	struct prof_task *t;
+	__s32 *nr;
+
+	if (!targeted(tgid, tid))
+		return;
+	if (state & 0x80)	/* TASK_DEAD: its last switch-out */
+		return;
+	t = bpf_map_lookup_elem(&scratch, &zero_key);
+	if (!t)
+		return;
+	__builtin_memset(t, 0, sizeof(*t));
+	note_proc(tgid, false);
+	t->ts = bpf_ktime_get_ns();
+	t->key.tgid = tgid;
+	t->key.tid = tid;
+	t->key.kstack = bpf_get_stackid(ctx, &stacks, 0);
+	t->key.ustack = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+	if (t->key.kstack < 0)
+		stat_inc(PROF_ST_KSTACK_LOST);
+	if (t->key.ustack < 0 && t->key.ustack != -14)
+		stat_inc(PROF_ST_USTACK_LOST);
+	nr = bpf_map_lookup_elem(&insys, &tid);
+	t->key.sysnr = nr ? *nr : -1;
+	bpf_get_current_comm(t->key.comm, sizeof(t->key.comm));
+	t->waker_tid = 0;
+	t->waker_kstack = t->waker_ustack = -1;
+	if (state & 0xff) {
+		t->key.kind = PROF_OFF_SLEEP;
+	} else if (nr && *nr == sys_yield_nr && !preempt) {
+		t->key.kind = PROF_OFF_YIELD;
+	} else {
+		/* runnable at switch-out: involuntary, whether through
+		 * preempt_schedule or a schedule() on the way back to user
+		 * mode with need_resched set (ctxmon's accounting rule) */
+		t->key.kind = PROF_OFF_PREEMPT;
+		t->key.other_tid = BPF_CORE_READ(next, pid);
+		BPF_CORE_READ_STR_INTO(&t->key.other_comm, next, comm);
+	}
+	t->seq = 0;
+	if (dwarf) {
+		__u64 *sq = bpf_map_lookup_elem(&seqs, &zero_key);
+
+		if (sq) {
+			t->seq = __sync_fetch_and_add(sq, 1) + 1;
+			if (!send_stack(&t->key, t->seq, 0))
+				t->seq = 0;
+		}
+	}
+	if (bpf_map_update_elem(&tasks, &tid, t, BPF_ANY))
+		stat_inc(PROF_ST_TASKS_FULL);
+}
+
+static __always_inline void switch_in(struct task_struct *next)
+{
+	__u32 tid = BPF_CORE_READ(next, pid);
+	__u64 now = bpf_ktime_get_ns();
+	struct prof_task *t;
+
+	t = bpf_map_lookup_elem(&tasks, &tid);
+	if (!t)
+		return;
+	if (t->seq) {
+		/* dwarf: user space holds the stack, charge it there */
+		if (t->key.kind == PROF_OFF_SLEEP && t->wake_ts >= t->ts &&
+		    t->wake_ts <= now) {
+			send_charge(t->seq, PROF_OFF_SLEEP, t->wake_ts - t->ts,
+				    false);
+			send_charge(t->seq, PROF_OFF_RUNNABLE, now - t->wake_ts,
+				    true);
+		} else if (now > t->ts) {
+			send_charge(t->seq, t->key.kind, now - t->ts, true);
+		}
+	} else if (t->key.kind == PROF_OFF_SLEEP && t->wake_ts >= t->ts &&
+	    t->wake_ts <= now) {
+		charge(&t->key, t->wake_ts - t->ts);
+		t->key.kind = PROF_OFF_RUNNABLE;
+		charge(&t->key, now - t->wake_ts);
+		t->key.kind = PROF_OFF_SLEEP;
+	} else if (now > t->ts) {
+		charge(&t->key, now - t->ts);
+	}
+	if (wakers && t->waker_tid && now > t->ts)
+		charge_waker(t, now - t->ts);
+	bpf_map_delete_elem(&tasks, &tid);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(prof_switch, bool preempt, struct task_struct *prev,
+	     struct task_struct *next)
+{
+	switch_out(ctx, preempt, prev, next);
+	switch_in(next);
+	return 0;
+}
+
+SEC("tp_btf/sched_waking")
+int BPF_PROG(prof_waking, struct task_struct *p)
+{
+	__u32 tid = BPF_CORE_READ(p, pid);
+	struct prof_task *t;
+	__u64 id;
+
+	t = bpf_map_lookup_elem(&tasks, &tid);
+	if (!t || t->wake_ts)
+		return 0;
+	t->wake_ts = bpf_ktime_get_ns();
+	if (!wakers)
+		return 0;
+	id = bpf_get_current_pid_tgid();
+	t->waker_tid = (__u32)id;
+	t->waker_kstack = bpf_get_stackid(ctx, &stacks, 0);
+	t->waker_ustack = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+	bpf_get_current_comm(t->waker_comm, sizeof(t->waker_comm));
+	if (t->waker_tid)
+		note_proc(id >> 32, false);
+	return 0;
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(prof_sys_enter, struct pt_regs *regs, long nr)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+	__s32 v = (__s32)nr;
+
+	if (!targeted(id >> 32, tid))
+		return 0;
+	bpf_map_update_elem(&insys, &tid, &v, BPF_ANY);
+	return 0;
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(prof_sys_exit, struct pt_regs *regs, long ret)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+
+	bpf_map_delete_elem(&insys, &tid);
+	return 0;
+}
+
+/* ---- processes --------------------------------------------------------- */
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(prof_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = BPF_CORE_READ(parent, tgid);
+	__u32 ctgid = BPF_CORE_READ(child, tgid);
+	__u32 ctid = BPF_CORE_READ(child, pid);
+	__u8 one = 1;
+
+	if (ptgid == ctgid)
+		return 0;
+	if (filter_mode == 1 && bpf_map_lookup_elem(&targets, &ptgid))
+		bpf_map_update_elem(&targets, &ctgid, &one, BPF_ANY);
+	/* a new process: its mappings are its parent's until it execs,
+	 * which a short-lived child may not outlive the reading of */
+	if (targeted(ctgid, ctid))
+		note_proc2(ctgid, false, ptgid);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(prof_exec, struct task_struct *p)
+{
+	__u32 tgid = BPF_CORE_READ(p, tgid), tid = BPF_CORE_READ(p, pid);
+
+	if (targeted(tgid, tid))
+		note_proc(tgid, true);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(prof_exit, struct task_struct *p)
+{
+	__u32 tid = BPF_CORE_READ(p, pid);
+
+	bpf_map_delete_elem(&insys, &tid);
+	bpf_map_delete_elem(&tasks, &tid);
+	return 0;
+}
