@@ -165,6 +165,11 @@ void stream__lost(struct stream *st, int cpu, uint64_t count, uint64_t ts);
 int stream__deliver(struct stream *st, uint64_t watermark,
 		    ctxmon_event_fn fn, void *ctx);
 void stream__stats(const struct stream *st, struct ctxmon_session_stats *out);
+/* Call @fn on every event queued and not yet delivered, in each CPU's
+ * order (a backend fills in what it learnt after queueing them). */
+void stream__for_each_held(struct stream *st,
+			   void (*fn)(struct ctxmon_event *ev, void *ctx),
+			   void *ctx);
 /* Capture start: a loss on a CPU that has no event yet begins there. */
 void stream__set_start(struct stream *st, uint64_t ts);
 

@@ -210,6 +210,18 @@ int stream__deliver(struct stream *st, uint64_t watermark, ctxmon_event_fn fn,
 	return ret ? ret : count;
 }
 
+void stream__for_each_held(struct stream *st,
+			   void (*fn)(struct ctxmon_event *ev, void *ctx),
+			   void *ctx)
+{
+	for (int c = 0; c < st->ncpus; c++) {
+		struct cpuq *q = &st->q[c];
+
+		for (size_t i = q->head; i != q->tail; i++)
+			fn(&q->ev[i & (q->cap - 1)], ctx);
+	}
+}
+
 void stream__set_start(struct stream *st, uint64_t ts)
 {
 	st->start = ts;

@@ -51,6 +51,8 @@ struct ftrace_priv {
 	bool stopping;
 	/* task_newtask, read apart from the decoder */
 	int newtask_id;
+	/* events queued with a tgid not known then (see retag_held) */
+	uint64_t unresolved;
 	struct tp_field f_type, f_pid, f_child, f_flags;
 };
 
@@ -283,9 +285,11 @@ static bool is_newtask(const struct ftrace_priv *p, const uint8_t *rec,
 
 /* Every CPU's task_newtask records of the round, before any event of the
  * round is decoded: a child can run on another CPU than its parent, and
- * that CPU may be decoded first. */
-static void learn_tasks(struct ftrace_priv *p)
+ * that CPU may be decoded first.  Returns how many were learnt. */
+static size_t learn_tasks(struct ftrace_priv *p)
 {
+	size_t learnt = 0;
+
 	for (size_t i = 0; i < p->ncpus && p->newtask_id > 0; i++) {
 		struct rcpu *c = &p->cpus[i];
 
@@ -302,16 +306,75 @@ static void learn_tasks(struct ftrace_priv *p)
 			while (rb_page__next(&pg, &rec, &len, &ts) > 0) {
 				if (!is_newtask(p, rec, len))
 					continue;
+				learnt++;
 				tgid_map__newtask(
 					p->c.tg,
 					(int32_t)rd_field(rec, len, &p->f_pid),
 					(int32_t)rd_field(rec, len,
 							  &p->f_child),
 					(uint64_t)rd_field(rec, len,
-							   &p->f_flags));
+							   &p->f_flags),
+					ts);
 			}
 		}
 	}
+	return learnt;
+}
+
+/* The tgids an event names: the current task's, a switch's next, a
+ * fork's child; -1 where not known yet.  @lookup: may read /proc.
+ * Returns how many are still unknown. */
+static unsigned resolve(struct tgid_map *tg, struct ctxmon_event *ev,
+			bool lookup)
+{
+	unsigned unknown = 0;
+	int32_t *f[2] = { NULL, NULL };
+	int32_t t[2] = { 0, 0 };
+
+	if (ev->type == CTXMON_EV_SWITCH) {
+		f[0] = &ev->sw.next_tgid;
+		t[0] = ev->sw.next_tid;
+	} else if (ev->type == CTXMON_EV_FORK) {
+		f[0] = &ev->fork.child_tgid;
+		t[0] = ev->fork.child_tid;
+	}
+	f[1] = &ev->tgid;
+	t[1] = ev->tid;
+	for (int i = 0; i < 2; i++) {
+		if (!f[i] || *f[i] >= 0 || t[i] <= 0)
+			continue;
+		*f[i] = lookup ? tgid_map__get_at(tg, t[i], ev->ts) :
+				 tgid_map__known(tg, t[i], ev->ts);
+		unknown += *f[i] < 0;
+	}
+	/* the current task of a switch is prev */
+	if (ev->type == CTXMON_EV_SWITCH)
+		ev->sw.prev_tgid = ev->tgid;
+	return unknown;
+}
+
+static void retag_one(struct ctxmon_event *ev, void *ctx)
+{
+	struct ftrace_priv *p = ctx;
+
+	if (ev->type != CTXMON_EV_LOST)
+		p->unresolved += resolve(p->c.tg, ev, false) > 0;
+}
+
+/*
+ * A task's events can be read a round before its task_newtask: a round
+ * reads the CPUs one after the other, so the parent's CPU can be read
+ * just before the record is written and the child's CPU after the child
+ * ran.  If the task was gone when its events were decoded, /proc could
+ * not tell its process.  Such events still wait in the stream (the
+ * parent's CPU was complete only up to before the task_newtask, so the
+ * watermark is behind it); once the task_newtask is learnt they get
+ * their tgid here, before they are delivered.
+ */
+static void retag_held(struct ftrace_priv *p)
+{
+	p->unresolved = 0;
+	stream__for_each_held(p->ctx->stream, retag_one, p);
 }
 
 static void on_record(struct ftrace_priv *p, struct rcpu *c, const uint8_t *rec,
@@ -340,15 +403,12 @@ static void on_record(struct ftrace_priv *p, struct rcpu *c, const uint8_t *rec,
 	}
 	ev->ts = ts;
 	ev->cpu = c->cpu;
-	ev->tgid = tgid_map__get(p->c.tg, ev->tid);
-	if (ev->type == CTXMON_EV_SWITCH) {
-		/* the current task of a switch is prev */
-		ev->sw.prev_tgid = ev->tgid;
-		ev->sw.next_tgid = tgid_map__get(p->c.tg, ev->sw.next_tid);
-	} else if (ev->type == CTXMON_EV_FORK) {
-		ev->fork.child_tgid =
-			tgid_map__get(p->c.tg, ev->fork.child_tid);
-	}
+	ev->tgid = -1;
+	if (ev->type == CTXMON_EV_SWITCH)
+		ev->sw.next_tgid = -1;
+	else if (ev->type == CTXMON_EV_FORK)
+		ev->fork.child_tgid = -1;
+	p->unresolved += resolve(p->c.tg, ev, true) > 0;
 	stream__commit(st, c->cpu);
 	c->last_ts = ts;
 }
@@ -413,7 +473,8 @@ static int ft_round(struct ftrace_priv *p, uint64_t now, uint64_t *safe,
 			 "ftrace: reading trace_pipe_raw: %s", strerror(-ret));
 		return ret;
 	}
-	learn_tasks(p);
+	if (learn_tasks(p) && p->unresolved)
+		retag_held(p);
 	for (size_t i = 0; i < p->ncpus; i++) {
 		struct rcpu *c = &p->cpus[i];
 		uint64_t done;

@@ -182,13 +182,21 @@ struct tgid_map *tgid_map__new(const char *proc);
 void tgid_map__free(struct tgid_map *m);
 /* Learn @tid's tgid; 0 or -ENOMEM. */
 int tgid_map__set(struct tgid_map *m, int32_t tid, int32_t tgid);
-/* A task was created (task_newtask): a CLONE_THREAD child joins the
- * parent's process, anything else starts its own. */
+/* A task was created (task_newtask at @ts, 0 if not known): a
+ * CLONE_THREAD child joins the parent's process, anything else starts its
+ * own.  The entry holds from @ts on: an event of that tid before @ts was a
+ * previous task's. */
 int tgid_map__newtask(struct tgid_map *m, int32_t parent, int32_t child,
-		      uint64_t clone_flags);
+		      uint64_t clone_flags, uint64_t ts);
 /* @tid's tgid: known, else read from <proc>/<tid>/status (the answer,
  * or -1 when the task is gone, is kept).  0 for the idle task. */
 int32_t tgid_map__get(struct tgid_map *m, int32_t tid);
+/* The same for an event at @ts: -1 when the entry was born after @ts
+ * (the tid was reused; the earlier task is gone). */
+int32_t tgid_map__get_at(struct tgid_map *m, int32_t tid, uint64_t ts);
+/* What the map knows of @tid at @ts, never reading /proc: -1 when
+ * nothing (or only a later task of that tid). */
+int32_t tgid_map__known(const struct tgid_map *m, int32_t tid, uint64_t ts);
 /* /proc look-ups done so far (for tests and diagnostics). */
 uint64_t tgid_map__lookups(const struct tgid_map *m);
 

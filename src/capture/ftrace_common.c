@@ -31,6 +31,7 @@ struct tgid_map {
 	char proc[256];
 	int32_t *keys; /* 0: empty slot */
 	int32_t *vals;
+	uint64_t *born; /* task_newtask time of the entry, 0: not known */
 	size_t cap, n;
 	uint64_t lookups;
 };
@@ -45,7 +46,8 @@ struct tgid_map *tgid_map__new(const char *proc)
 	m->cap = 1024;
 	m->keys = calloc(m->cap, sizeof(*m->keys));
 	m->vals = calloc(m->cap, sizeof(*m->vals));
-	if (!m->keys || !m->vals) {
+	m->born = calloc(m->cap, sizeof(*m->born));
+	if (!m->keys || !m->vals || !m->born) {
 		tgid_map__free(m);
 		errno = ENOMEM;
 		return NULL;
@@ -59,6 +61,7 @@ void tgid_map__free(struct tgid_map *m)
 		return;
 	free(m->keys);
 	free(m->vals);
+	free(m->born);
 	free(m);
 }
 
@@ -76,10 +79,12 @@ static int map_grow(struct tgid_map *m)
 	size_t cap = m->cap * 2;
 	int32_t *keys = calloc(cap, sizeof(*keys));
 	int32_t *vals = calloc(cap, sizeof(*vals));
+	uint64_t *born = calloc(cap, sizeof(*born));
 
-	if (!keys || !vals) {
+	if (!keys || !vals || !born) {
 		free(keys);
 		free(vals);
+		free(born);
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < m->cap; i++) {
@@ -90,16 +95,20 @@ static int map_grow(struct tgid_map *m)
 		j = map_slot(keys, cap, m->keys[i]);
 		keys[j] = m->keys[i];
 		vals[j] = m->vals[i];
+		born[j] = m->born[i];
 	}
 	free(m->keys);
 	free(m->vals);
+	free(m->born);
 	m->keys = keys;
 	m->vals = vals;
+	m->born = born;
 	m->cap = cap;
 	return 0;
 }
 
-int tgid_map__set(struct tgid_map *m, int32_t tid, int32_t tgid)
+static int map_put(struct tgid_map *m, int32_t tid, int32_t tgid,
+		   uint64_t born)
 {
 	size_t i;
 
@@ -113,7 +122,13 @@ int tgid_map__set(struct tgid_map *m, int32_t tid, int32_t tgid)
 		m->n++;
 	}
 	m->vals[i] = tgid;
+	m->born[i] = born;
 	return 0;
+}
+
+int tgid_map__set(struct tgid_map *m, int32_t tid, int32_t tgid)
+{
+	return map_put(m, tid, tgid, 0);
 }
 
 /* Tgid of @tid from <proc>/<tid>/status, -1 when the task is gone. */
@@ -144,6 +159,11 @@ static int32_t proc_tgid(struct tgid_map *m, int32_t tid)
 
 int32_t tgid_map__get(struct tgid_map *m, int32_t tid)
 {
+	return tgid_map__get_at(m, tid, UINT64_MAX);
+}
+
+int32_t tgid_map__get_at(struct tgid_map *m, int32_t tid, uint64_t ts)
+{
 	int32_t tgid;
 	size_t i;
 
@@ -151,7 +171,8 @@ int32_t tgid_map__get(struct tgid_map *m, int32_t tid)
 		return tid == 0 ? 0 : -1;
 	i = map_slot(m->keys, m->cap, tid);
 	if (m->keys[i])
-		return m->vals[i];
+		/* a task created after @ts took the tid of one now gone */
+		return m->born[i] <= ts ? m->vals[i] : -1;
 	tgid = proc_tgid(m, tid);
 	/* kept even when unknown: a dead tid is not looked up again (a
 	 * reuse of it comes with its own task_newtask) */
@@ -159,14 +180,28 @@ int32_t tgid_map__get(struct tgid_map *m, int32_t tid)
 	return tgid;
 }
 
+int32_t tgid_map__known(const struct tgid_map *m, int32_t tid, uint64_t ts)
+{
+	size_t i;
+
+	if (tid <= 0)
+		return tid == 0 ? 0 : -1;
+	i = map_slot(m->keys, m->cap, tid);
+	if (!m->keys[i] || m->born[i] > ts)
+		return -1;
+	return m->vals[i];
+}
+
 int tgid_map__newtask(struct tgid_map *m, int32_t parent, int32_t child,
-		      uint64_t clone_flags)
+		      uint64_t clone_flags, uint64_t ts)
 {
 	int32_t tgid = child;
 
+	/* ts 0: time unknown (text lines): the parent as it is now */
 	if (clone_flags & CLONE_THREAD_FLAG)
-		tgid = tgid_map__get(m, parent);
-	return tgid_map__set(m, child, tgid);
+		tgid = tgid_map__get_at(m, parent, ts ? ts : UINT64_MAX);
+	/* born at least 1: 0 means "time unknown" */
+	return map_put(m, child, tgid, ts ? ts : 1);
 }
 
 uint64_t tgid_map__lookups(const struct tgid_map *m)

@@ -362,7 +362,7 @@ static void on_line(struct text_priv *p, const char *line, size_t len)
 	 * any line of it */
 	ret = ftrace_text__newtask(line, len, &parent, &child, &flags);
 	if (ret == 1) {
-		tgid_map__newtask(p->c.tg, parent, child, flags);
+		tgid_map__newtask(p->c.tg, parent, child, flags, 0);
 		return;
 	}
 	ret = textparse__line(p->tp, line, len, &out, &why);

@@ -550,11 +550,11 @@ static void test_tgid_map(void **state)
 	assert_int_equal(tgid_map__lookups(m), 2);
 
 	/* a thread of 101's process, a new process, a reused tid */
-	assert_int_equal(tgid_map__newtask(m, 101, 102, 0x3d0f00), 0);
+	assert_int_equal(tgid_map__newtask(m, 101, 102, 0x3d0f00, 0), 0);
 	assert_int_equal(tgid_map__get(m, 102), 100);
-	assert_int_equal(tgid_map__newtask(m, 101, 200, 0x1200011), 0);
+	assert_int_equal(tgid_map__newtask(m, 101, 200, 0x1200011, 0), 0);
 	assert_int_equal(tgid_map__get(m, 200), 200);
-	assert_int_equal(tgid_map__newtask(m, 200, 555, 0x10000), 0);
+	assert_int_equal(tgid_map__newtask(m, 200, 555, 0x10000, 0), 0);
 	assert_int_equal(tgid_map__get(m, 555), 200);
 	assert_int_equal(tgid_map__lookups(m), 2);
 
@@ -570,6 +570,56 @@ static void test_tgid_map(void **state)
 	tgid_map__free(NULL);
 	rm_status(root, 101);
 	rm_status(root, 100);
+	assert_int_equal(rmdir(root), 0);
+}
+
+/* The race the kernel matrix found: a thread's events decoded before its
+ * task_newtask was read (its parent's CPU read first, the record written
+ * after), the thread gone from /proc by then.  The map must not answer
+ * for it until the task_newtask is learnt, then answer with the parent's
+ * process for events from the record's time on, and a reused tid's
+ * earlier events must not take the new task's process. */
+static void test_tgid_map_learn_order(void **state)
+{
+	char root[] = "/tmp/ctxmon-test-proc.XXXXXX";
+	struct tgid_map *m;
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	fake_status(root, 300, 300);
+	m = tgid_map__new(root);
+	assert_non_null(m);
+
+	/* thread 301's switch at 1000, decoded first: /proc has no 301 */
+	assert_int_equal(tgid_map__get_at(m, 301, 1000), -1);
+	assert_int_equal(tgid_map__known(m, 301, 1000), -1);
+	/* its task_newtask (at 900, CLONE_THREAD) learnt in the next round:
+	 * a held event re-resolved from the map alone gets 300 */
+	assert_int_equal(tgid_map__newtask(m, 300, 301, 0x3d0f00, 900), 0);
+	assert_int_equal(tgid_map__known(m, 301, 1000), 300);
+	assert_int_equal(tgid_map__known(m, 301, 900), 300);
+	assert_int_equal(tgid_map__get_at(m, 301, 1000), 300);
+	/* an event of that tid before 900 was an earlier task's */
+	assert_int_equal(tgid_map__known(m, 301, 899), -1);
+	assert_int_equal(tgid_map__get_at(m, 301, 899), -1);
+	/* the tid reused by a new process at 5000 */
+	assert_int_equal(tgid_map__newtask(m, 300, 301, 0x1200011, 5000), 0);
+	assert_int_equal(tgid_map__known(m, 301, 4999), -1);
+	assert_int_equal(tgid_map__known(m, 301, 5000), 301);
+	/* a CLONE_THREAD child takes its parent's process as of its own
+	 * time; a parent not in the map then is looked up in /proc */
+	assert_int_equal(tgid_map__newtask(m, 301, 302, 0x10000, 6000), 0);
+	assert_int_equal(tgid_map__known(m, 302, 6000), 301);
+	assert_int_equal(tgid_map__known(m, 0, 1), 0);
+	assert_int_equal(tgid_map__known(m, -1, 1), -1);
+	/* time unknown (text lines): from the start */
+	assert_int_equal(tgid_map__newtask(m, 300, 400, 0x10000, 0), 0);
+	assert_int_equal(tgid_map__known(m, 400, 1), 300);
+	/* /proc read twice: 301 (gone), 300 (the first thread's parent) */
+	assert_int_equal(tgid_map__lookups(m), 2);
+
+	tgid_map__free(m);
+	rm_status(root, 300);
 	assert_int_equal(rmdir(root), 0);
 }
 
@@ -670,6 +720,7 @@ int main(void)
 		cmocka_unit_test(test_instance_names),
 		cmocka_unit_test(test_clean_stale),
 		cmocka_unit_test(test_tgid_map),
+		cmocka_unit_test(test_tgid_map_learn_order),
 		cmocka_unit_test(test_text_head),
 	};
 

@@ -276,6 +276,54 @@ static void test_bad_cpu(void **state)
 	stream__free(NULL);
 }
 
+/* Held events are visited (only those not yet delivered, in each CPU's
+ * order) and what the visitor fills in is what is delivered: the ftrace
+ * backend tags a task's events with a tgid learnt a round later. */
+static void tag_held(struct ctxmon_event *ev, void *ctx)
+{
+	int *n = ctx;
+
+	ev->tgid = 4242 + *n;
+	(*n)++;
+}
+
+static int tgids(const struct ctxmon_event *ev, void *ctx)
+{
+	struct sink *s = ctx;
+
+	s->ts[s->n++] = (uint64_t)ev->tgid;
+	return 0;
+}
+
+static void test_for_each_held(void **state)
+{
+	struct stream *st = stream__new(2);
+	struct sink s = { 0 };
+	int n = 0;
+
+	(void)state;
+	s.ts = calloc(16, sizeof(*s.ts));
+	assert_non_null(s.ts);
+	push(st, 0, 10);
+	push(st, 0, 30);
+	push(st, 1, 20);
+	/* 10 delivered; 20 and 30 held */
+	assert_int_equal(stream__deliver(st, 15, tgids, &s), 1);
+	stream__for_each_held(st, tag_held, &n);
+	assert_int_equal(n, 2);
+	assert_int_equal(stream__deliver(st, UINT64_MAX, tgids, &s), 2);
+	assert_int_equal(s.n, 3);
+	/* the delivered one untouched (push leaves tgid as the slot had
+	 * it), then CPU 1's 20 visited second, CPU 0's 30 first */
+	assert_int_equal(s.ts[1], 4243);
+	assert_int_equal(s.ts[2], 4242);
+	n = 0;
+	stream__for_each_held(st, tag_held, &n);
+	assert_int_equal(n, 0);
+	free(s.ts);
+	stream__free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -288,6 +336,7 @@ int main(void)
 		cmocka_unit_test(test_callback_stops),
 		cmocka_unit_test(test_lost_before_any_event),
 		cmocka_unit_test(test_bad_cpu),
+		cmocka_unit_test(test_for_each_held),
 	};
 
 	return cmocka_run_group_tests_name("stream", tests, NULL, NULL);
