@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <elfutils/libdwfl.h>
@@ -47,6 +48,7 @@ struct pmaps {
 	size_t len;
 	Dwfl *dwfl;		/* built on first use */
 	bool dwfl_failed;
+	uint64_t snap_ns;	/* when the copy was taken (CLOCK_MONOTONIC) */
 };
 
 struct psym {
@@ -99,6 +101,23 @@ static struct pmaps *find_proc(const struct psym *s, pid_t tgid)
 bool psym__has(const struct psym *s, pid_t tgid)
 {
 	return find_proc(s, tgid) != NULL;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+int psym__refresh(struct psym *s, pid_t tgid, uint64_t min_age_ns)
+{
+	const struct pmaps *p = find_proc(s, tgid);
+
+	if (p && mono_ns() - p->snap_ns < min_age_ns)
+		return -EAGAIN;
+	return psym__snapshot(s, tgid);
 }
 
 int psym__snapshot(struct psym *s, pid_t tgid)
@@ -163,6 +182,7 @@ int psym__snapshot(struct psym *s, pid_t tgid)
 	p->attached = false;
 	p->text = text;
 	p->len = len;
+	p->snap_ns = mono_ns();
 	text = NULL;
 out:
 	close(fd);

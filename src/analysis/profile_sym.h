@@ -18,6 +18,10 @@ void psym__free(struct psym *s);
 /* Copy /proc/@tgid/maps (replacing an older copy); -errno when it is
  * gone or unreadable. */
 int psym__snapshot(struct psym *s, pid_t tgid);
+/* The same unless the copy is younger than @min_age_ns: -EAGAIN then.
+ * For an address no mapping holds (a copy taken at exec, before the
+ * dynamic loader mapped the libraries; a dlopen since). */
+int psym__refresh(struct psym *s, pid_t tgid, uint64_t min_age_ns);
 /* Give @tgid a copy of @parent's mappings (a fork that did not exec);
  * -ENOENT when @parent has none. */
 int psym__inherit(struct psym *s, pid_t tgid, pid_t parent);

@@ -48,6 +48,7 @@ struct ctxmon_profile {
 	struct pend *pend;
 	size_t pend_cap, pend_n;
 	uint64_t *pcs;		/* scratch: unwound addresses */
+	unsigned budget;	/* events left in this poll, 0: no limit */
 };
 
 static uint64_t mono_ns(void)
@@ -197,8 +198,10 @@ int ctxmon_profile_poll(struct ctxmon_profile *p, int timeout_ms)
 
 	if (!p->rb)
 		return -EINVAL;
+	p->budget = 4096;
 	r = ring_buffer__poll(p->rb, timeout_ms);
-	return r < 0 && r != -EINTR ? r : 0;
+	p->budget = 0;
+	return r < 0 && r != -EINTR && r != -EAGAIN ? r : 0;
 }
 
 static void detach(struct ctxmon_profile *p)
@@ -496,6 +499,22 @@ static int add_frames(struct ctxmon_profile *p, int stack_fd, __s32 id,
 static void merge(struct ctxmon_profile_stack *v, size_t *n);
 
 /* Unwind a stack copy into root-first user frames, then its kernel ones. */
+
+/* Whether the unwound stack (p->pcs[0..n)) is empty or holds an address
+ * that no copied mapping of @tgid covers. */
+static bool unmapped_frame(struct ctxmon_profile *p, pid_t tgid, size_t n)
+{
+	char buf[512];
+
+	if (!n)
+		return true;
+	for (size_t i = 0; i < n; i++)
+		if (psym__user(p->sym, tgid, p->pcs[i], i > 0, buf,
+			       sizeof(buf)) < 0)
+			return true;
+	return false;
+}
+
 static int unwind(struct ctxmon_profile *p, const struct prof_ev_stack *e,
 		  const char ***frames, size_t *n_frames, size_t *n_user)
 {
@@ -514,11 +533,12 @@ static int unwind(struct ctxmon_profile *p, const struct prof_ev_stack *e,
 			 e->data, e->len > PROF_USTK_BYTES ? PROF_USTK_BYTES : e->len,
 			 p->pcs, PROF_MAX_DEPTH, &n, &trunc) < 0)
 		n = 0;
-	/* nothing known at the leaf: the copy of the mappings may predate
-	 * an exec or a dlopen; copy them again (while it lives) and retry */
-	if ((n <= 1 && (!n || psym__user(p->sym, (pid_t)e->key.tgid, p->pcs[0],
-					 false, buf, sizeof(buf)) < 0)) &&
-	    psym__snapshot(p->sym, (pid_t)e->key.tgid) == 0 &&
+	/* a frame no mapping holds: the copy of the mappings may predate
+	 * the loader's mapping of the libraries (it is taken at exec) or a
+	 * dlopen; copy them again (while it lives, at most every 50 ms) and
+	 * retry */
+	if (unmapped_frame(p, (pid_t)e->key.tgid, n) &&
+	    psym__refresh(p->sym, (pid_t)e->key.tgid, 50000000) == 0 &&
 	    psym__unwind(p->sym, (pid_t)e->key.tgid, (pid_t)e->key.tid, &r,
 			 e->data, e->len > PROF_USTK_BYTES ? PROF_USTK_BYTES : e->len,
 			 p->pcs, PROF_MAX_DEPTH, &n, &trunc) < 0)
@@ -616,6 +636,8 @@ static int on_event(void *ctx, void *data, size_t len)
 	struct ctxmon_profile *p = ctx;
 	__u32 type;
 
+	/* a poll handles a bounded number of events, so the caller gets
+	 * control back (signals, the duration) however busy the ring is */
 	if (len < sizeof(type))
 		return 0;
 	memcpy(&type, data, sizeof(type));
@@ -633,6 +655,8 @@ static int on_event(void *ctx, void *data, size_t len)
 		   len >= sizeof(struct prof_ev_charge)) {
 		on_charge(p, data);
 	}
+	if (p->budget && !--p->budget)
+		return -EAGAIN;	/* stops the ring's loop after this event */
 	return 0;
 }
 
