@@ -156,12 +156,20 @@ fetch() {
 # ---- initramfs ----------------------------------------------------------
 
 # copy_with_libs FILE DEST: FILE to DEST in the root, and every shared
-# library ldd names for it at its own path.
+# library ldd names for it at its own path; a library of the build itself
+# (libctxmon.so.0, found through the tool's RUNPATH $ORIGIN) goes next to
+# DEST, where $ORIGIN points in the guest.
 ROOT=$WORK/root
 copy_with_libs() {
-	local lib
+	local lib bdir
+	bdir=$(cd "$(dirname "$1")" && pwd)
 	install -D -m 755 "$1" "$ROOT/$2"
 	for lib in $(ldd "$1" 2>/dev/null | grep -o '/[^ ]*'); do
+		if [ "$(cd "$(dirname "$lib")" && pwd)" = "$bdir" ]; then
+			install -D -m 755 "$(readlink -f "$lib")" \
+				"$ROOT$(dirname "$2")/$(basename "$lib")"
+			continue
+		fi
 		[ -e "$ROOT$lib" ] || install -D -m 755 "$(readlink -f "$lib")" "$ROOT$lib"
 	done
 }
