@@ -551,46 +551,24 @@ static void switch_in(struct ctxmon_account *a, struct task *t,
 
 /*
  * @cpu switched from @prev, not from @cur, the task it last switched to:
- * @cur's switch-out and @prev's switch-in were never traced (seen for
- * threads of PID 1 on some kernels, or lost).  The CPU's time since @cur's
- * switch-in is split where @prev could first have started: not before it
- * was woken (runnable since then), else at @cur's switch-in.  So @cur is
- * charged the run it must have had, never the CPU's whole busy time (up to
- * 100x its real run time against schedstat), and @prev runs from there;
- * the threads' run time still adds up to the CPU's busy time.  Where @cur
- * went is unknown: it sleeps ("other").
+ * @cur's switch-out was never traced (seen for threads of PID 1 on some
+ * kernels, or lost).  When it left is unknown: anywhere between its
+ * switch-in and now.  Charging it up to now gave it the CPU's whole busy
+ * time since (up to 100x its real run time against schedstat), so its run
+ * ends at its last known state change, the lower bound, and it sleeps
+ * ("other") from there; what ran meanwhile is the CPU's busy time,
+ * charged to no thread.  bpf-agg applies the same rule.
  */
-static void missed_out(struct ctxmon_account *a, int32_t cur, int32_t prev,
-		       int cpu, uint64_t ts)
+static void missed_out(struct ctxmon_account *a, int32_t cur, int cpu)
 {
 	struct task *t = cur > 0 ? task_find(a, cur) : NULL;
-	struct task *p;
-	uint64_t end;
 
 	if (!t || t->state != T_RUNNING || t->cpu != cpu)
 		return;
-	p = prev > 0 ? task_live(a, prev) : NULL;
-	end = t->state_ts;
-	if (p && p->state == T_RUNNABLE && p->state_ts > end && p->state_ts <= ts)
-		end = p->state_ts;
-	task_advance(t, end);
 	t->state = T_SLEEP;
 	t->sleep = CTXMON_SLEEP_OTHER;
 	t->cpu = -1;
 	t->lat_pending = t->early_wake = false;
-	if (!p)
-		return;
-	if (p->state == T_NEW) {
-		task_start(p, T_RUNNING, end);
-	} else if (p->state == T_RUNNABLE || p->state == T_SLEEP) {
-		task_advance(p, end);
-		p->state = T_RUNNING;
-	} else {
-		return;
-	}
-	/* its switch-in, where its wakeup latency ended, went unseen */
-	p->cpu = cpu;
-	p->lat_pending = p->early_wake = p->waked = false;
 }
 
 static void on_switch(struct ctxmon_account *a, const struct ctxmon_event *ev,
@@ -609,7 +587,7 @@ static void on_switch(struct ctxmon_account *a, const struct ctxmon_event *ev,
 			cpu_advance(c, ts);
 			if (c->cur != prev) {
 				a->anomalies++;
-				missed_out(a, c->cur, prev, ev->cpu, ts);
+				missed_out(a, c->cur, ev->cpu);
 			}
 		} else {
 			c->in_span = true;

@@ -474,56 +474,24 @@ static __always_inline __s32 agg_cpu_switch(__u64 ts, __s32 next_tid)
 }
 
 /*
- * This CPU switched from @prev, not from @cur, the task it last switched
- * to: @cur's switch-out and @prev's switch-in were never traced (seen for
- * threads of PID 1 on some kernels).  The account's missed_out() rule: the
- * CPU's time since @cur's switch-in is split where @prev could first have
- * started (its wakeup if it was runnable, else @cur's switch-in); @cur
- * sleeps from there ("other"), @prev runs.  Left running, @cur would be
- * charged run time to the end of the capture, more than any CPU had.  The
- * two rows are locked one after the other, never together.
+ * This CPU switched from another task than @cur, the one it last switched
+ * to: @cur's switch-out was never traced (seen for threads of PID 1 on some
+ * kernels).  The account's missed_out() rule: when it left is unknown, so
+ * its run ends at its last known state change (the lower bound) and it
+ * sleeps ("other") from there.  Left running, it would be charged run time
+ * to the end of the capture, more than any CPU had.
  */
-static __always_inline void agg_missed_out(__s32 cur, __s32 prev, __s32 cpu,
-					   __u64 ts)
+static __always_inline void agg_missed_out(__s32 cur, __s32 cpu)
 {
-	struct ctxsw_row *r = row_get(cur, false), *p;
+	struct ctxsw_row *r = row_get(cur, false);
 	struct ctxsw_cpu *c = this_cpu();
-	__u64 end;
-	bool running;
 
 	if (c)
 		c->missed_out++;
 	if (!r)
 		return;
 	bpf_spin_lock(&r->lock);
-	running = r->state == CTXSW_ST_RUNNING && r->cpu == cpu;
-	end = r->state_ts;
-	bpf_spin_unlock(&r->lock);
-	if (!running)
-		return;
-	p = prev > 0 ? row_get(prev, true) : NULL;
-	if (p) {
-		bpf_spin_lock(&p->lock);
-		if (p->state == CTXSW_ST_RUNNABLE && p->state_ts > end &&
-		    p->state_ts <= ts)
-			end = p->state_ts;
-		if (p->state == CTXSW_ST_NEW) {
-			row_start(p, CTXSW_ST_RUNNING, end);
-			p->cpu = cpu;
-		} else if (p->state == CTXSW_ST_RUNNABLE ||
-			   p->state == CTXSW_ST_SLEEP) {
-			row_advance(p, end);
-			p->state = CTXSW_ST_RUNNING;
-			p->cpu = cpu;
-		}
-		/* its switch-in, where its wakeup latency ended, went
-		 * unseen */
-		p->flags &= ~(CTXSW_RF_LAT_PENDING | CTXSW_RF_EARLY_WAKE);
-		bpf_spin_unlock(&p->lock);
-	}
-	bpf_spin_lock(&r->lock);
 	if (r->state == CTXSW_ST_RUNNING && r->cpu == cpu) {
-		row_advance(r, end);
 		r->state = CTXSW_ST_SLEEP;
 		r->sleep_idx = 2;	/* CTXMON_SLEEP_OTHER */
 		r->cpu = -1;
@@ -556,7 +524,7 @@ int BPF_PROG(agg_sched_switch, bool preempt, struct task_struct *prev,
 	read_task_btf(next, &ni);
 	cur = agg_cpu_switch(o.ts, ni.tid);
 	if (cur > 0 && cur != pi.tid)
-		agg_missed_out(cur, pi.tid, cpu, o.ts);
+		agg_missed_out(cur, cpu);
 	o.after_fold = prev->exit_state && pi.tid != pi.tgid;
 
 	if (pi.tid > 0 && (!filtering() || task_selected(prev))) {
