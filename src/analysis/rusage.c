@@ -14,9 +14,8 @@
  * parent is in.  A parent reaps in wait4() from one of its threads, so
  * not once its last thread has entered do_exit() (sched_process_exit): a
  * child that dies later (its last switch-out after that event) stays a
- * zombie until exit_notify() hands it to init, which reaps it.  Where a
- * thread's event was not seen (lost), the parent's last switch-out is the
- * limit.
+ * zombie until exit_notify() hands it to init, which reaps it.  Without
+ * that event (bpf-agg rows) the parent's last switch-out is the limit.
  * Processes still alive when the command died are out: the command did
  * not reap them.
  *
