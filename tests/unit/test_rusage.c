@@ -2,8 +2,7 @@
  * test_rusage - the replay of the kernel's reaping over a command's rows
  * (analysis/rusage.c): which processes' counters reach the command's
  * rusage, on synthetic trees: children reaped by a live parent, orphans
- * whose parent died first (and what they reaped), children that died
- * while their parent was exiting, processes alive at the
+ * whose parent died first (and what they reaped), processes alive at the
  * end, a tgid used again after a reap, rows split over intervals, and the
  * display fold keeping orphans apart.
  */
@@ -71,56 +70,6 @@ static void test_orphan(void **state)
 	assert_false(rows[1].orphaned);
 	assert_true(rows[2].orphaned);
 	assert_false(rows[3].orphaned);
-}
-
-/* A parent reaps nothing once its last thread entered do_exit(): 102
- * begins to exit at 50 (sched_process_exit) and switches out for the last
- * time at 90; its child 103, dead at 70, was never reaped by it (init
- * reaped it), while 104, dead at 40, could be.  Without the exit event
- * (exit_ts 0) the last switch-out is the limit. */
-static void test_exiting_parent(void **state)
-{
-	struct ctxmon_stats rows[] = {
-		proc(ROOT, 1, 1, 400, 1, 0),
-		proc(102, ROOT, 10, 90, 2, 1),
-		proc(103, 102, 20, 70, 4, 3),
-		proc(104, 102, 21, 40, 6, 5),
-	};
-	struct rusage_sums in, out;
-
-	(void)state;
-	rows[1].exit_ts = 50;
-	rows[2].exit_ts = 60;
-	rows[3].exit_ts = 35;
-	result(rows, 4, &in, &out);
-	assert_int_equal(in.procs, 3);
-	assert_int_equal(in.vol, 1 + 1 + 2 + 1 + 6 + 1);
-	assert_int_equal(in.invol, 0 + 1 + 5);
-	assert_int_equal(out.procs, 1);
-	assert_int_equal(out.vol, 4 + 1);
-	assert_int_equal(out.invol, 3);
-	assert_true(rows[2].orphaned);
-	assert_false(rows[3].orphaned);
-
-	/* a thread of 102 still running until 80 could reap: 103 is in */
-	{
-		struct ctxmon_stats r2[] = {
-			rows[0], rows[1], rows[2], rows[3],
-			proc(102, ROOT, 11, 80, 0, 0),
-		};
-
-		r2[4].tid = 105;
-		r2[4].exit_ts = 75;
-		result(r2, 5, &in, &out);
-		assert_int_equal(in.procs, 4);
-		assert_false(r2[2].orphaned);
-	}
-
-	/* no exit events (exit_ts 0): the parent's last switch-out, 90 */
-	rows[1].exit_ts = rows[2].exit_ts = rows[3].exit_ts = 0;
-	result(rows, 4, &in, &out);
-	assert_int_equal(in.procs, 4);
-	assert_false(rows[2].orphaned);
 }
 
 /* A double-forking daemon: what the orphan reaped goes with it; a
@@ -236,7 +185,6 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_orphan),
 		cmocka_unit_test(test_daemon),
-		cmocka_unit_test(test_exiting_parent),
 		cmocka_unit_test(test_tgid_reuse),
 		cmocka_unit_test(test_intervals),
 		cmocka_unit_test(test_fold_rows),
