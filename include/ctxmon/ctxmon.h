@@ -243,10 +243,7 @@ struct ctxmon_stats {
 					 * whose sched_switch shows a
 					 * signal-cut sleep as R (see
 					 * ctxmon/features.h), a switch the
-					 * kernel counts voluntary */	uint64_t exit_ts;		/* its sched_process_exit (do_exit()
-					 * began: its process reaps nothing
-					 * after its last thread's), 0 if not
-					 * seen */
+					 * kernel counts voluntary */
 };
 
 struct ctxmon_cpu_stats {

@@ -850,8 +850,6 @@ static void on_task_exit(struct ctxmon_account *a,
 	t = task_live(a, ev->exit.tid);
 	set_comm(a, t, ev->exit.comm);
 	t->st.exited = true;
-	if (!t->st.exit_ts)
-		t->st.exit_ts = ev->ts;
 }
 
 static void on_migrate(struct ctxmon_account *a, const struct ctxmon_event *ev)

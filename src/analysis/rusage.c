@@ -10,23 +10,17 @@
  * to a subreaper or init, which reaps it: its counters, and all it
  * reaped, are lost to the command.  The command ctxmon runs is reaped by
  * ctxmon.  So a process is in the command's rusage when it is the
- * command, or when it died while its parent could still reap it and that
- * parent is in.  A parent reaps in wait4() from one of its threads, so
- * not once its last thread has entered do_exit() (sched_process_exit): a
- * child that dies later (its last switch-out after that event) stays a
- * zombie until exit_notify() hands it to init, which reaps it.  Without
- * that event (bpf-agg rows) the parent's last switch-out is the limit.
- * Processes still alive when the command died are out: the command did
- * not reap them.
+ * command, or when it died while its parent was still alive and that
+ * parent is in.  Processes still alive when the command died are out: the
+ * command did not reap them.
  *
  * Identity: a tgid can be used again once its process has been reaped, so
  * a process is (tgid, incarnation); a leader row whose tgid's latest
  * process has ended starts a new one, and a non-leader thread or a child
  * belongs to the latest incarnation that started before it.
  *
- * Limits: a zombie whose living parent never waits for it and then exits
- * is reaped by init, but counted here as its parent's (no tracepoint marks
- * the reap); a
+ * Limits: a zombie whose parent dies without reaping it is reaped by init,
+ * but counted here as its parent's (no tracepoint marks the reap); a
  * process reparented to a subreaper inside the tree is counted out; a
  * child of a parent that ignores SIGCHLD is released unreaped, and counted
  * in.  docs/accounting.md says so.
@@ -40,8 +34,6 @@
 struct rproc {
 	pid_t tgid, ppid;
 	uint64_t start, end;
-	uint64_t exit_start;	/* latest sched_process_exit of its threads */
-	bool exit_unknown;	/* a thread ended without one seen */
 	bool ended;
 	bool counted;
 	bool has_leader;
@@ -230,26 +222,6 @@ static int cmp_idx(const void *a, const void *b)
 	return 0;
 }
 
-static void note_exit(struct rproc *p, const struct ctxmon_stats *r)
-{
-	if (!r->exited)
-		return;
-	if (!r->exit_ts)
-		p->exit_unknown = true;
-	else if (r->exit_ts > p->exit_start)
-		p->exit_start = r->exit_ts;
-}
-
-/*
- * Until when @r can still reap a child: a process waits in one of its
- * threads, so not after its last thread entered do_exit()
- * (sched_process_exit); without that event, until its last switch-out.
- */
-static uint64_t reaps_until(const struct rproc *r)
-{
-	return r->exit_start && !r->exit_unknown ? r->exit_start : r->end;
-}
-
 static int add_one(struct rusage_model *m, const struct ctxmon_stats *r,
 		   struct rusage_sums *folded)
 {
@@ -279,7 +251,6 @@ static int add_one(struct rusage_model *m, const struct ctxmon_stats *r,
 			if (r->last_ts > p->end)
 				p->end = r->last_ts;
 		}
-		note_exit(p, r);
 	} else {
 		i = find(m, tgid, r->first_ts);
 		if (i < 0)
@@ -290,7 +261,6 @@ static int add_one(struct rusage_model *m, const struct ctxmon_stats *r,
 		/* the process ends with its last thread */
 		if (r->exited && r->last_ts > p->end)
 			p->end = r->last_ts;
-		note_exit(p, r);
 	}
 	rusage__row(&p->own, r);
 	return 0;
@@ -369,7 +339,7 @@ void rusage__result(struct rusage_model *m, struct rusage_sums *in,
 			p->counted = true;
 		else
 			p->counted = p->ended && r && r->counted &&
-				     (!r->ended || reaps_until(r) >= p->end);
+				     (!r->ended || r->end >= p->end);
 	}
 	for (size_t i = 0; i < m->n; i++) {
 		struct rproc *p = &m->p[i];

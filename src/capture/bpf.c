@@ -1103,7 +1103,6 @@ void bpf_row__stats(const struct ctxsw_row *r, uint64_t now,
 	s->exit_switch = r->exit_switch;
 	s->after_fold = r->after_fold;
 	s->exit_counted = r->exit_counted;
-	s->exit_ts = r->exit_ts;
 	s->run_ns = r->run_ns;
 	s->wait_ns = r->wait_ns;
 	for (int i = 0; i < CTXMON_SLEEP__MAX; i++)

@@ -3,10 +3,8 @@
 #
 # A process whose parent dies first is reparented to init, which reaps it:
 # its counters never reach the command's rusage.  For a shell script that
-# backgrounds children from a subshell, a double-forking daemon, a
-# `setsid -f` child and a child that dies while its parent is exiting
-# (exit_orphan.py: after the parent's sched_process_exit, so the parent
-# never reaps it), run under GNU time:
+# backgrounds children from a subshell, a double-forking daemon and a
+# `setsid -f` child, run under GNU time:
 #
 #   ctxmon stat --check --json -o out.json -- /usr/bin/time -v CMD
 #
@@ -28,7 +26,6 @@ command -v setsid >/dev/null || skip "no setsid (util-linux)"
 
 cp "$(command -v sleep)" "$T/orphsleep"
 O=$T/orphsleep
-XO=$(cd "$(dirname "$0")" && pwd)/exit_orphan.py
 
 # gnutime_check NAME BACKEND NORPHANS CMD...: one run.
 gnutime_check() {
@@ -112,15 +109,6 @@ for b in ${EXACT_BACKENDS:-bpf-agg bpf perf ftrace ftrace-text}; do
 	gnutime_check "daemon-$b" "$b" 1 sh -c "sh -c '$O 0.1 & exit 0'; sleep 0.25"
 	gnutime_check "setsid-$b" "$b" 1 sh -c "setsid -f $O 0.1; sleep 0.25"
 	gnutime_check "reaped-$b" "$b" 0 sh -c "sleep 0.05 & sleep 0.1; wait"
-	# a child that dies while its parent exits (after the parent's
-	# sched_process_exit): never reaped by that parent.  Before 6.16 the
-	# event comes after exit_mm(), where exit_orphan.py's child dies (a
-	# limit, docs/accounting.md); its format has group_dead since.
-	if grep -qs group_dead /sys/kernel/tracing/events/sched/sched_process_exit/format; then
-		gnutime_check "exiting-parent-$b" "$b" 1 python3 "$XO" orphsleep
-	else
-		echo "note: sched_process_exit comes after exit_mm() on this kernel: exiting-parent case left out"
-	fi
 done
 
 # --check and the verdict on stderr

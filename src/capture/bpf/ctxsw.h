@@ -183,7 +183,6 @@ struct ctxsw_row {
 	__u64 nvcsw, nivcsw;	/* counters at the last switch in or out */
 	__u64 after_fold;	/* involuntary, after exit folded counters */
 	__u64 exit_counted;	/* exit switch-out in state Z */
-	__u64 exit_ts;		/* its sched_process_exit, 0 not seen */
 };
 
 /*

@@ -773,7 +773,6 @@ int BPF_PROG(agg_sched_process_free, struct task_struct *p)
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(agg_sched_process_exit, struct task_struct *p)
 {
-	__u64 ts = bpf_ktime_get_ns(); /* no helper under the lock */
 	struct task_info ti;
 	struct ctxsw_row *r = agg_row(p, &ti);
 
@@ -782,8 +781,6 @@ int BPF_PROG(agg_sched_process_exit, struct task_struct *p)
 	bpf_spin_lock(&r->lock);
 	row_learn(r, &ti);
 	r->exited = 1;
-	if (!r->exit_ts)
-		r->exit_ts = ts;
 	bpf_spin_unlock(&r->lock);
 	return 0;
 }
