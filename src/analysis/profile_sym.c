@@ -22,6 +22,7 @@
 
 #include <elfutils/libdwfl.h>
 
+#include "internal.h"
 #include "analysis/profile_sym.h"
 
 struct ksym {
@@ -120,76 +121,6 @@ int psym__refresh(struct psym *s, pid_t tgid, uint64_t min_age_ns)
 	return psym__snapshot(s, tgid);
 }
 
-int psym__snapshot(struct psym *s, pid_t tgid)
-{
-	char path[64], *text = NULL;
-	size_t len = 0, cap = 0;
-	struct pmaps *p;
-	int fd, err = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)tgid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	for (;;) {
-		ssize_t r;
-
-		if (cap - len < 4096) {
-			char *n = realloc(text, cap ? cap * 2 : 16384);
-
-			if (!n) {
-				err = -ENOMEM;
-				goto out;
-			}
-			text = n;
-			cap = cap ? cap * 2 : 16384;
-		}
-		r = read(fd, text + len, cap - len);
-		if (r < 0) {
-			err = -errno;
-			goto out;
-		}
-		if (!r)
-			break;
-		len += (size_t)r;
-	}
-	if (!len) {
-		err = -ESRCH;	/* a zombie: no mappings left */
-		goto out;
-	}
-	p = find_proc(s, tgid);
-	if (!p) {
-		if (s->n_procs == s->cap_procs) {
-			size_t nc = s->cap_procs ? s->cap_procs * 2 : 64;
-			struct pmaps *n = realloc(s->procs, nc * sizeof(*n));
-
-			if (!n) {
-				err = -ENOMEM;
-				goto out;
-			}
-			s->procs = n;
-			s->cap_procs = nc;
-		}
-		p = &s->procs[s->n_procs++];
-		memset(p, 0, sizeof(*p));
-		p->tgid = tgid;
-	}
-	free(p->text);
-	if (p->dwfl)
-		dwfl_end(p->dwfl);
-	p->dwfl = NULL;
-	p->dwfl_failed = false;
-	p->attached = false;
-	p->text = text;
-	p->len = len;
-	p->snap_ns = mono_ns();
-	text = NULL;
-out:
-	close(fd);
-	free(text);
-	return err;
-}
-
 static struct pmaps *new_proc(struct psym *s, pid_t tgid)
 {
 	struct pmaps *p = find_proc(s, tgid);
@@ -209,6 +140,37 @@ static struct pmaps *new_proc(struct psym *s, pid_t tgid)
 	memset(p, 0, sizeof(*p));
 	p->tgid = tgid;
 	return p;
+}
+
+int psym__snapshot(struct psym *s, pid_t tgid)
+{
+	char path[64], *text;
+	struct pmaps *p;
+	size_t len = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)tgid);
+	text = sys__read_text(path, 64u << 20, &len);
+	if (!text)
+		return -errno;
+	if (!len) {
+		free(text);
+		return -ESRCH;	/* a zombie: no mappings left */
+	}
+	p = new_proc(s, tgid);
+	if (!p) {
+		free(text);
+		return -ENOMEM;
+	}
+	free(p->text);
+	if (p->dwfl)
+		dwfl_end(p->dwfl);
+	p->dwfl = NULL;
+	p->dwfl_failed = false;
+	p->attached = false;
+	p->text = text;
+	p->len = len;
+	p->snap_ns = mono_ns();
+	return 0;
 }
 
 int psym__inherit(struct psym *s, pid_t tgid, pid_t parent)

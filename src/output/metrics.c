@@ -413,6 +413,10 @@ static int collect_cgroups(struct ctxmon_metrics *m)
 		ret = -ENOMEM;
 		goto out;
 	}
+	/* a name not known yet re-reads the names, which frees the old
+	 * ones: look every id up first, keep pointers only after that */
+	for (size_t i = 0; i < n; i++)
+		(void)cg_name(m, cg[i].cgid);
 	for (size_t i = 0; i < n; i++) {
 		rows[i].k1 = cg[i].cgid;
 		rows[i].v = (const uint64_t *)&cg[i].s;

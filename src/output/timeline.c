@@ -289,18 +289,17 @@ static void switch_in(struct timeline *tl, struct tl_thread *t,
 
 /*
  * @cpu switched from another task than @cur, the one it last switched to:
- * @cur's switch-out was never traced.  As the account does (its
- * missed_out()), its run ends here, and where it went is unknown: a sleep
- * of unknown state, never more run time than its CPU had.
+ * @cur's switch-out was never traced, and when it left is unknown.  As
+ * the account does (its missed_out()), its run ends at its last known
+ * state change, the lower bound: from there it is a sleep of unknown
+ * state, never more run time than it had.
  */
-static void missed_out(struct timeline *tl, int32_t cur, int32_t cpu,
-		       uint64_t ts)
+static void missed_out(struct timeline *tl, int32_t cur, int32_t cpu)
 {
 	struct tl_thread *t = cur > 0 ? find(tl, cur) : NULL;
 
 	if (!t || t->state != TL_RUNNING || t->cpu != cpu)
 		return;
-	advance(tl, t, ts, NULL);
 	t->state = TL_SLEEP;
 	snprintf(t->sleep, sizeof(t->sleep), "?");
 	t->block_sys = -1;
@@ -370,7 +369,7 @@ static void on_switch(struct timeline *tl, const struct ctxmon_event *ev,
 			      c->prio);
 	}
 	if (c && c->started && c->tid != prev)
-		missed_out(tl, c->tid, ev->cpu, ts);
+		missed_out(tl, c->tid, ev->cpu);
 	if (p)
 		switch_out(tl, p, ev, ts);
 	n = NULL;
