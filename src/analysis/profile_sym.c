@@ -142,6 +142,20 @@ static struct pmaps *new_proc(struct psym *s, pid_t tgid)
 	return p;
 }
 
+/* @text (malloc'd, @len bytes) becomes @p's copy of its mappings; the
+ * Dwfl built on the old one goes. */
+static void set_maps(struct pmaps *p, char *text, size_t len)
+{
+	free(p->text);
+	if (p->dwfl)
+		dwfl_end(p->dwfl);
+	p->dwfl = NULL;
+	p->dwfl_failed = false;
+	p->attached = false;
+	p->text = text;
+	p->len = len;
+}
+
 int psym__snapshot(struct psym *s, pid_t tgid)
 {
 	char path[64], *text;
@@ -161,14 +175,7 @@ int psym__snapshot(struct psym *s, pid_t tgid)
 		free(text);
 		return -ENOMEM;
 	}
-	free(p->text);
-	if (p->dwfl)
-		dwfl_end(p->dwfl);
-	p->dwfl = NULL;
-	p->dwfl_failed = false;
-	p->attached = false;
-	p->text = text;
-	p->len = len;
+	set_maps(p, text, len);
 	p->snap_ns = mono_ns();
 	return 0;
 }
@@ -191,14 +198,7 @@ int psym__inherit(struct psym *s, pid_t tgid, pid_t parent)
 		free(text);
 		return -ENOMEM;
 	}
-	free(c->text);
-	if (c->dwfl)
-		dwfl_end(c->dwfl);
-	c->dwfl = NULL;
-	c->dwfl_failed = false;
-	c->attached = false;
-	c->text = text;
-	c->len = len;
+	set_maps(c, text, len);	/* snap_ns stays: a fork's copy is old */
 	return 0;
 }
 
