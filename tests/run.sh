@@ -53,7 +53,10 @@ for t in "$B"/tests/*; do
 done
 
 log=$(mktemp /tmp/ctxmon-test.XXXXXX)
-trap 'rm -f "$log"' EXIT
+# the FAIL lines of every failed e2e test, repeated at the end: a long
+# run's log is often read from its tail only
+digest=$(mktemp /tmp/ctxmon-digest.XXXXXX)
+trap 'rm -f "$log" "$digest"' EXIT
 for t in tests/e2e/test_*.sh; do
 	[ -f "$t" ] || continue
 	name=e2e/$(basename "$t" .sh)
@@ -82,9 +85,19 @@ for t in tests/e2e/test_*.sh; do
 		[ "$rc" = 124 ] && echo "FAIL $name: timed out after ${tt:-$TIMEOUT} s" ||
 			echo "FAIL $name (exit $rc, ${secs} s)"
 		sed 's/^/    /' "$log"
+		{
+			echo "$name:"
+			grep -E '^(FAIL|.*MISMATCH|.*timed out|.*ERROR: AddressSanitizer|.*runtime error)' "$log" |
+				head -n 12 | sed 's/^/    /'
+		} >>"$digest"
 		;;
 	esac
 done
+
+if [ -s "$digest" ]; then
+	echo "--- why the failed e2e tests failed (their FAIL lines)"
+	cat "$digest"
+fi
 
 [ -z "$failures" ] || echo "failed:$failures"
 echo "$pass passed, $failed failed, $skipped skipped"

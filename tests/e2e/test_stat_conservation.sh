@@ -31,9 +31,9 @@ for p in glob.glob("/proc/[0-9]*/task/[0-9]*/schedstat"):
         pass
 json.dump(out, open(sys.argv[1], "w"))' "$1"
 }
-"$WL/pingpong" 400000 >/dev/null 2>&1 &
+"$WL/pingpong" 1000000000 >/dev/null 2>&1 &
 LOAD1=$!
-"$WL/spin2" 20000 1 >/dev/null 2>&1 &
+"$WL/spin2" 1000000 1 >/dev/null 2>&1 &
 LOAD2=$!
 trap 'kill $LOAD1 $LOAD2 2>/dev/null; wait 2>/dev/null; _cleanup' EXIT
 for b in bpf-agg bpf perf ftrace; do
@@ -50,21 +50,26 @@ for b in bpf-agg bpf perf ftrace; do
 		fi
 		snap "$T/after.json"
 		san_check "$b stat" "$T/s.err"
-		"$PY" - "$T/s.json" "$T/before.json" "$T/after.json" "$b.$r" <<'PYEOF' || fail "$b round $r: time not conserved"
+		"$PY" - "$T/s.json" "$T/before.json" "$T/after.json" "$b.$r" "$LOAD1" "$LOAD2" <<'PYEOF' || fail "$b round $r: time not conserved"
 import json, sys
 d = json.load(open(sys.argv[1]))
 before = json.load(open(sys.argv[2]))
 after = json.load(open(sys.argv[3]))
 tag = sys.argv[4]
+loads = {int(sys.argv[5]), int(sys.argv[6])}
 slack = after["lost_ns"] - before["lost_ns"] + 2 * 4_000_000 + 10_000_000
 bad = []
 checked = 0
+# the load's threads ran all through the window: each must be checked
+load_checked = set()
 for t in d["threads"]:
     k = str(t["tid"])
     if t["tid"] <= 0 or k not in after or t.get("exited"):
         continue
     delta = after[k] - before.get(k, 0)
     checked += 1
+    if t["tgid"] in loads:
+        load_checked.add(t["tgid"])
     if t["run_ns"] > delta + slack:
         bad.append((t["tid"], t["comm"], t["run_ns"], delta))
 run = sum(t["run_ns"] for t in d["threads"] if t["tid"] > 0)
@@ -75,7 +80,10 @@ print(f"{tag}: {checked} threads checked against schedstat, "
       f"slack {slack / 1e6:.0f} ms")
 for tid, comm, got, want in bad[:10]:
     print(f"  tid {tid} ({comm}): ctxmon run {got / 1e6:.3f} ms > schedstat {want / 1e6:.3f} ms")
-ok = not bad and run <= busy * 1.01 + 2_000_000 and checked > 10
+ok = not bad and run <= busy * 1.01 + 2_000_000
+if load_checked != loads:
+    print(f"  the load's processes {sorted(loads - load_checked)} have no row checked")
+    ok = False
 for c in d["cpus"]:
     if c["busy_ns"] > c["span_ns"] + 1_000_000:
         print(f"  cpu {c['cpu']}: busy {c['busy_ns']} > span {c['span_ns']}")
@@ -86,4 +94,5 @@ sys.exit(0 if ok else 1)
 PYEOF
 	done
 done
+kill -0 $LOAD1 $LOAD2 || fail "a load process ended before the last round"
 finish
