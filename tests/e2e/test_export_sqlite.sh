@@ -190,9 +190,12 @@ for line in open(sys.argv[1]):
     m = re.match(r"\s*\S+-(\d+)\s+\[\d+\]\s+\S+: (sys_enter|sys_exit): NR (\d+)", line)
     if m:
         insys[m.group(1)] = m.group(3) if m.group(2) == "sys_enter" else None
+        # it ran on after any wakeup before: that one was in place
+        woke[m.group(1)] = False
         continue
     # a thread woken while still on its CPU does not sleep at its
-    # switch-out (the account's early wakeup): it is runnable at once
+    # switch-out (the account's early wakeup): it is runnable at once,
+    # unless it goes on to run (its own syscall events) and blocks anew
     m = re.search(r"sched_waking: comm=.*? pid=(\d+) ", line)
     if m:
         if running.get(m.group(1)):

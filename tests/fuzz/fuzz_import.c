@@ -4,8 +4,9 @@
  * read back complete, and printing it, importing the print and printing
  * again must give the same lines (the round trip of `ctxmon script` and
  * `ctxmon import`).  As in ftrace's own text, a comm that itself contains
- * a line head ("[001] 12.5: ...") makes a line ambiguous; the identity is
- * not required of such prints.
+ * a line head ("[001] 12.5: ...") or the event's own field syntax
+ * ("prev_comm=a prev_pid=1 ==> ...": a key or the arrow twice on a line)
+ * makes a line ambiguous; the identity is not required of such prints.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -92,9 +93,43 @@ static int import_print(FILE *in, struct text *out)
 	return 0;
 }
 
+/* A " key=" token (lower case and '_') or "==>" twice on the line that
+ * begins at @l: a comm holds field syntax. */
+static bool repeats_field(const char *l)
+{
+	const char *e = strchr(l, '\n');
+	size_t n = e ? (size_t)(e - l) : strlen(l);
+
+	for (size_t i = 0; i + 3 <= n; i++) {
+		size_t k = i;
+
+		if (!memcmp(l + i, "==>", 3)) {
+			for (size_t j = i + 3; j + 3 <= n; j++)
+				if (!memcmp(l + j, "==>", 3))
+					return true;
+			continue;
+		}
+		if (l[i] != ' ')
+			continue;
+		while (k + 1 < n && ((l[k + 1] >= 'a' && l[k + 1] <= 'z') ||
+				     l[k + 1] == '_'))
+			k++;
+		if (k == i || k + 1 >= n || l[k + 1] != '=')
+			continue;
+		/* l[i .. k + 1] is " key=": look for it again */
+		for (size_t j = k + 1; j + (k + 2 - i) <= n; j++)
+			if (!memcmp(l + j, l + i, k + 2 - i))
+				return true;
+	}
+	return false;
+}
+
 /* More than one "[cpu] <digit>" on a line: a comm holds a line head. */
 static bool ambiguous(const char *start)
 {
+	for (const char *l = start; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : l)
+		if (repeats_field(l))
+			return true;
 	int heads = 0;
 
 	for (const char *t = start; *t; t++) {
