@@ -285,10 +285,14 @@ static bool is_newtask(const struct ftrace_priv *p, const uint8_t *rec,
 
 /* Every CPU's task_newtask records of the round, before any event of the
  * round is decoded: a child can run on another CPU than its parent, and
- * that CPU may be decoded first.  Returns how many were learnt. */
+ * that CPU may be decoded first.  They are learnt in time order, not CPU
+ * by CPU: a thread's task_newtask needs its process's, which may be on a
+ * CPU read later in the round (and /proc no longer knows a process that
+ * has exited since).  Returns how many were learnt. */
 static size_t learn_tasks(struct ftrace_priv *p)
 {
-	size_t learnt = 0;
+	struct tgid_newtask *nt = NULL;
+	size_t n = 0, cap = 0;
 
 	for (size_t i = 0; i < p->ncpus && p->newtask_id > 0; i++) {
 		struct rcpu *c = &p->cpus[i];
@@ -306,19 +310,31 @@ static size_t learn_tasks(struct ftrace_priv *p)
 			while (rb_page__next(&pg, &rec, &len, &ts) > 0) {
 				if (!is_newtask(p, rec, len))
 					continue;
-				learnt++;
-				tgid_map__newtask(
-					p->c.tg,
-					(int32_t)rd_field(rec, len, &p->f_pid),
-					(int32_t)rd_field(rec, len,
-							  &p->f_child),
-					(uint64_t)rd_field(rec, len,
-							   &p->f_flags),
-					ts);
+				if (n == cap) {
+					size_t nc = cap ? cap * 2 : 64;
+					struct tgid_newtask *g =
+						realloc(nt, nc * sizeof(*nt));
+
+					if (!g)
+						break; /* learnt from /proc */
+					nt = g;
+					cap = nc;
+				}
+				nt[n++] = (struct tgid_newtask){
+					.ts = ts,
+					.flags = (uint64_t)rd_field(
+						rec, len, &p->f_flags),
+					.parent = (int32_t)rd_field(
+						rec, len, &p->f_pid),
+					.child = (int32_t)rd_field(
+						rec, len, &p->f_child),
+				};
 			}
 		}
 	}
-	return learnt;
+	tgid_map__learn(p->c.tg, nt, n);
+	free(nt);
+	return n;
 }
 
 /* The tgids an event names: the current task's, a switch's next, a

@@ -176,6 +176,17 @@ int rb_page__next(struct rb_page *pg, const uint8_t **data, uint32_t *len,
 
 struct tgid_map;
 
+/* A task_newtask record: parent (the creating task), child, clone flags
+ * and time. */
+struct tgid_newtask {
+	uint64_t ts, flags;
+	int32_t parent, child;
+};
+
+/* Learn @n records gathered from every CPU, in time order (sorts @nt): a
+ * thread's record needs its process's, which another CPU may hold. */
+void tgid_map__learn(struct tgid_map *m, struct tgid_newtask *nt, size_t n);
+
 /* Empty map looking up unknown tids in @proc ("/proc"; tests pass a
  * fake tree).  NULL and errno on failure. */
 struct tgid_map *tgid_map__new(const char *proc);

@@ -204,6 +204,22 @@ int tgid_map__newtask(struct tgid_map *m, int32_t parent, int32_t child,
 	return map_put(m, child, tgid, ts ? ts : 1);
 }
 
+static int cmp_newtask(const void *a, const void *b)
+{
+	const struct tgid_newtask *x = a, *y = b;
+
+	return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+void tgid_map__learn(struct tgid_map *m, struct tgid_newtask *nt, size_t n)
+{
+	if (n > 1)
+		qsort(nt, n, sizeof(*nt), cmp_newtask);
+	for (size_t i = 0; i < n; i++)
+		tgid_map__newtask(m, nt[i].parent, nt[i].child, nt[i].flags,
+				  nt[i].ts);
+}
+
 uint64_t tgid_map__lookups(const struct tgid_map *m)
 {
 	return m->lookups;

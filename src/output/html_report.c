@@ -293,8 +293,22 @@ static void kpis(FILE *f, const struct ctxmon_stats *th, size_t nth,
 		nth, sw, vol, invol, secs > 0 ? (double)sw / secs : 0.0);
 	fprintf(f, "<div class=\"kpi\"><b>%s</b>on CPU</div>",
 		dur(b, sizeof(b), run));
-	fprintf(f, "<div class=\"kpi\"><b>%.3f s</b>window</div></div>\n",
-		secs);
+	fprintf(f, "<div class=\"kpi\"><b>%s</b>window</div></div>\n",
+		dur(b, sizeof(b), (uint64_t)(secs * 1e9 + 0.5)));
+}
+
+/* The smallest round step (1, 2, 2.5 or 5 times a power of ten) that
+ * reaches @max in at most @n gridlines: ns read as 250 ms, 500 ms, ...,
+ * counts as 5000, 10000, ... */
+static double nice_step(double max, int n)
+{
+	static const double m[] = { 1, 2, 2.5, 5, 10 };
+	double p = pow(10, floor(log10(max / n)));
+
+	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
+		if (ceil(max / (m[i] * p) - 1e-9) <= n)
+			return m[i] * p;
+	return 10 * p;
 }
 
 /* Horizontal stacked bars, one row per thread. */
@@ -310,7 +324,8 @@ static void stacked_bars(FILE *f, const char *id, const char *unit_note,
 {
 	const int label_w = 230, row_h = 20, top = 24;
 	const int plot_w = PAGE_W - label_w - 90;
-	double max = 0;
+	double max = 0, step;
+	int ngrid;
 	char b[32];
 
 	for (size_t i = 0; i < n; i++) {
@@ -323,6 +338,12 @@ static void stacked_bars(FILE *f, const char *id, const char *unit_note,
 	}
 	if (max <= 0)
 		max = 1;
+	/* the scale ends at a round value, with a gridline at every step */
+	step = nice_step(max, 6);
+	if (!as_time && step < 1)
+		step = 1; /* counts: whole steps */
+	ngrid = (int)ceil(max / step - 1e-9);
+	max = step * ngrid;
 	fprintf(f, "<p class=\"legend\">");
 	for (size_t p = 0; p < nparts; p++)
 		fprintf(f, "<span><i style=\"background:%s\">&nbsp;</i>%s</span>",
@@ -332,20 +353,26 @@ static void stacked_bars(FILE *f, const char *id, const char *unit_note,
 		"<svg id=\"%s\" class=\"plot\" width=\"%d\" height=\"%zu\" "
 		"viewBox=\"0 0 %d %zu\" role=\"img\">\n",
 		id, PAGE_W, top + n * row_h + 8, PAGE_W, top + n * row_h + 8);
-	for (int g = 0; g <= 4; g++) {
-		int x = label_w + plot_w * g / 4;
-		double v = max * g / 4;
+	for (int g = 0; g <= ngrid; g++) {
+		int x = label_w + plot_w * g / ngrid;
+		double v = step * g;
 
 		fprintf(f, "<line class=\"grid\" x1=\"%d\" y1=\"%d\" x2=\"%d\" "
 			   "y2=\"%zu\"/>",
 			x, top - 4, x, top + n * row_h);
-		if (as_time)
-			dur(b, sizeof(b), (uint64_t)v);
+		if (!g)
+			snprintf(b, sizeof(b), "0");
+		else if (as_time)
+			snprintf(b, sizeof(b), "%g%s",
+				 v >= 1e9 ? v / 1e9 : v >= 1e6 ? v / 1e6 :
+				 v >= 1e3 ? v / 1e3 : v,
+				 v >= 1e9 ? "s" : v >= 1e6 ? "ms" :
+				 v >= 1e3 ? "us" : "ns");
 		else
 			snprintf(b, sizeof(b), "%.0f", v);
 		fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"%s\">%s"
 			   "</text>\n",
-			x, top - 8, g == 4 ? "end" : "middle", b);
+			x, top - 8, g == ngrid ? "end" : "middle", b);
 	}
 	for (size_t i = 0; i < n; i++) {
 		double x = label_w;
