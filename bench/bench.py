@@ -296,6 +296,37 @@ class CtxmonStat(Tracer):
                 "backend": j.get("backend")}
 
 
+class Floor(Tracer):
+    """bench/floor: the least a BPF tracer costs (issue 14): "count" adds
+    one to a per-CPU counter on sched_switch; "ring" writes a 24-byte
+    record per sched_switch and sched_waking to a BPF ring buffer that a
+    reader drains every 5 ms."""
+    group = "floor"
+
+    def __init__(self, mode):
+        super().__init__("floor-" + mode, {
+            "count": "floor: tp_btf counter of sched_switch (per-CPU array)",
+            "ring": "floor: BPF ring buffer, sched_switch + sched_waking, "
+                    "drained every 5 ms"}[mode])
+        self.mode = mode
+
+    def argv(self, d):
+        return [os.path.join(HELPERS, "floor"), self.mode]
+
+    def collect(self, d):
+        text = open(os.path.join(d, "stdout"), errors="replace").read() \
+            if os.path.exists(os.path.join(d, "stdout")) else ""
+        m = re.search(r"floor \w+: (\d+)", text)
+        return {"events": int(m.group(1)), "lost": 0} if m else {}
+
+
+# The floor each ctxmon tracer is compared with: aggregation with the
+# counter, streaming with the ring.
+FLOOR_OF = {"ctxmon-stat-bpf-agg": "floor-count",
+            "ctxmon-stat-bpf": "floor-ring",
+            "ctxmon-record-bpf": "floor-ring"}
+
+
 def recinfo(path):
     exe = os.path.join(HELPERS, "recinfo")
     if not os.access(exe, os.X_OK):
@@ -547,6 +578,10 @@ def discover_tracers():
     """Every tracer that can run here, ctxmon's first."""
     tracers = []
     log("== tracers ==")
+    if os.access(os.path.join(HELPERS, "floor"), os.X_OK):
+        tracers += [Floor("count"), Floor("ring")]
+    else:
+        skip("floor tracers", "%s/floor not built" % HELPERS)
     stat_help = ctxmon_help("stat")
     default_backend = None
     backends = []
@@ -1051,7 +1086,8 @@ def bpfcost_section(tracers):
     wl = Workload("pipe", "pipe", "0",
                   [perf, "bench", "sched", "pipe", "-l", str(PIPE_LOOPS)],
                   r"Total time:\s*([\d.]+)")
-    bpf_keys = [t for t in tracers if t.key.startswith("bpftrace") or
+    bpf_keys = [t for t in tracers if t.key.startswith(("bpftrace",
+                                                          "floor-")) or
                 re.match(r"ctxmon-(stat|record)-bpf", t.key) or
                 (t.key == "ctxmon-latency")]
     res = {}
@@ -1412,6 +1448,30 @@ def tables(tracers):
             L.append("| %s | " % t.label + " | ".join(
                 fmt_ratio(ov[w].get(t.key, {}).get("ratio_min"))
                 for w in wks) + " |")
+        L.append("")
+    floors = [(k, f) for k, f in FLOOR_OF.items()
+              if any(k in ov[w] and f in ov[w] for w in ov)]
+    if floors:
+        wks = list(ov)
+        L.append("### Added cost against the floor\n")
+        L.append("(ctxmon's ratio - 1) / (the floor's ratio - 1), from the "
+                 "medians above: how many times the kernel's least cost "
+                 "for the same kind of tracer ctxmon adds.  Aggregation is "
+                 "compared with the counter, streaming with the ring.  '-' "
+                 "where the floor's own cost is within 1% (a quotient of "
+                 "noise).\n")
+        L.append("| tracer | floor | " + " | ".join(wks) + " |")
+        L.append("|---|---|" + "---:|" * len(wks))
+        lab = {t.key: t.label for t in tracers}
+        for k, f in floors:
+            cells = []
+            for w in wks:
+                a = ov[w].get(k, {}).get("ratio")
+                b = ov[w].get(f, {}).get("ratio")
+                cells.append("%.1fx" % ((a - 1) / (b - 1))
+                             if a and b and b > 1.01 else "-")
+            L.append("| %s | %s | " % (lab.get(k, k), f) + " | ".join(cells)
+                     + " |")
         L.append("")
     if ov.get("pipe") or sat:
         pipe = ov.get("pipe", {})

@@ -53,4 +53,18 @@ $CC -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Iinclude -o "$B/bench/recinfo" 
 	"$HERE/recinfo.c" "$B/libctxmon.a" $LIBS 2>"$B/bench/recinfo.err" ||
 	{ rm -f "$B/bench/recinfo"; echo "bench: bench/recinfo.c does not build (see $B/bench/recinfo.err)" >&2; }
 
+# The floors (bench/floor.bpf.c): the least a BPF counter and a BPF ring
+# streamer cost, measured beside ctxmon in every run.
+if clang -g -O2 -target bpf -D__TARGET_ARCH_"$(uname -m | sed 's/x86_64/x86/; s/aarch64/arm64/')" \
+	-Isrc/capture/bpf -Wall -c -o "$B/bench/floor.bpf.o" "$HERE/floor.bpf.c" \
+	2>"$B/bench/floor.err" &&
+	$CC -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -o "$B/bench/floor" \
+		"$HERE/floor.c" $(pkg-config --libs libbpf 2>/dev/null || echo -lbpf) -lelf -lz \
+		2>>"$B/bench/floor.err"; then
+	:
+else
+	rm -f "$B/bench/floor"
+	echo "bench: the floor tracers do not build (see $B/bench/floor.err)" >&2
+fi
+
 exec python3 "$HERE/bench.py" "$B"

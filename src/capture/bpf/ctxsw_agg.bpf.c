@@ -525,7 +525,11 @@ int BPF_PROG(agg_sched_switch, bool preempt, struct task_struct *prev,
 	cur = agg_cpu_switch(o.ts, ni.tid);
 	if (cur > 0 && cur != pi.tid)
 		agg_missed_out(cur, cpu);
-	o.after_fold = prev->exit_state && pi.tid != pi.tgid;
+	/* __exit_signal() folds a thread's counters into its process and
+	 * then clears sighand; exit_state is set earlier, in exit_notify(),
+	 * and a preemption between the two (likely on PREEMPT_RT, where the
+	 * tasklist lock sleeps) is still counted */
+	o.after_fold = prev->exit_state && pi.tid != pi.tgid && !prev->sighand;
 
 	if (pi.tid > 0 && (!filtering() || task_selected(prev))) {
 		o.nv = prev->nvcsw;

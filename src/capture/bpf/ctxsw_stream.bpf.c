@@ -212,13 +212,17 @@ static __always_inline int on_switch(unsigned long long *ctx, bool preempt,
 					c->inexact++;
 			}
 		}
-		/* exit_notify() sets exit_state as it folds a thread's
-		 * counters into its process (a leader's are read at reap):
-		 * rusage will not see a switch after that */
+		/* __exit_signal() folds a thread's counters into its process
+		 * (a leader's are read at reap) and then clears sighand:
+		 * rusage will not see a switch after that.  exit_state alone
+		 * is not enough: exit_notify() sets it before the fold, and a
+		 * preemption in between (likely on PREEMPT_RT, where the
+		 * tasklist lock sleeps) is counted. */
 		flags |= CTXSW_F_FOLD_KNOWN;
 		if (kind == CTXSW_KIND_INVOLUNTARY &&
 		    TREAD(btf, prev, exit_state) &&
-		    prev_tid != TREAD(btf, prev, tgid))
+		    prev_tid != TREAD(btf, prev, tgid) &&
+		    !TREAD(btf, prev, sighand))
 			flags |= CTXSW_F_AFTER_FOLD;
 		/* the counters after this switch are the base for the next
 		 * one, even if the switch-in between goes unseen */
