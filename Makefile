@@ -230,10 +230,7 @@ vmlinux:
 # 6.12 rt) under qemu (TCG) with the release ctxmon in an initramfs and runs
 # tests/kernels/guest/*.sh in each; KERNEL_BUILD picks the build to test.
 KERNEL_BUILD ?= $(O)
-# Not yet part of `make test` (issue 12): under TCG the 6.12 guests oops
-# on int3 in try_to_wake_up in most runs (retried, then a SKIP with its
-# stack, tests/kernels/README.md), and 6.12-cloud's ftrace-yield still
-# counts one thread outside its process; a red CI would hold back the rest.
+# `make test` runs it too (tests/e2e/test_kernels.sh, about 3 minutes).
 test-kernels: all
 	@tests/kernels/run.sh $(KERNEL_BUILD)
 

@@ -13,7 +13,7 @@
 #   2. one initramfs (busybox-static, cpio) holds ctxmon, the shared
 #      libraries ldd names for it and the workloads, the workloads, the
 #      guest scripts and tests/kernels/init.sh as /init;
-#   3. the kernel boots it with qemu-system-x86_64 -accel tcg -smp 2 -m 1G
+#   3. the kernel boots it with qemu-system-x86_64 -accel tcg,thread=single -smp 2 -m 1G
 #      (nested KVM hangs on these VMs); /init mounts proc, sys, tracefs,
 #      debugfs, bpffs and cgroup2, prints `ctxmon doctor`, runs every guest
 #      script and powers off; everything it says goes to the serial console
@@ -51,8 +51,8 @@
 #                         tests/kernels/guest/*.sh)
 #   MAX_PANICS            reboots of a guest whose kernel panicked, to run
 #                         the scripts after the one it died in (default 2)
-#   QEMU_ACCEL            qemu's -accel (default "tcg"; "tcg,thread=single"
-#                         runs both vCPUs on one host thread)
+#   QEMU_ACCEL            qemu's -accel (default "tcg,thread=single": both
+#                         vCPUs on one host thread; "tcg" gives each its own)
 #   V=1                   show every guest line
 set -u
 
@@ -234,7 +234,7 @@ boot() {
 		n=$((n + 1))
 		log=$WORK/$name.$n.log out=$WORK/$name.$n.out rc=0 ended=0 cur=""
 		# in the background, so that a signal to this script stops it too
-		timeout -k 10 "$KTIMEOUT" nice "$QEMU" -accel "${QEMU_ACCEL:-tcg}" -smp 2 -m 1G \
+		timeout -k 10 "$KTIMEOUT" nice "$QEMU" -accel "${QEMU_ACCEL:-tcg,thread=single}" -smp 2 -m 1G \
 			-nographic -no-reboot -kernel "$VMLINUZ" -initrd "$INITRD" \
 			-append "console=ttyS0 quiet loglevel=3 panic=-1 softlockup_panic=1 hung_task_panic=1 rdinit=/init${from:+ ctxmon.from=$from}" \
 			</dev/null >"$log" 2>&1 &
