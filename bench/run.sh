@@ -46,11 +46,11 @@ mkdir -p "$B/bench"
 CC=${CC:-gcc}
 $CC -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -o "$B/bench/mixed" \
 	"$HERE/mixed.c" -pthread
-LIBS="$(pkg-config --libs libtraceevent 2>/dev/null || echo -ltraceevent) -lzstd -lm"
-LIBS="$LIBS $(pkg-config --libs libbpf 2>/dev/null || echo -lbpf) -lelf -lz"
-# shellcheck disable=SC2086
+# against the shared library, as an embedding program links it (the static
+# one needs every library the tool uses: libdw, sqlite, microhttpd, ...)
 $CC -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Iinclude -o "$B/bench/recinfo" \
-	"$HERE/recinfo.c" "$B/libctxmon.a" $LIBS 2>"$B/bench/recinfo.err" ||
+	"$HERE/recinfo.c" -L"$B" -lctxmon -Wl,-rpath,"$(cd "$B" && pwd)" \
+	2>"$B/bench/recinfo.err" ||
 	{ rm -f "$B/bench/recinfo"; echo "bench: bench/recinfo.c does not build (see $B/bench/recinfo.err)" >&2; }
 
 # The floors (bench/floor.bpf.c): the least a BPF counter and a BPF ring
