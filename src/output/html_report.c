@@ -311,6 +311,20 @@ static double nice_step(double max, int n)
 	return 10 * p;
 }
 
+/* A gridline's time, as short as a round step allows: "250ms", "1.5s". */
+static void tick_dur(char *buf, size_t len, double ns)
+{
+	static const struct {
+		double scale;
+		const char *unit;
+	} u[] = { { 1e9, "s" }, { 1e6, "ms" }, { 1e3, "us" }, { 1, "ns" } };
+	size_t i = 0;
+
+	while (i + 1 < sizeof(u) / sizeof(u[0]) && ns < u[i].scale)
+		i++;
+	snprintf(buf, len, "%g%s", ns / u[i].scale, u[i].unit);
+}
+
 /* Horizontal stacked bars, one row per thread. */
 struct stack_part {
 	const char *name, *colour;
@@ -363,11 +377,7 @@ static void stacked_bars(FILE *f, const char *id, const char *unit_note,
 		if (!g)
 			snprintf(b, sizeof(b), "0");
 		else if (as_time)
-			snprintf(b, sizeof(b), "%g%s",
-				 v >= 1e9 ? v / 1e9 : v >= 1e6 ? v / 1e6 :
-				 v >= 1e3 ? v / 1e3 : v,
-				 v >= 1e9 ? "s" : v >= 1e6 ? "ms" :
-				 v >= 1e3 ? "us" : "ns");
+			tick_dur(b, sizeof(b), v);
 		else
 			snprintf(b, sizeof(b), "%.0f", v);
 		fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"%s\">%s"
