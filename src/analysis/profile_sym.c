@@ -112,11 +112,11 @@ static uint64_t mono_ns(void)
 	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
-int psym__refresh(struct psym *s, pid_t tgid, uint64_t min_age_ns)
+int psym__refresh(struct psym *s, pid_t tgid, uint64_t since_ns)
 {
 	const struct pmaps *p = find_proc(s, tgid);
 
-	if (p && mono_ns() - p->snap_ns < min_age_ns)
+	if (p && p->snap_ns >= since_ns)
 		return -EAGAIN;
 	return psym__snapshot(s, tgid);
 }
@@ -175,8 +175,14 @@ int psym__snapshot(struct psym *s, pid_t tgid)
 		free(text);
 		return -ENOMEM;
 	}
-	set_maps(p, text, len);
 	p->snap_ns = mono_ns();
+	/* the same mappings: the Dwfl built on them stays (building one
+	 * opens every file of the process) */
+	if (p->text && p->len == len && !memcmp(p->text, text, len)) {
+		free(text);
+		return 1;
+	}
+	set_maps(p, text, len);
 	return 0;
 }
 

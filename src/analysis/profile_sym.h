@@ -15,13 +15,16 @@ struct psym;
 
 struct psym *psym__new(void);
 void psym__free(struct psym *s);
-/* Copy /proc/@tgid/maps (replacing an older copy); -errno when it is
- * gone or unreadable. */
+/* Copy /proc/@tgid/maps (replacing an older copy): 0, or 1 when the
+ * mappings are those of the older copy; -errno when it is gone or
+ * unreadable. */
 int psym__snapshot(struct psym *s, pid_t tgid);
-/* The same unless the copy is younger than @min_age_ns: -EAGAIN then.
- * For an address no mapping holds (a copy taken at exec, before the
- * dynamic loader mapped the libraries; a dlopen since). */
-int psym__refresh(struct psym *s, pid_t tgid, uint64_t min_age_ns);
+/* The same unless the copy was taken at or after @since_ns
+ * (CLOCK_MONOTONIC, the clock of bpf_ktime_get_ns): -EAGAIN then, as a
+ * new copy would show no mapping the old one lacks.  For a stack taken
+ * at @since_ns with an address no mapping holds: the copy taken at exec,
+ * before the dynamic loader mapped the libraries, or before a dlopen. */
+int psym__refresh(struct psym *s, pid_t tgid, uint64_t since_ns);
 /* Give @tgid a copy of @parent's mappings (a fork that did not exec);
  * -ENOENT when @parent has none. */
 int psym__inherit(struct psym *s, pid_t tgid, pid_t parent);

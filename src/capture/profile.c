@@ -534,11 +534,15 @@ static int unwind(struct ctxmon_profile *p, const struct prof_ev_stack *e,
 			 p->pcs, PROF_MAX_DEPTH, &n, &trunc) < 0)
 		n = 0;
 	/* a frame no mapping holds: the copy of the mappings may predate
-	 * the loader's mapping of the libraries (it is taken at exec) or a
-	 * dlopen; copy them again (while it lives, at most every 50 ms) and
-	 * retry */
+	 * the loader's mapping of the libraries (it is taken at exec, often
+	 * before the first stack of main) or a dlopen; when it is older than
+	 * the stack, copy them again (while the process lives) and retry.
+	 * A copy younger than the stack already holds all it can, so code
+	 * outside any file (a JIT) costs at most one read of the maps per
+	 * stack taken after the last copy, and its symbol tables are built
+	 * again only when the mappings changed. */
 	if (unmapped_frame(p, (pid_t)e->key.tgid, n) &&
-	    psym__refresh(p->sym, (pid_t)e->key.tgid, 50000000) == 0 &&
+	    psym__refresh(p->sym, (pid_t)e->key.tgid, e->ts) == 0 &&
 	    psym__unwind(p->sym, (pid_t)e->key.tgid, (pid_t)e->key.tid, &r,
 			 e->data, e->len > PROF_USTK_BYTES ? PROF_USTK_BYTES : e->len,
 			 p->pcs, PROF_MAX_DEPTH, &n, &trunc) < 0)

@@ -136,12 +136,13 @@ for k, v in res.items():
 for tid, name, wait, n, longest in res["q1"]:
     if tid in rows and rows[tid]["wait_ns"] != wait:
         err("q1 tid %d: %d, report %d" % (tid, wait, rows[tid]["wait_ns"]))
-# q2: preemptions per (victim, preemptor) = script's R+ switches between them
-# (a comm may hold spaces: "tmux: server");
+# q2: involuntary switches per (victim, next thread) = script's switches
+# with prev_state R or R+ between them (a comm may hold spaces: "tmux:
+# server");
 # a slice begun before a CPU's first switch is not in sched: at most one
 # per CPU fewer
 pre = collections.Counter(re.findall(
-    r"prev_pid=(\d+) prev_prio=\S+ prev_state=R\+ ==> next_comm=.*? next_pid=(\d+)", text))
+    r"prev_pid=(\d+) prev_prio=\S+ prev_state=R\+? ==> next_comm=.*? next_pid=(\d+)", text))
 ncpu = db.execute("select count(distinct cpu) from sched").fetchone()[0]
 for vt, v, pt, p, times in res["q2"]:
     want = pre[(str(vt), str(pt))]

@@ -249,6 +249,7 @@ static __always_inline bool send_stack(const struct prof_key *k, __u64 seq,
 	e->type = PROF_EV_STACK;
 	e->seq = seq;
 	e->ns = ns;
+	e->ts = bpf_ktime_get_ns();
 	__builtin_memcpy(&e->key, k, sizeof(*k));
 	e->regs.ip = BPF_CORE_READ(r, ip);
 	e->regs.sp = sp = BPF_CORE_READ(r, sp);

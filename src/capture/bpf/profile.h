@@ -75,6 +75,7 @@ struct prof_ev_stack {
 	__u32 len;		/* bytes of data (from regs.sp) */
 	__u64 seq;		/* off CPU: its charges carry it; on: 0 */
 	__u64 ns;		/* on CPU: the period; off CPU: 0 */
+	__u64 ts;		/* when the copy was taken (bpf_ktime_get_ns) */
 	struct prof_key key;
 	struct prof_uregs regs;
 	__u8 data[PROF_USTK_BYTES];
