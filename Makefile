@@ -177,7 +177,7 @@ clean:
 .PHONY: all deps run test bench install format clean workloads unit-bins docs
 
 # ---- BPF ----
-# The bpf backends (src/capture/bpf.c) carry two BPF objects as bpftool
+# The bpf backends (src/capture/bpf*.c) carry two BPF objects as bpftool
 # skeletons, src/capture/bpf/ctxsw_stream.bpf.c (streaming) and
 # ctxsw_agg.bpf.c (aggregation), which share ctxsw.bpf.h and ctxsw.h; the
 # objects and skeletons are generated under $(O)/bpf, never in src/.
@@ -193,7 +193,7 @@ BPF_OUT    := $(O)/bpf
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(BPF_ARCH) \
 	-I$(BPF_SRC) -Wall -Werror
 
-$(BPF_OUT)/ctxsw_%.bpf.o: $(BPF_SRC)/ctxsw_%.bpf.c $(BPF_SRC)/ctxsw.bpf.h $(BPF_SRC)/ctxsw.h $(BPF_SRC)/vmlinux.h
+$(BPF_OUT)/ctxsw_%.bpf.o: $(BPF_SRC)/ctxsw_%.bpf.c $(BPF_SRC)/ctxsw.bpf.h $(BPF_SRC)/ctxsw.h $(BPF_SRC)/kernel.bpf.h $(BPF_SRC)/vmlinux.h
 	@mkdir -p $(dir $@)
 	$(BPF_CLANG) $(BPF_CFLAGS) -c -o $@ $<
 	$(LLVM_STRIP) -g $@
@@ -203,9 +203,11 @@ $(BPF_OUT)/ctxsw_%.skel.h: $(BPF_OUT)/ctxsw_%.bpf.o
 	$(BPFTOOL) gen skeleton $< name ctxsw_$*_bpf > $@.tmp
 	mv $@.tmp $@
 
-$(O)/src/capture/bpf.o: $(BPF_OUT)/ctxsw_stream.skel.h $(BPF_OUT)/ctxsw_agg.skel.h \
-	$(BPF_SRC)/ctxsw.h $(BPF_SRC)/bpf_backend.h
-$(O)/src/capture/bpf.o: CFLAGS += -I$(BPF_OUT) -I$(BPF_SRC)
+$(O)/src/capture/bpf.o: $(BPF_OUT)/ctxsw_stream.skel.h $(BPF_OUT)/ctxsw_agg.skel.h
+$(O)/src/capture/bpf.o $(O)/src/capture/bpf_rec.o $(O)/src/capture/bpf_agg.o: \
+	$(BPF_SRC)/ctxsw.h $(BPF_SRC)/bpf_backend.h src/capture/bpf_priv.h
+$(O)/src/capture/bpf.o $(O)/src/capture/bpf_rec.o $(O)/src/capture/bpf_agg.o: \
+	CFLAGS += -I$(BPF_OUT) -I$(BPF_SRC)
 
 LIBS += $(shell pkg-config --libs libbpf 2>/dev/null || echo -lbpf) -lelf -lz
 
@@ -257,7 +259,7 @@ $(O)/src/capture/features.o: CFLAGS += -I$(BPF_OUT) -I$(BPF_SRC)
 # `ctxmon serve`: the per-cgroup / per-process aggregation programs
 # (src/capture/bpf/cgagg.bpf.c, their own object and skeleton, built like
 # ctxsw's above) and the HTTP endpoint (libmicrohttpd, CLI only).
-$(BPF_OUT)/cgagg.bpf.o: $(BPF_SRC)/cgagg.bpf.c $(BPF_SRC)/cgagg.h $(BPF_SRC)/vmlinux.h
+$(BPF_OUT)/cgagg.bpf.o: $(BPF_SRC)/cgagg.bpf.c $(BPF_SRC)/cgagg.h $(BPF_SRC)/kernel.bpf.h $(BPF_SRC)/vmlinux.h
 	@mkdir -p $(dir $@)
 	$(BPF_CLANG) $(BPF_CFLAGS) -c -o $@ $<
 	$(LLVM_STRIP) -g $@
@@ -290,7 +292,7 @@ endif
 # `ctxmon profile`: src/capture/bpf/profile.bpf.c as a skeleton (built like
 # ctxsw's above), symbols through libdw (elfutils), pprof output through
 # protobuf-c from src/output/profile.proto (generated into $(O)/gen).
-$(BPF_OUT)/profile.bpf.o: $(BPF_SRC)/profile.bpf.c $(BPF_SRC)/profile.h $(BPF_SRC)/vmlinux.h
+$(BPF_OUT)/profile.bpf.o: $(BPF_SRC)/profile.bpf.c $(BPF_SRC)/profile.h $(BPF_SRC)/kernel.bpf.h $(BPF_SRC)/vmlinux.h
 	@mkdir -p $(dir $@)
 	$(BPF_CLANG) $(BPF_CFLAGS) -c -o $@ $<
 	$(LLVM_STRIP) -g $@

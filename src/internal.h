@@ -151,7 +151,9 @@ struct stream *stream__new(int ncpus);
 void stream__free(struct stream *st);
 int stream__ncpus(const struct stream *st);
 /* Next free slot in @cpu's queue (grown as needed), NULL when out of
- * memory.  Fill it, then stream__commit(); events of one CPU in order. */
+ * memory.  Fill it, then stream__commit(), which sorts it in among the
+ * CPU's queued events (an event older than one its CPU delivered is
+ * clamped to that time and counted as a violation). */
 struct ctxmon_event *stream__slot(struct stream *st, int cpu);
 void stream__commit(struct stream *st, int cpu);
 /* Record a loss on @cpu: @count events (0 if unknown) dropped between the

@@ -9,6 +9,14 @@
  * little behind it are delivered; later ones wait for the next round, when
  * every CPU has been read past them.  An event that still arrives older than
  * one already delivered is delivered anyway and counted as a violation.
+ *
+ * Within one CPU, the one ordering policy of every source: a committed
+ * event older than events of its CPU still queued is sorted in before them
+ * (equal times keep their arrival order).  Per-CPU buffers (ftrace, perf)
+ * never need it; a shared BPF ring does, as a program takes its time before
+ * it reserves its record and another on the same CPU (an interrupt) can
+ * reserve in between.  Only an event older than one its CPU already
+ * delivered cannot be sorted in: it is clamped to that time and counted.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -20,6 +28,7 @@ struct cpuq {
 	struct ctxmon_event *ev;	/* ring of cap entries */
 	size_t cap, head, tail;		/* head..tail queued, mod cap */
 	uint64_t last_ts;		/* newest committed ts */
+	uint64_t out_ts;		/* ts of the last delivered event */
 	uint64_t lost;
 };
 
@@ -112,16 +121,25 @@ struct ctxmon_event *stream__slot(struct stream *st, int cpu)
 void stream__commit(struct stream *st, int cpu)
 {
 	struct cpuq *q = &st->q[cpu];
-	struct ctxmon_event *ev = &q->ev[q->tail & (q->cap - 1)];
+	size_t mask = q->cap - 1, i = q->tail;
+	struct ctxmon_event *slot = &q->ev[i & mask], ev;
 
-	/* A CPU's queue must stay sorted for the merge to be correct; a
-	 * record older than its predecessor is clamped, and counted. */
-	if (ev->ts < q->last_ts) {
+	/* A CPU's queue must stay sorted for the merge to be correct */
+	if (slot->ts < q->out_ts) {
 		st->violations++;
-		ev->ts = q->last_ts;
+		slot->ts = q->out_ts;
 	}
-	q->last_ts = ev->ts;
 	q->tail++;
+	if (slot->ts >= q->last_ts) {	/* in order: the common case */
+		q->last_ts = slot->ts;
+		return;
+	}
+	ev = *slot;
+	while (i != q->head && q->ev[(i - 1) & mask].ts > ev.ts) {
+		q->ev[i & mask] = q->ev[(i - 1) & mask];
+		i--;
+	}
+	q->ev[i & mask] = ev;
 }
 
 void stream__lost(struct stream *st, int cpu, uint64_t count, uint64_t ts)
@@ -195,6 +213,7 @@ int stream__deliver(struct stream *st, uint64_t watermark, ctxmon_event_fn fn,
 			st->violations++;
 		else
 			st->last = ev->ts;
+		q->out_ts = ev->ts;
 		q->head++;
 		st->delivered++;
 		count++;

@@ -1,8 +1,9 @@
 /*
  * bpf.c - the bpf capture backends: loads one of two BPF objects (bpftool
  * skeletons sharing src/capture/bpf/ctxsw.bpf.h): ctxsw_stream.bpf.c,
- * whose ring buffer records it streams into the ordered stream, or
- * ctxsw_agg.bpf.c, whose in-kernel per-thread tables it reads (bpf-agg).
+ * whose ring buffer records it streams into the ordered stream (decoded
+ * in bpf_rec.c), or ctxsw_agg.bpf.c, whose in-kernel per-thread tables it
+ * reads (bpf-agg, bpf_agg.c).  This file opens, loads, attaches and reads.
  *
  * Load order (libbpf-tools' way): open the skeleton, set the rodata knobs
  * and map sizes, choose the programs (tp_btf, else raw_tp; streaming or
@@ -81,35 +82,7 @@ _Static_assert(CTXSW_EVENTS_SCHED == CTXMON_EVENTS_SCHED &&
 		       CTXSW_EVENTS_SYSCALL == CTXMON_EVENTS_SYSCALL,
 	       "event groups");
 
-struct bpf_priv {
-	struct backend_ctx *ctx;
-	/* one of the two objects (ctxsw.bpf.h), and the maps used here */
-	struct ctxsw_stream_bpf *st;
-	struct ctxsw_agg_bpf *ag;
-	struct {
-		struct bpf_map *cpu_state, *cpus, *targets, *fork_roots;
-		struct bpf_map *events;		/* streaming */
-		struct bpf_map *rows, *dead_rows;	/* aggregation */
-	} maps;
-	struct ring_buffer *rb;
-	struct reorder *ro;
-	uint32_t filter_kind;
-	bool tp_btf, aggregate;
-	bool enabled, drained;
-	uint64_t disable_ts;
-	int nposs; /* possible CPUs, for per-CPU maps */
-	struct ctxsw_cpu *cpubuf; /* nposs entries */
-	int cb_err; /* first error inside the ring callback */
-	uint64_t bad_records;
-	/* aggregation: rows of dead threads drained from the kernel, and
-	 * the oldest of them folded by comm past CTXMON_EXITED_KEEP */
-	struct ctxsw_row *dead;
-	size_t ndead, dead_cap;
-	struct fold fold;
-	uint64_t missed_out;	/* rows whose CPU went on without them */
-	int stats_fd;		/* BPF_STATS_RUN_TIME held while > 0 */
-	bool stats_tried;
-};
+#include "bpf_priv.h"
 
 /* ---- libbpf messages -------------------------------------------------- */
 
@@ -504,7 +477,6 @@ static void bpf_close(void *priv)
 	ring_buffer__free(p->rb);
 	skel_destroy(p);
 	lb_end(old);
-	reorder__free(p->ro);
 	if (p->stats_fd > 0)
 		close(p->stats_fd);
 	free(p->cpubuf);
@@ -636,11 +608,6 @@ int bpf_backend__open(struct backend_ctx *ctx, const struct bpf_backend_opts *o,
 		goto out;
 	}
 	if (!p->aggregate) {
-		p->ro = reorder__new(stream__ncpus(ctx->stream));
-		if (!p->ro) {
-			ret = -errno;
-			goto out;
-		}
 		p->rb = ring_buffer__new(bpf_map__fd(p->maps.events),
 					 on_record, p, NULL);
 		if (!p->rb) {
@@ -718,278 +685,10 @@ static int bpf_poll_fd(void *priv)
 	return p->rb ? ring_buffer__epoll_fd(p->rb) : -1;
 }
 
-/* ---- streaming: records to events ------------------------------------- */
-
-static const char *comm(struct strtab *strs, const char *c)
-{
-	return strtab__intern(strs, c, CTXSW_COMM_LEN);
-}
-
-/* Decode a ring record into @ev; 0 or -EINVAL (not one of ours). */
-static int rec_decode(struct strtab *strs, const void *data, size_t len,
-		      int ncpus, struct ctxmon_event *ev)
-{
-	static const size_t rec_size[] = {
-		[CTXSW_SWITCH] = sizeof(struct ctxsw_switch),
-		[CTXSW_WAKING] = sizeof(struct ctxsw_wake),
-		[CTXSW_WAKEUP] = sizeof(struct ctxsw_wake),
-		[CTXSW_WAKEUP_NEW] = sizeof(struct ctxsw_wake),
-		[CTXSW_MIGRATE] = sizeof(struct ctxsw_migrate),
-		[CTXSW_FORK] = sizeof(struct ctxsw_fork),
-		[CTXSW_EXEC] = sizeof(struct ctxsw_exec),
-		[CTXSW_EXIT] = sizeof(struct ctxsw_exit),
-		[CTXSW_IRQ_ENTRY] = sizeof(struct ctxsw_irq),
-		[CTXSW_IRQ_EXIT] = sizeof(struct ctxsw_irq),
-		[CTXSW_SOFTIRQ_ENTRY] = sizeof(struct ctxsw_irq),
-		[CTXSW_SOFTIRQ_EXIT] = sizeof(struct ctxsw_irq),
-		[CTXSW_SYS_ENTER] = sizeof(struct ctxsw_sys),
-		[CTXSW_SYS_EXIT] = sizeof(struct ctxsw_sys),
-	};
-	const struct ctxsw_hdr *h = data;
-
-	/* cannot happen with our own programs; the cpu field of such a
-	 * record is not to be trusted either */
-	if (len < sizeof(*h) || h->type >= ARRAY_SIZE(rec_size) ||
-	    !rec_size[h->type] || len < rec_size[h->type] || h->cpu >= ncpus)
-		return -EINVAL;
-	memset(ev, 0, sizeof(*ev));
-	ev->ts = h->ts;
-	ev->type = h->type;
-	ev->flags = h->flags;
-	ev->cpu = h->cpu;
-	ev->tid = h->tid;
-	ev->tgid = h->tgid;
-
-	switch (h->type) {
-	case CTXSW_SWITCH: {
-		const struct ctxsw_switch *r = data;
-
-		ev->sw.prev_tid = h->tid;
-		ev->sw.prev_tgid = h->tgid;
-		ev->sw.prev_prio = r->prev_prio;
-		ev->sw.prev_state = r->prev_state;
-		ev->sw.next_tid = r->next_tid;
-		ev->sw.next_tgid = r->next_tgid;
-		ev->sw.next_prio = r->next_prio;
-		ev->sw.preempt = r->preempt;
-		ev->sw.kind = r->kind;
-		ev->sw.prev_comm = comm(strs, r->prev_comm);
-		ev->sw.next_comm = comm(strs, r->next_comm);
-		break;
-	}
-	case CTXSW_WAKING:
-	case CTXSW_WAKEUP:
-	case CTXSW_WAKEUP_NEW: {
-		const struct ctxsw_wake *r = data;
-
-		ev->wake.tid = r->tid;
-		ev->wake.prio = r->prio;
-		ev->wake.target_cpu = r->target_cpu;
-		ev->wake.comm = comm(strs, r->comm);
-		break;
-	}
-	case CTXSW_MIGRATE: {
-		const struct ctxsw_migrate *r = data;
-
-		ev->migrate.tid = r->tid;
-		ev->migrate.prio = r->prio;
-		ev->migrate.orig_cpu = r->orig_cpu;
-		ev->migrate.dest_cpu = r->dest_cpu;
-		break;
-	}
-	case CTXSW_FORK: {
-		const struct ctxsw_fork *r = data;
-
-		ev->fork.parent_tid = r->parent_tid;
-		ev->fork.child_tid = r->child_tid;
-		ev->fork.child_tgid = r->child_tgid;
-		ev->fork.child_comm = comm(strs, r->child_comm);
-		break;
-	}
-	case CTXSW_EXEC: {
-		const struct ctxsw_exec *r = data;
-
-		ev->exec.tid = r->tid;
-		ev->exec.old_tid = r->old_tid;
-		ev->exec.comm = comm(strs, r->comm);
-		break;
-	}
-	case CTXSW_EXIT: {
-		const struct ctxsw_exit *r = data;
-
-		ev->exit.tid = r->tid;
-		ev->exit.prio = r->prio;
-		ev->exit.group_dead = r->group_dead;
-		ev->exit.comm = comm(strs, r->comm);
-		break;
-	}
-	case CTXSW_SYS_ENTER:
-	case CTXSW_SYS_EXIT: {
-		const struct ctxsw_sys *r = data;
-
-		ev->sys.id = r->id;
-		ev->sys.ret = r->ret;
-		break;
-	}
-	default: {
-		const struct ctxsw_irq *r = data;
-
-		ev->irq.vec = r->vec;
-		ev->irq.ret = r->ret;
-		break;
-	}
-	}
-	return 0;
-}
-
-/*
- * Per-CPU reordering.  Records of one CPU come out of the ring nearly in
- * time order: a program interrupted between taking its time and reserving
- * lands after the interrupting ones (see rec_reserve() in ctxsw_stream.bpf.c).
- * Each CPU's events are kept sorted here (insertion from the end: almost
- * always no move) and handed to the stream only up to the time before
- * which nothing can still arrive, the same bound the stream delivers to.
- */
-struct reorder_q {
-	struct ctxmon_event *ev; /* [head, n) queued, sorted by ts */
-	size_t head, n, cap;
-};
-
-struct reorder {
-	int ncpus;
-	struct reorder_q *q;
-};
-
-struct reorder *reorder__new(int ncpus)
-{
-	struct reorder *r;
-
-	if (ncpus < 1) {
-		errno = EINVAL;
-		return NULL;
-	}
-	r = calloc(1, sizeof(*r));
-	if (!r)
-		return NULL;
-	r->ncpus = ncpus;
-	r->q = calloc((size_t)ncpus, sizeof(*r->q));
-	if (!r->q) {
-		free(r);
-		errno = ENOMEM;
-		return NULL;
-	}
-	return r;
-}
-
-void reorder__free(struct reorder *r)
-{
-	if (!r)
-		return;
-	for (int i = 0; i < r->ncpus; i++)
-		free(r->q[i].ev);
-	free(r->q);
-	free(r);
-}
-
-/* Queue @ev on its CPU in time order; equal times keep arrival order. */
-static int reorder_insert(struct reorder *r, const struct ctxmon_event *ev)
-{
-	struct reorder_q *q = &r->q[ev->cpu];
-	size_t i;
-
-	if (q->n == q->cap) {
-		if (q->head > q->cap / 2) {
-			/* mostly consumed: slide down instead of growing */
-			memmove(q->ev, q->ev + q->head,
-				(q->n - q->head) * sizeof(*q->ev));
-			q->n -= q->head;
-			q->head = 0;
-		} else {
-			size_t cap = q->cap ? q->cap * 2 : 1024;
-			struct ctxmon_event *e =
-				realloc(q->ev, cap * sizeof(*e));
-
-			if (!e)
-				return -ENOMEM;
-			q->ev = e;
-			q->cap = cap;
-		}
-	}
-	i = q->n++;
-	while (i > q->head && q->ev[i - 1].ts > ev->ts) {
-		q->ev[i] = q->ev[i - 1];
-		i--;
-	}
-	q->ev[i] = *ev;
-	return 0;
-}
-
-int reorder__add_record(struct reorder *r, struct strtab *strs, const void *rec,
-			size_t len)
-{
-	const struct ctxsw_hdr *h = rec;
-	struct ctxmon_event ev;
-	int ret = rec_decode(strs, rec, len, r->ncpus, &ev);
-
-	if (ret < 0)
-		return ret;
-	if (h->lost) {
-		/* the gap ends at this record: queued just before it */
-		struct ctxmon_event gap = {
-			.ts = ev.ts,
-			.type = CTXMON_EV_LOST,
-			.cpu = ev.cpu,
-			.tid = -1,
-			.tgid = -1,
-			.lost = { .count = h->lost },
-		};
-
-		ret = reorder_insert(r, &gap);
-		if (ret < 0)
-			return ret;
-	}
-	return reorder_insert(r, &ev);
-}
-
-int reorder__flush(struct reorder *r, struct stream *st, uint64_t upto)
-{
-	for (int c = 0; c < r->ncpus && c < stream__ncpus(st); c++) {
-		struct reorder_q *q = &r->q[c];
-
-		while (q->head < q->n && q->ev[q->head].ts <= upto) {
-			const struct ctxmon_event *ev = &q->ev[q->head];
-			struct ctxmon_event *slot;
-
-			if (ev->type == CTXMON_EV_LOST) {
-				stream__lost(st, c, ev->lost.count, ev->ts);
-			} else {
-				slot = stream__slot(st, c);
-				if (!slot)
-					return -ENOMEM;
-				*slot = *ev;
-				stream__commit(st, c);
-			}
-			q->head++;
-		}
-		if (q->head == q->n)
-			q->head = q->n = 0;
-	}
-	return 0;
-}
-
-size_t reorder__held(const struct reorder *r)
-{
-	size_t n = 0;
-
-	for (int c = 0; c < r->ncpus; c++)
-		n += r->q[c].n - r->q[c].head;
-	return n;
-}
-
 static int on_record(void *priv, void *data, size_t len)
 {
 	struct bpf_priv *p = priv;
-	int ret = reorder__add_record(p->ro, p->ctx->strs, data, len);
+	int ret = bpf_rec__commit(p->ctx->stream, p->ctx->strs, data, len);
 
 	if (ret == -EINVAL) {
 		p->bad_records++;
@@ -1000,7 +699,7 @@ static int on_record(void *priv, void *data, size_t len)
 	return ret;
 }
 
-static int read_cpu_state(struct bpf_priv *p)
+int bpf__read_cpu_state(struct bpf_priv *p)
 {
 	__u32 k = 0;
 
@@ -1020,7 +719,7 @@ static int report_pending_lost(struct bpf_priv *p)
 	struct stream *st = p->ctx->stream;
 	bool any = false;
 	__u32 k = 0;
-	int ret = read_cpu_state(p);
+	int ret = bpf__read_cpu_state(p);
 
 	if (ret < 0)
 		return ret;
@@ -1038,24 +737,20 @@ static int report_pending_lost(struct bpf_priv *p)
 	return 0;
 }
 
-static int drain_dead(struct bpf_priv *p);
-static int fold_dead(struct bpf_priv *p, size_t k);
-
 static int bpf_read(void *priv, uint64_t *safe_ts)
 {
 	struct bpf_priv *p = priv;
 	/* before reading: a program takes its time just before it reserves
 	 * and runs with preemption off, so whatever is stamped earlier than
 	 * this (less the slack) is in the ring by the time we look */
-	uint64_t now = clock__now_ns(), upto;
+	uint64_t now = clock__now_ns();
 	int ret;
 
-	upto = now > STREAM_SLACK_NS ? now - STREAM_SLACK_NS : 0;
-	*safe_ts = upto;
+	*safe_ts = now > STREAM_SLACK_NS ? now - STREAM_SLACK_NS : 0;
 	if (p->aggregate)
 		/* keep the kernel's table of dead threads small: the rows
 		 * wait here for read_rows */
-		return drain_dead(p);
+		return bpf_agg__drain_dead(p);
 	if (!p->rb)
 		return 0;
 	p->cb_err = 0;
@@ -1064,321 +759,20 @@ static int bpf_read(void *priv, uint64_t *safe_ts)
 		return p->cb_err;
 	if (ret < 0)
 		return ret;
-	if (!p->enabled && p->disable_ts) {
+	if (!p->enabled && p->disable_ts && !p->drained) {
 		/* detached: everything there will be is read */
-		upto = UINT64_MAX;
-		if (!p->drained) {
-			ret = reorder__flush(p->ro, p->ctx->stream, upto);
-			if (ret < 0)
-				return ret;
-			ret = report_pending_lost(p);
-			if (ret < 0)
-				return ret;
-			p->drained = true;
-		}
+		ret = report_pending_lost(p);
+		if (ret < 0)
+			return ret;
+		p->drained = true;
 	}
-	return reorder__flush(p->ro, p->ctx->stream, upto);
-}
-
-/* ---- aggregation: reading the tables ----------------------------------- */
-
-void bpf_row__stats(const struct ctxsw_row *r, uint64_t now,
-		    struct strtab *strs, struct ctxmon_stats *s)
-{
-	memset(s, 0, sizeof(*s));
-	s->tid = r->tid;
-	s->tgid = r->tgid > 0 ? r->tgid : -1;
-	s->ppid = r->ppid;
-	s->comm = comm(strs, r->comm);
-	s->nthreads = 1;
-	s->exited = r->exited;
-	/* only selected tasks have rows */
-	s->target = true;
-	s->first_ts = r->first_ts;
-	s->last_ts = r->last_ts;
-	s->switch_in = r->switch_in;
-	s->switch_out = r->switch_out;
-	s->voluntary = r->voluntary;
-	s->involuntary = r->involuntary;
-	s->exit_switch = r->exit_switch;
-	s->after_fold = r->after_fold;
-	s->exit_counted = r->exit_counted;
-	s->run_ns = r->run_ns;
-	s->wait_ns = r->wait_ns;
-	for (int i = 0; i < CTXMON_SLEEP__MAX; i++)
-		s->sleep_ns[i] = r->sleep_ns[i];
-	s->migrations = r->migrations;
-	s->wakeups = r->wakeups;
-	s->lat.count = r->lat.count;
-	s->lat.sum_ns = r->lat.sum_ns;
-	s->lat.max_ns = r->lat.max_ns;
-	s->lat.max_ts = r->lat.max_ts;
-	s->lat.max_waker_tid = r->lat.max_waker_tid;
-	s->lat.max_cpu = r->lat.max_cpu;
-	s->lat.max_prev_tid = r->lat.max_prev_tid;
-	memcpy(s->lat.hist, r->lat.hist, sizeof(s->lat.hist));
-
-	/* the interval still open, charged up to @now as finish() does */
-	if (r->state != CTXSW_ST_NEW && r->state != CTXSW_ST_DEAD &&
-	    now > r->state_ts) {
-		uint64_t d = now - r->state_ts;
-
-		if (r->state == CTXSW_ST_RUNNING)
-			s->run_ns += d;
-		else if (r->state == CTXSW_ST_RUNNABLE)
-			s->wait_ns += d;
-		else
-			s->sleep_ns[r->sleep_idx < 3 ? r->sleep_idx : 2] += d;
-		s->last_ts = now;
-	}
-}
-
-/* Move the rows of dead threads from the kernel into p->dead. */
-static int drain_dead(struct bpf_priv *p)
-{
-	int fd = bpf_map__fd(p->maps.dead_rows);
-	struct ctxsw_dead_key key, next, *keys = NULL;
-	size_t n = 0, cap = 0;
-	int ret = 0;
-	void *prev = NULL;
-
-	/* collect the keys first: deleting while walking restarts walks */
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		if (n == cap) {
-			size_t nc = cap ? cap * 2 : 256;
-			void *k = realloc(keys, nc * sizeof(*keys));
-
-			if (!k) {
-				ret = -ENOMEM;
-				goto out;
-			}
-			keys = k;
-			cap = nc;
-		}
-		keys[n++] = next;
-		key = next;
-		prev = &key;
-	}
-	for (size_t i = 0; i < n; i++) {
-		struct ctxsw_row r;
-
-		if (bpf_map_lookup_elem(fd, &keys[i], &r) < 0)
-			continue;
-		if (p->ndead == p->dead_cap) {
-			size_t nc = p->dead_cap ? p->dead_cap * 2 : 256;
-			void *d = realloc(p->dead, nc * sizeof(*p->dead));
-
-			if (!d) {
-				ret = -ENOMEM;
-				goto out;
-			}
-			p->dead = d;
-			p->dead_cap = nc;
-		}
-		p->dead[p->ndead++] = r;
-		bpf_map_delete_elem(fd, &keys[i]);
-	}
-	/* a command's rows are all kept: its rusage comparison needs each
-	 * process (analysis/rusage.c); stat folds them for display */
-	if (p->ndead >= 2 * CTXMON_EXITED_KEEP &&
-	    p->ctx->target != CTXMON_TARGET_CMD)
-		ret = fold_dead(p, p->ndead - n < p->ndead - CTXMON_EXITED_KEEP ?
-					   p->ndead - n :
-					   p->ndead - CTXMON_EXITED_KEEP);
-out:
-	free(keys);
-	return ret;
-}
-
-/* A forking machine makes dead rows without end: fold the oldest @k by
- * comm.  Not the ones this read drained: their live copies may be in
- * the rows being built, which are dropped by tid and start time. */
-static int fold_dead(struct bpf_priv *p, size_t k)
-{
-	for (size_t i = 0; i < k; i++) {
-		struct ctxmon_stats st;
-
-		bpf_row__stats(&p->dead[i], 0, p->ctx->strs, &st);
-		if (fold__add(&p->fold, &st) < 0)
-			return -ENOMEM;
-	}
-	memmove(p->dead, p->dead + k, (p->ndead - k) * sizeof(*p->dead));
-	p->ndead -= k;
-	return 0;
-}
-
-static void bpf_forget_exited(void *priv)
-{
-	struct bpf_priv *p = priv;
-
-	p->ndead = 0;
-	fold__clear(&p->fold);
-}
-
-static int cmp_stats(const void *a, const void *b)
-{
-	const struct ctxmon_stats *x = a, *y = b;
-
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	if (x->first_ts != y->first_ts)
-		return x->first_ts < y->first_ts ? -1 : 1;
-	return 0;
-}
-
-/*
- * A row RUNNING on a CPU whose last switch went to another task: its
- * switch-out was never traced (seen for threads of PID 1 on some
- * kernels).  Charged to now it would run longer than its CPU was busy.
- * Read after the rows, so a switch between the two reads can only make a
- * row look stale for one read.
- */
-static bool missed_out(struct bpf_priv *p, const struct ctxsw_row *r,
-		       bool cpus_ok)
-{
-	const struct ctxsw_cpu_agg *c;
-
-	if (!cpus_ok || r->state != CTXSW_ST_RUNNING || r->cpu < 0 ||
-	    r->cpu >= p->nposs)
-		return false;
-	c = &p->cpubuf[r->cpu].agg;
-	if (!c->in_span || c->cur == (__s32)r->tid)
-		return false;
-	p->missed_out++;
-	return true;
-}
-
-int bpf_backend__read_rows(void *priv, uint64_t now, struct ctxmon_stats **rows,
-			   size_t *n)
-{
-	struct bpf_priv *p = priv;
-	struct ctxsw_row *live = NULL;
-	struct ctxmon_stats *out = NULL;
-	size_t nlive = 0, cap = 0, cnt = 0;
-	__u32 key, next, *prev = NULL;
-	int fd, ret = 0;
-	bool cpus_ok;
-
-	if (!p->aggregate)
-		return -EINVAL;
-	fd = bpf_map__fd(p->maps.rows);
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		key = next;
-		prev = &key;
-		if (nlive == cap) {
-			size_t nc = cap ? cap * 2 : 256;
-			void *l = realloc(live, nc * sizeof(*live));
-
-			if (!l) {
-				ret = -ENOMEM;
-				goto out;
-			}
-			live = l;
-			cap = nc;
-		}
-		/* under the row's lock: a consistent row */
-		if (bpf_map_lookup_elem_flags(fd, &key, &live[nlive],
-					      BPF_F_LOCK) < 0)
-			continue;
-		if (!live[nlive].tid)
-			continue; /* created, not yet filled in */
-		nlive++;
-	}
-	cpus_ok = read_cpu_state(p) == 0;
-	/* after the live walk: a thread that died meanwhile is found here,
-	 * and its stale live copy dropped below */
-	ret = drain_dead(p);
-	if (ret < 0)
-		goto out;
-
-	out = malloc((p->ndead + nlive + p->fold.n + 1) * sizeof(*out));
-	if (!out) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	for (size_t i = 0; i < p->ndead; i++)
-		bpf_row__stats(&p->dead[i], 0, p->ctx->strs, &out[cnt++]);
-	for (size_t i = 0; i < nlive; i++) {
-		bool stale = false;
-
-		for (size_t j = 0; j < p->ndead && !stale; j++)
-			stale = p->dead[j].tid == live[i].tid &&
-				p->dead[j].first_ts == live[i].first_ts;
-		if (stale)
-			continue;
-		if (missed_out(p, &live[i], cpus_ok)) {
-			/* its CPU went on without it: its switch-out was not
-			 * traced, so do not charge it run time up to now */
-			bpf_row__stats(&live[i], 0, p->ctx->strs, &out[cnt]);
-			out[cnt++].incomplete = true;
-			continue;
-		}
-		bpf_row__stats(&live[i], now, p->ctx->strs, &out[cnt++]);
-	}
-	qsort(out, cnt, sizeof(*out), cmp_stats);
-	/* generations of a reused tid, oldest first */
-	for (size_t i = 1; i < cnt; i++)
-		if (out[i].tid == out[i - 1].tid)
-			out[i].gen = out[i - 1].gen + 1;
-	cnt += fold__copy(&p->fold, out + cnt);
-out:
-	free(live);
-	if (ret < 0) {
-		free(out);
-		return ret;
-	}
-	*rows = out;
-	*n = cnt;
-	return 0;
-}
-
-int bpf_backend__read_cpus(void *priv, uint64_t now,
-			   struct ctxmon_cpu_stats **cpus, size_t *n)
-{
-	struct bpf_priv *p = priv;
-	struct ctxmon_cpu_stats *out;
-	size_t cnt = 0;
-	int ret;
-
-	if (!p->aggregate)
-		return -EINVAL;
-	ret = read_cpu_state(p);
-	if (ret < 0)
-		return ret;
-	out = calloc((size_t)p->nposs, sizeof(*out));
-	if (!out)
-		return -ENOMEM;
-	for (int c = 0; c < p->nposs; c++) {
-		const struct ctxsw_cpu_agg *a = &p->cpubuf[c].agg;
-		struct ctxmon_cpu_stats *s;
-
-		if (!a->in_span)
-			continue;
-		s = &out[cnt++];
-		s->cpu = c;
-		s->first_ts = a->first_ts;
-		s->last_ts = a->last_ts;
-		s->busy_ns = a->busy_ns;
-		s->idle_ns = a->idle_ns;
-		s->switches = a->switches;
-		s->lost = p->cpubuf[c].rows_dropped;
-		if (now > a->state_ts) {
-			if (a->cur == 0)
-				s->idle_ns += now - a->state_ts;
-			else
-				s->busy_ns += now - a->state_ts;
-			s->last_ts = now;
-		}
-	}
-	*cpus = out;
-	*n = cnt;
 	return 0;
 }
 
 int bpf_backend__info(void *priv, struct bpf_backend_info *out)
 {
 	struct bpf_priv *p = priv;
-	int ret = read_cpu_state(p);
+	int ret = bpf__read_cpu_state(p);
 
 	if (ret < 0)
 		return ret;
@@ -1503,7 +897,7 @@ const struct backend_ops backend_bpf_agg = {
 	.attach = bpf_attach,
 	.read_rows = bpf_backend__read_rows,
 	.read_cpus = bpf_backend__read_cpus,
-	.forget_exited = bpf_forget_exited,
+	.forget_exited = bpf_agg__forget_exited,
 	.kernel_ns = bpf_kernel_ns,
 	/* not a degraded tier: it shows all stat shows but the causes */
 	.limits = NULL,

@@ -37,7 +37,6 @@ static int collect(const struct ctxmon_event *ev, void *ctx)
 struct fix {
 	struct stream *st;
 	struct strtab *strs;
-	struct reorder *ro;
 	struct sink out;
 };
 
@@ -48,10 +47,8 @@ static int setup(void **state)
 	assert_non_null(f);
 	f->st = stream__new(2);
 	f->strs = strtab__new();
-	f->ro = reorder__new(2);
 	assert_non_null(f->st);
 	assert_non_null(f->strs);
-	assert_non_null(f->ro);
 	*state = f;
 	return 0;
 }
@@ -60,7 +57,6 @@ static int teardown(void **state)
 {
 	struct fix *f = *state;
 
-	reorder__free(f->ro);
 	strtab__free(f->strs);
 	stream__free(f->st);
 	free(f);
@@ -79,13 +75,12 @@ static void hdr(struct ctxsw_hdr *h, uint8_t type, uint16_t cpu, uint64_t ts,
 
 static void add(struct fix *f, const void *rec, size_t len)
 {
-	assert_int_equal(reorder__add_record(f->ro, f->strs, rec, len), 0);
+	assert_int_equal(bpf_rec__commit(f->st, f->strs, rec, len), 0);
 }
 
-/* Flush everything and deliver it all into f->out. */
+/* Deliver everything into f->out. */
 static void drain(struct fix *f)
 {
-	assert_int_equal(reorder__flush(f->ro, f->st, UINT64_MAX), 0);
 	assert_true(stream__deliver(f->st, UINT64_MAX, collect, &f->out) >= 0);
 }
 
@@ -229,26 +224,28 @@ static void bad_records(void **state)
 {
 	struct fix *f = *state;
 	struct ctxsw_switch r = mk_switch(0, 100, 1, 2);
+	struct ctxmon_session_stats ss = { 0 };
 	struct ctxsw_hdr h;
 
 	/* too short for its type */
-	assert_int_equal(reorder__add_record(f->ro, f->strs, &r, sizeof(r) - 1),
+	assert_int_equal(bpf_rec__commit(f->st, f->strs, &r, sizeof(r) - 1),
 			 -EINVAL);
 	/* shorter than a header */
-	assert_int_equal(reorder__add_record(f->ro, f->strs, &r, 4), -EINVAL);
+	assert_int_equal(bpf_rec__commit(f->st, f->strs, &r, 4), -EINVAL);
 	/* unknown type */
 	memset(&h, 0, sizeof(h));
 	h.type = 200;
-	assert_int_equal(reorder__add_record(f->ro, f->strs, &h, sizeof(h)),
+	assert_int_equal(bpf_rec__commit(f->st, f->strs, &h, sizeof(h)),
 			 -EINVAL);
 	h.type = 0;
-	assert_int_equal(reorder__add_record(f->ro, f->strs, &h, sizeof(h)),
+	assert_int_equal(bpf_rec__commit(f->st, f->strs, &h, sizeof(h)),
 			 -EINVAL);
 	/* a CPU the session does not have */
 	r.h.cpu = 2;
-	assert_int_equal(reorder__add_record(f->ro, f->strs, &r, sizeof(r)),
+	assert_int_equal(bpf_rec__commit(f->st, f->strs, &r, sizeof(r)),
 			 -EINVAL);
-	assert_int_equal(reorder__held(f->ro), 0);
+	stream__stats(f->st, &ss);
+	assert_int_equal(ss.held, 0);
 }
 
 /* A record interrupted between its time and its reserve comes after the
@@ -279,34 +276,46 @@ static void per_cpu_order(void **state)
 	assert_int_equal(ss.order_violations, 0);
 }
 
-/* Only what is older than the bound leaves; the rest waits, in order. */
+/* Only what is older than the bound leaves; the rest waits, in order,
+ * and a late record sorts in unless its CPU delivered past it already. */
 static void flush_bound(void **state)
 {
 	struct fix *f = *state;
 	uint64_t ts[] = { 100, 300, 200, 500, 400 };
+	struct ctxmon_session_stats ss = { 0 };
 
 	for (size_t i = 0; i < ARRAY_SIZE(ts); i++) {
 		struct ctxsw_switch r = mk_switch(0, ts[i], 5, 6);
 
 		add(f, &r, sizeof(r));
 	}
-	assert_int_equal(reorder__flush(f->ro, f->st, 250), 0);
-	assert_int_equal(reorder__held(f->ro), 3);
 	assert_int_equal(stream__deliver(f->st, 250, collect, &f->out), 2);
+	stream__stats(f->st, &ss);
+	assert_int_equal(ss.held, 3);
 	/* a late record older than the held ones still sorts in */
 	{
 		struct ctxsw_switch r = mk_switch(0, 260, 5, 6);
 
 		add(f, &r, sizeof(r));
 	}
+	/* one older than what its CPU delivered cannot: it is clamped to
+	 * that time (200) and counted */
+	{
+		struct ctxsw_switch r = mk_switch(0, 150, 5, 6);
+
+		add(f, &r, sizeof(r));
+	}
 	drain(f);
-	assert_int_equal(f->out.n, 6);
+	assert_int_equal(f->out.n, 7);
 	assert_int_equal(f->out.ev[0].ts, 100);
 	assert_int_equal(f->out.ev[1].ts, 200);
-	assert_int_equal(f->out.ev[2].ts, 260);
-	assert_int_equal(f->out.ev[3].ts, 300);
-	assert_int_equal(f->out.ev[4].ts, 400);
-	assert_int_equal(f->out.ev[5].ts, 500);
+	assert_int_equal(f->out.ev[2].ts, 200);
+	assert_int_equal(f->out.ev[3].ts, 260);
+	assert_int_equal(f->out.ev[4].ts, 300);
+	assert_int_equal(f->out.ev[5].ts, 400);
+	assert_int_equal(f->out.ev[6].ts, 500);
+	stream__stats(f->st, &ss);
+	assert_int_equal(ss.order_violations, 1);
 }
 
 /* A record that follows reserve failures brings a loss event, on its CPU,

@@ -218,12 +218,58 @@ static void test_violation_counted(void **state)
 	push(st, 1, 50);
 	assert_int_equal(stream__deliver(st, 150, collect, &s), 1);
 	assert_int_equal(violations(st), 1);
-	/* On one CPU, a record older than its predecessor is clamped. */
+	/* On one CPU, a record older than its queued predecessor is sorted
+	 * in before it; one older than what the CPU delivered is clamped. */
 	push(st, 0, 400);
 	push(st, 0, 300);
-	assert_int_equal(stream__deliver(st, UINT64_MAX, collect, &s), 2);
-	assert_int_equal(s.ts[3], 400);
+	push(st, 0, 90);
+	assert_int_equal(stream__deliver(st, UINT64_MAX, collect, &s), 3);
+	assert_int_equal(s.ts[2], 100);
+	assert_int_equal(s.ts[3], 300);
+	assert_int_equal(s.ts[4], 400);
 	assert_int_equal(violations(st), 2);
+	stream__free(st);
+	sink_free(&s);
+}
+
+/* Records of one CPU out of order by a few places (a shared ring), over
+ * many wraps of the CPU's queue, delivered in rounds that stop behind the
+ * newest: all come out in time order, none clamped. */
+static void test_sorted_in_over_wraps(void **state)
+{
+	struct stream *st = stream__new(2);
+	struct sink s = { 0 };
+	unsigned seed = 12345;
+	uint64_t newest = 0, n = 0;
+
+	(void)state;
+	for (uint64_t i = 0; i < 40000; i += 4) {
+		/* four records of one CPU in a random order */
+		uint64_t b[4] = { i, i + 1, i + 2, i + 3 };
+		int c = (int)((i / 4) % 2);
+
+		for (int k = 3; k > 0; k--) {
+			int j;
+			uint64_t t;
+
+			seed = seed * 1103515245u + 12345u;
+			j = (int)((seed >> 16) % (unsigned)(k + 1));
+			t = b[k];
+			b[k] = b[j];
+			b[j] = t;
+		}
+		for (int k = 0; k < 4; k++) {
+			push(st, c, 1000 + b[k] * 10);
+			newest = 1000 + (i + 3) * 10;
+			n++;
+		}
+		if (i % 1000 == 0)
+			assert_true(stream__deliver(st, newest - 100, collect, &s) >= 0);
+	}
+	assert_true(stream__deliver(st, UINT64_MAX, collect, &s) >= 0);
+	assert_int_equal(s.n, n);
+	assert_sorted(&s);
+	assert_int_equal(violations(st), 0);
 	stream__free(st);
 	sink_free(&s);
 }
@@ -337,6 +383,7 @@ int main(void)
 		cmocka_unit_test(test_lost_before_any_event),
 		cmocka_unit_test(test_bad_cpu),
 		cmocka_unit_test(test_for_each_held),
+		cmocka_unit_test(test_sorted_in_over_wraps),
 	};
 
 	return cmocka_run_group_tests_name("stream", tests, NULL, NULL);

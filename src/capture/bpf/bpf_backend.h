@@ -75,27 +75,13 @@ int bpf_backend__info(void *priv, struct bpf_backend_info *out);
 struct ctxsw_row;
 
 /*
- * Per-CPU reordering of decoded records before the stream (ring order is
- * only nearly time order on one CPU).  reorder__new() returns NULL and
- * sets errno; reorder__free() accepts NULL.
+ * Decode one ring buffer record and commit it to @st on its CPU (the
+ * stream sorts it in among that CPU's queued events), preceded by a loss
+ * event when the record says records were dropped before it.  0, -EINVAL
+ * for a record that is not one (nothing committed), -ENOMEM.
  */
-struct reorder;
-
-struct reorder *reorder__new(int ncpus);
-void reorder__free(struct reorder *r);
-/*
- * Decode one ring buffer record and queue it on its CPU in time order,
- * preceded by a loss event when the record says records were dropped
- * before it.  0, -EINVAL for a record that is not one (nothing queued),
- * -ENOMEM.
- */
-int reorder__add_record(struct reorder *r, struct strtab *strs,
-			const void *rec, size_t len);
-/* Move every queued event with ts <= @upto into @st, in time order per
- * CPU (losses through stream__lost()).  0 or -ENOMEM. */
-int reorder__flush(struct reorder *r, struct stream *st, uint64_t upto);
-/* Events queued, not yet flushed. */
-size_t reorder__held(const struct reorder *r);
+int bpf_rec__commit(struct stream *st, struct strtab *strs, const void *rec,
+		    size_t len);
 
 /* A thread's row as struct ctxmon_stats; the state still open is charged
  * up to @now (0: not at all).  The comm is interned in @strs. */

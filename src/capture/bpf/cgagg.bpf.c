@@ -30,6 +30,7 @@
 #include <bpf/bpf_core_read.h>
 
 #include "cgagg.h"
+#include "kernel.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -99,14 +100,6 @@ struct {
 	__type(value, struct cgagg_proc);
 } zero_row SEC(".maps");
 
-struct cgroup___pre61 {
-	__u64 ancestor_ids[0];
-} __attribute__((preserve_access_index));
-
-struct task_struct___pre514 {
-	long state;
-} __attribute__((preserve_access_index));
-
 static const __u32 zero;
 
 /* ---- helpers ----------------------------------------------------------- */
@@ -134,54 +127,15 @@ static __always_inline bool selected(struct task_struct *t)
 		return false;
 	level = BPF_CORE_READ(cg, level);
 	for (int i = 0; i < 32; i++) {
-		__u64 id = 0;
+		__u64 id;
 
 		if (i > level)
 			break;
-		if (bpf_core_field_exists(cg->ancestors)) {
-			struct cgroup *a = NULL;
-
-			bpf_core_read(&a, sizeof(a), &cg->ancestors[i]);
-			id = a ? BPF_CORE_READ(a, kn, id) : 0;
-		} else {
-			struct cgroup___pre61 *o = (void *)cg;
-
-			bpf_core_read(&id, sizeof(id), &o->ancestor_ids[i]);
-		}
+		id = cgroup_ancestor_id(cg, i);
 		if (id && bpf_map_lookup_elem(&cg_filter, &id))
 			return true;
 	}
 	return false;
-}
-
-/* floor(log2(d)) for d > 0, without a loop */
-static __always_inline __u32 log2_u64(__u64 d)
-{
-	__u32 b = 0;
-
-	if (d >> 32) {
-		d >>= 32;
-		b += 32;
-	}
-	if (d >> 16) {
-		d >>= 16;
-		b += 16;
-	}
-	if (d >> 8) {
-		d >>= 8;
-		b += 8;
-	}
-	if (d >> 4) {
-		d >>= 4;
-		b += 4;
-	}
-	if (d >> 2) {
-		d >>= 2;
-		b += 2;
-	}
-	if (d >> 1)
-		b += 1;
-	return b;
 }
 
 /* The bucket whose inclusive upper bound 2^i ns holds @d. */
@@ -479,28 +433,23 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 		__u64 niv = BPF_CORE_READ(prev, nivcsw);
 		__u64 run = 0;
 		__u32 kind, cause;
+		int moved;
 
 		tk = task_get(ptid, true);
+		moved = tk ? csw_moved(tk->csw_valid, tk->nvcsw, tk->nivcsw,
+				       nv, niv) : 0;
 		if (BPF_CORE_READ(prev, exit_state)) {
 			kind = CGAGG_EXIT;
-		} else if (tk && tk->csw_valid && nv != tk->nvcsw &&
-			   niv == tk->nivcsw) {
-			kind = CGAGG_VOLUNTARY;
-		} else if (tk && tk->csw_valid && niv != tk->nivcsw &&
-			   nv == tk->nvcsw) {
-			kind = CGAGG_INVOLUNTARY;
+		} else if (moved) {
+			kind = moved > 0 ? CGAGG_VOLUNTARY : CGAGG_INVOLUNTARY;
 		} else {
 			kind = preempt || !(prev_state & 0xff) ?
 				       CGAGG_INVOLUNTARY :
 				       CGAGG_VOLUNTARY;
 			c->inexact++;
 		}
-		if (kind == CGAGG_EXIT)
-			cause = CGAGG_CAUSE_EXIT;
-		else if (kind == CGAGG_VOLUNTARY)
-			cause = block_cause(prev, btf);
-		else
-			cause = block_cause(prev, btf);
+		cause = kind == CGAGG_EXIT ? CGAGG_CAUSE_EXIT :
+					     block_cause(prev, btf);
 		/* involuntary: the preempt flag does not tell a yield (a
 		 * task preempted on its way back to user space switches in
 		 * schedule() too); its syscall does */
@@ -519,12 +468,12 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 						    CGAGG_T_SLEEPING :
 						    CGAGG_T_RUNNABLE;
 				tk->wake_ts = 0;
-				if (tk->pad[0] && kind == CGAGG_VOLUNTARY) {
+				if (tk->early_wake && kind == CGAGG_VOLUNTARY) {
 					/* woken before it got off the CPU */
 					tk->state = CGAGG_T_RUNNABLE;
 					tk->wake_ts = ts;
 				}
-				tk->pad[0] = 0;
+				tk->early_wake = 0;
 				tk->state_ts = ts;
 				tk->nvcsw = nv;
 				tk->nivcsw = niv;
@@ -554,7 +503,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 		ntk->state = CGAGG_T_RUNNING;
 		ntk->state_ts = ts;
 		ntk->wake_ts = 0;
-		ntk->pad[0] = 0;
+		ntk->early_wake = 0;
 		ntk->nvcsw = BPF_CORE_READ(next, nvcsw);
 		ntk->nivcsw = BPF_CORE_READ(next, nivcsw);
 		ntk->csw_valid = 1;
@@ -585,7 +534,7 @@ static __always_inline int on_waking(struct task_struct *p, bool new_task)
 		} else if (tk->state == CGAGG_T_SLEEPING) {
 			tk->wake_ts = ts;
 		} else if (tk->state == CGAGG_T_RUNNING) {
-			tk->pad[0] = 1; /* about to sleep, already woken */
+			tk->early_wake = 1; /* about to sleep, already woken */
 		}
 	}
 	acct_wake(task_cgid(p), BPF_CORE_READ(p, tgid), 0, 0);
@@ -648,13 +597,9 @@ static __always_inline int on_exec(struct task_struct *p)
 static __always_inline __u32 state_of(struct task_struct *prev,
 				      unsigned long long arg)
 {
-	struct task_struct___pre514 *o = (void *)prev;
-
 	if (sw_state_arg)
 		return (__u32)arg;
-	if (bpf_core_field_exists(prev->__state))
-		return BPF_CORE_READ(prev, __state);
-	return (__u32)BPF_CORE_READ(o, state);
+	return task_state_raw(prev);
 }
 
 /* ---- tp_btf set -------------------------------------------------------- */

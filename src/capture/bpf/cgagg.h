@@ -80,7 +80,8 @@ struct cgagg_task {
 	__u64 nvcsw, nivcsw;	/* the kernel's counters, last seen */
 	__u8 state;
 	__u8 csw_valid;
-	__u8 pad[6];
+	__u8 early_wake;	/* woken while still on its CPU */
+	__u8 pad[5];
 };
 
 struct cgagg_slice {

@@ -16,6 +16,7 @@
 #include <bpf/bpf_core_read.h>
 
 #include "ctxsw.h"
+#include "kernel.bpf.h"
 
 /* ---- knobs, set by the loader before load ------------------------ */
 
@@ -68,18 +69,6 @@ struct {
 
 /* ---- kernel layouts that changed across versions ------------------- */
 
-struct task_struct___pre514 {
-	long state;
-} __attribute__((preserve_access_index));
-
-struct task_struct___pre516 {
-	unsigned int cpu;
-} __attribute__((preserve_access_index));
-
-struct cgroup___pre61 {
-	__u64 ancestor_ids[0];
-} __attribute__((preserve_access_index));
-
 /* task_struct.__state and exit_state bits (include/linux/sched.h) */
 #define K_TASK_REPORT 0x7f
 #define K_TASK_NOLOAD 0x0400
@@ -107,24 +96,6 @@ static __always_inline bool cpu_selected(void)
 	cpu = bpf_get_smp_processor_id();
 	on = bpf_map_lookup_elem(&cpus, &cpu);
 	return on && *on;
-}
-
-static __always_inline __u32 task_state_raw(struct task_struct *t)
-{
-	struct task_struct___pre514 *o = (void *)t;
-
-	if (bpf_core_field_exists(t->__state))
-		return BPF_CORE_READ(t, __state);
-	return (__u32)BPF_CORE_READ(o, state);
-}
-
-static __always_inline __s32 task_cpu(struct task_struct *t)
-{
-	struct task_struct___pre516 *o = (void *)t;
-
-	if (bpf_core_field_exists(t->thread_info.cpu))
-		return BPF_CORE_READ(t, thread_info.cpu);
-	return BPF_CORE_READ(o, cpu);
 }
 
 /* The kernel's __trace_sched_switch_state(), as enum ctxmon_task_state. */
@@ -167,17 +138,7 @@ static __always_inline bool task_selected(struct task_struct *t)
 
 		if (!cg || BPF_CORE_READ(cg, level) < cg_level)
 			return false;
-		if (bpf_core_field_exists(cg->ancestors)) {
-			struct cgroup *a = NULL;
-
-			bpf_core_read(&a, sizeof(a), &cg->ancestors[cg_level]);
-			id = a ? BPF_CORE_READ(a, kn, id) : 0;
-		} else {
-			struct cgroup___pre61 *o = (void *)cg;
-
-			bpf_core_read(&id, sizeof(id),
-				      &o->ancestor_ids[cg_level]);
-		}
+		id = cgroup_ancestor_id(cg, cg_level);
 		if (id != cg_id)
 			return false;
 	}

@@ -224,36 +224,6 @@ static __always_inline void lat_begin(struct ctxsw_row *r, __u64 ts,
 	r->lat_waker = waker < 0 ? -1 : waker;
 }
 
-/* floor(log2(d)) for d > 0, without a loop (none in a locked region) */
-static __always_inline __u32 log2_u64(__u64 d)
-{
-	__u32 b = 0;
-
-	if (d >> 32) {
-		d >>= 32;
-		b += 32;
-	}
-	if (d >> 16) {
-		d >>= 16;
-		b += 16;
-	}
-	if (d >> 8) {
-		d >>= 8;
-		b += 8;
-	}
-	if (d >> 4) {
-		d >>= 4;
-		b += 4;
-	}
-	if (d >> 2) {
-		d >>= 2;
-		b += 2;
-	}
-	if (d >> 1)
-		b += 1;
-	return b;
-}
-
 static __always_inline void lat_end(struct ctxsw_row *r, __u64 ts, __s32 cpu,
 				    __s32 prev_tid)
 {
@@ -298,13 +268,14 @@ static __always_inline __u32 row_switch_out(struct ctxsw_row *r,
 {
 	__u64 ts = o->ts;
 	__u32 kind, guessed = 0;
+	int moved;
 
 	if (o->state & (CTXSW_STATE_X | CTXSW_STATE_Z)) {
 		kind = CTXSW_KIND_EXIT;
-	} else if (r->csw_valid && o->nv != r->nvcsw && o->niv == r->nivcsw) {
-		kind = CTXSW_KIND_VOLUNTARY;
-	} else if (r->csw_valid && o->niv != r->nivcsw && o->nv == r->nvcsw) {
-		kind = CTXSW_KIND_INVOLUNTARY;
+	} else if ((moved = csw_moved(r->csw_valid, r->nvcsw, r->nivcsw,
+				      o->nv, o->niv))) {
+		kind = moved > 0 ? CTXSW_KIND_VOLUNTARY :
+				   CTXSW_KIND_INVOLUNTARY;
 	} else {
 		kind = o->preempt || !o->state ? CTXSW_KIND_INVOLUNTARY :
 						 CTXSW_KIND_VOLUNTARY;

@@ -170,6 +170,7 @@ static __always_inline int on_switch(unsigned long long *ctx, bool preempt,
 	__u32 raw, state;
 	__u8 kind, flags = 0;
 	struct ctxsw_csw *old;
+	int moved;
 	struct ctxsw_switch *r;
 
 	if (!cpu_selected())
@@ -194,11 +195,11 @@ static __always_inline int on_switch(unsigned long long *ctx, bool preempt,
 		bpf_map_delete_elem(&csw, &prev_tid);
 	} else {
 		old = prev_tid ? bpf_map_lookup_elem(&csw, &prev_tid) : NULL;
-		if (old && nv != old->nvcsw && niv == old->nivcsw) {
-			kind = CTXSW_KIND_VOLUNTARY;
-			flags = CTXSW_F_KIND_EXACT;
-		} else if (old && niv != old->nivcsw && nv == old->nvcsw) {
-			kind = CTXSW_KIND_INVOLUNTARY;
+		moved = old ? csw_moved(true, old->nvcsw, old->nivcsw, nv, niv)
+			    : 0;
+		if (moved) {
+			kind = moved > 0 ? CTXSW_KIND_VOLUNTARY :
+					   CTXSW_KIND_INVOLUNTARY;
 			flags = CTXSW_F_KIND_EXACT;
 		} else {
 			/* first sight (running when capture began): the

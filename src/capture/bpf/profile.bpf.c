@@ -18,6 +18,7 @@
 #include <bpf/bpf_core_read.h>
 
 #include "profile.h"
+#include "kernel.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -220,11 +221,6 @@ static __always_inline void charge_waker(struct prof_task *t, __u64 ns)
 	__sync_fetch_and_add(&v->count, 1);
 }
 
-static __always_inline __u32 task_state(struct task_struct *t)
-{
-	return BPF_CORE_READ(t, __state);
-}
-
 /* Send the current task's user registers and a copy of its user stack
  * from sp (as much of PROF_USTK_BYTES as is readable); false when the
  * ring is full or the task has no user context. */
@@ -341,7 +337,7 @@ static __always_inline void switch_out(void *ctx, bool preempt,
 				       struct task_struct *next)
 {
 	__u32 tid = BPF_CORE_READ(prev, pid), tgid = BPF_CORE_READ(prev, tgid);
-	__u32 state = task_state(prev);
+	__u32 state = task_state_raw(prev);
 	struct prof_task *t;
 	__s32 *nr;
 

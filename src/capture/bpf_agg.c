@@ -1,0 +1,314 @@
+/*
+ * bpf_agg.c - the bpf-agg backend's rows: the aggregation object's
+ * per-thread table (ctxsw_agg.bpf.c) read into struct ctxmon_stats rows,
+ * with the rows of dead threads drained from the kernel as the capture
+ * goes (so its table stays small) and the oldest folded by comm, and the
+ * per-CPU counters read into CPU rows.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <linux/types.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "internal.h"
+#include "ctxsw.h"
+#include "bpf_backend.h"
+#include "bpf_priv.h"
+
+
+void bpf_row__stats(const struct ctxsw_row *r, uint64_t now,
+		    struct strtab *strs, struct ctxmon_stats *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->tid = r->tid;
+	s->tgid = r->tgid > 0 ? r->tgid : -1;
+	s->ppid = r->ppid;
+	s->comm = strtab__intern(strs, r->comm, CTXSW_COMM_LEN);
+	s->nthreads = 1;
+	s->exited = r->exited;
+	/* only selected tasks have rows */
+	s->target = true;
+	s->first_ts = r->first_ts;
+	s->last_ts = r->last_ts;
+	s->switch_in = r->switch_in;
+	s->switch_out = r->switch_out;
+	s->voluntary = r->voluntary;
+	s->involuntary = r->involuntary;
+	s->exit_switch = r->exit_switch;
+	s->after_fold = r->after_fold;
+	s->exit_counted = r->exit_counted;
+	s->run_ns = r->run_ns;
+	s->wait_ns = r->wait_ns;
+	for (int i = 0; i < CTXMON_SLEEP__MAX; i++)
+		s->sleep_ns[i] = r->sleep_ns[i];
+	s->migrations = r->migrations;
+	s->wakeups = r->wakeups;
+	s->lat.count = r->lat.count;
+	s->lat.sum_ns = r->lat.sum_ns;
+	s->lat.max_ns = r->lat.max_ns;
+	s->lat.max_ts = r->lat.max_ts;
+	s->lat.max_waker_tid = r->lat.max_waker_tid;
+	s->lat.max_cpu = r->lat.max_cpu;
+	s->lat.max_prev_tid = r->lat.max_prev_tid;
+	memcpy(s->lat.hist, r->lat.hist, sizeof(s->lat.hist));
+
+	/* the interval still open, charged up to @now as finish() does */
+	if (r->state != CTXSW_ST_NEW && r->state != CTXSW_ST_DEAD &&
+	    now > r->state_ts) {
+		uint64_t d = now - r->state_ts;
+
+		if (r->state == CTXSW_ST_RUNNING)
+			s->run_ns += d;
+		else if (r->state == CTXSW_ST_RUNNABLE)
+			s->wait_ns += d;
+		else
+			s->sleep_ns[r->sleep_idx < 3 ? r->sleep_idx : 2] += d;
+		s->last_ts = now;
+	}
+}
+
+static int fold_dead(struct bpf_priv *p, size_t k);
+
+int bpf_agg__drain_dead(struct bpf_priv *p)
+{
+	int fd = bpf_map__fd(p->maps.dead_rows);
+	struct ctxsw_dead_key key, next, *keys = NULL;
+	size_t n = 0, cap = 0;
+	int ret = 0;
+	void *prev = NULL;
+
+	/* collect the keys first: deleting while walking restarts walks */
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		if (n == cap) {
+			size_t nc = cap ? cap * 2 : 256;
+			void *k = realloc(keys, nc * sizeof(*keys));
+
+			if (!k) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			keys = k;
+			cap = nc;
+		}
+		keys[n++] = next;
+		key = next;
+		prev = &key;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct ctxsw_row r;
+
+		if (bpf_map_lookup_elem(fd, &keys[i], &r) < 0)
+			continue;
+		if (p->ndead == p->dead_cap) {
+			size_t nc = p->dead_cap ? p->dead_cap * 2 : 256;
+			void *d = realloc(p->dead, nc * sizeof(*p->dead));
+
+			if (!d) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			p->dead = d;
+			p->dead_cap = nc;
+		}
+		p->dead[p->ndead++] = r;
+		bpf_map_delete_elem(fd, &keys[i]);
+	}
+	/* a command's rows are all kept: its rusage comparison needs each
+	 * process (analysis/rusage.c); stat folds them for display */
+	if (p->ndead >= 2 * CTXMON_EXITED_KEEP &&
+	    p->ctx->target != CTXMON_TARGET_CMD)
+		ret = fold_dead(p, p->ndead - n < p->ndead - CTXMON_EXITED_KEEP ?
+					   p->ndead - n :
+					   p->ndead - CTXMON_EXITED_KEEP);
+out:
+	free(keys);
+	return ret;
+}
+
+/* A forking machine makes dead rows without end: fold the oldest @k by
+ * comm.  Not the ones this read drained: their live copies may be in
+ * the rows being built, which are dropped by tid and start time. */
+static int fold_dead(struct bpf_priv *p, size_t k)
+{
+	for (size_t i = 0; i < k; i++) {
+		struct ctxmon_stats st;
+
+		bpf_row__stats(&p->dead[i], 0, p->ctx->strs, &st);
+		if (fold__add(&p->fold, &st) < 0)
+			return -ENOMEM;
+	}
+	memmove(p->dead, p->dead + k, (p->ndead - k) * sizeof(*p->dead));
+	p->ndead -= k;
+	return 0;
+}
+
+void bpf_agg__forget_exited(void *priv)
+{
+	struct bpf_priv *p = priv;
+
+	p->ndead = 0;
+	fold__clear(&p->fold);
+}
+
+static int cmp_stats(const void *a, const void *b)
+{
+	const struct ctxmon_stats *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->first_ts != y->first_ts)
+		return x->first_ts < y->first_ts ? -1 : 1;
+	return 0;
+}
+
+/*
+ * A row RUNNING on a CPU whose last switch went to another task: its
+ * switch-out was never traced (seen for threads of PID 1 on some
+ * kernels).  Charged to now it would run longer than its CPU was busy.
+ * Read after the rows, so a switch between the two reads can only make a
+ * row look stale for one read.
+ */
+static bool missed_out(struct bpf_priv *p, const struct ctxsw_row *r,
+		       bool cpus_ok)
+{
+	const struct ctxsw_cpu_agg *c;
+
+	if (!cpus_ok || r->state != CTXSW_ST_RUNNING || r->cpu < 0 ||
+	    r->cpu >= p->nposs)
+		return false;
+	c = &p->cpubuf[r->cpu].agg;
+	if (!c->in_span || c->cur == (__s32)r->tid)
+		return false;
+	p->missed_out++;
+	return true;
+}
+
+int bpf_backend__read_rows(void *priv, uint64_t now, struct ctxmon_stats **rows,
+			   size_t *n)
+{
+	struct bpf_priv *p = priv;
+	struct ctxsw_row *live = NULL;
+	struct ctxmon_stats *out = NULL;
+	size_t nlive = 0, cap = 0, cnt = 0;
+	__u32 key, next, *prev = NULL;
+	int fd, ret = 0;
+	bool cpus_ok;
+
+	if (!p->aggregate)
+		return -EINVAL;
+	fd = bpf_map__fd(p->maps.rows);
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (nlive == cap) {
+			size_t nc = cap ? cap * 2 : 256;
+			void *l = realloc(live, nc * sizeof(*live));
+
+			if (!l) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			live = l;
+			cap = nc;
+		}
+		/* under the row's lock: a consistent row */
+		if (bpf_map_lookup_elem_flags(fd, &key, &live[nlive],
+					      BPF_F_LOCK) < 0)
+			continue;
+		if (!live[nlive].tid)
+			continue; /* created, not yet filled in */
+		nlive++;
+	}
+	cpus_ok = bpf__read_cpu_state(p) == 0;
+	/* after the live walk: a thread that died meanwhile is found here,
+	 * and its stale live copy dropped below */
+	ret = bpf_agg__drain_dead(p);
+	if (ret < 0)
+		goto out;
+
+	out = malloc((p->ndead + nlive + p->fold.n + 1) * sizeof(*out));
+	if (!out) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < p->ndead; i++)
+		bpf_row__stats(&p->dead[i], 0, p->ctx->strs, &out[cnt++]);
+	for (size_t i = 0; i < nlive; i++) {
+		bool stale = false;
+
+		for (size_t j = 0; j < p->ndead && !stale; j++)
+			stale = p->dead[j].tid == live[i].tid &&
+				p->dead[j].first_ts == live[i].first_ts;
+		if (stale)
+			continue;
+		if (missed_out(p, &live[i], cpus_ok)) {
+			/* its CPU went on without it: its switch-out was not
+			 * traced, so do not charge it run time up to now */
+			bpf_row__stats(&live[i], 0, p->ctx->strs, &out[cnt]);
+			out[cnt++].incomplete = true;
+			continue;
+		}
+		bpf_row__stats(&live[i], now, p->ctx->strs, &out[cnt++]);
+	}
+	qsort(out, cnt, sizeof(*out), cmp_stats);
+	/* generations of a reused tid, oldest first */
+	for (size_t i = 1; i < cnt; i++)
+		if (out[i].tid == out[i - 1].tid)
+			out[i].gen = out[i - 1].gen + 1;
+	cnt += fold__copy(&p->fold, out + cnt);
+out:
+	free(live);
+	if (ret < 0) {
+		free(out);
+		return ret;
+	}
+	*rows = out;
+	*n = cnt;
+	return 0;
+}
+
+int bpf_backend__read_cpus(void *priv, uint64_t now,
+			   struct ctxmon_cpu_stats **cpus, size_t *n)
+{
+	struct bpf_priv *p = priv;
+	struct ctxmon_cpu_stats *out;
+	size_t cnt = 0;
+	int ret;
+
+	if (!p->aggregate)
+		return -EINVAL;
+	ret = bpf__read_cpu_state(p);
+	if (ret < 0)
+		return ret;
+	out = calloc((size_t)p->nposs, sizeof(*out));
+	if (!out)
+		return -ENOMEM;
+	for (int c = 0; c < p->nposs; c++) {
+		const struct ctxsw_cpu_agg *a = &p->cpubuf[c].agg;
+		struct ctxmon_cpu_stats *s;
+
+		if (!a->in_span)
+			continue;
+		s = &out[cnt++];
+		s->cpu = c;
+		s->first_ts = a->first_ts;
+		s->last_ts = a->last_ts;
+		s->busy_ns = a->busy_ns;
+		s->idle_ns = a->idle_ns;
+		s->switches = a->switches;
+		s->lost = p->cpubuf[c].rows_dropped;
+		if (now > a->state_ts) {
+			if (a->cur == 0)
+				s->idle_ns += now - a->state_ts;
+			else
+				s->busy_ns += now - a->state_ts;
+			s->last_ts = now;
+		}
+	}
+	*cpus = out;
+	*n = cnt;
+	return 0;
+}

@@ -1,0 +1,61 @@
+/*
+ * bpf_priv.h - what the files of the bpf backends share: the state of one
+ * open backend (bpf.c loads and attaches, bpf_rec.c turns the streaming
+ * object's records into events, bpf_agg.c reads the aggregation object's
+ * tables into rows).  Private to src/capture/bpf*.c.
+ */
+#ifndef CTXMON_CAPTURE_BPF_PRIV_H
+#define CTXMON_CAPTURE_BPF_PRIV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <linux/types.h>
+#include <bpf/bpf.h>
+
+#include "internal.h"
+#include "ctxsw.h"
+
+struct bpf_map;
+struct ring_buffer;
+struct ctxsw_stream_bpf;
+struct ctxsw_agg_bpf;
+
+struct bpf_priv {
+	struct backend_ctx *ctx;
+	/* one of the two objects (ctxsw.bpf.h), and the maps used here */
+	struct ctxsw_stream_bpf *st;
+	struct ctxsw_agg_bpf *ag;
+	struct {
+		struct bpf_map *cpu_state, *cpus, *targets, *fork_roots;
+		struct bpf_map *events;		/* streaming */
+		struct bpf_map *rows, *dead_rows;	/* aggregation */
+	} maps;
+	struct ring_buffer *rb;
+	uint32_t filter_kind;
+	bool tp_btf, aggregate;
+	bool enabled, drained;
+	uint64_t disable_ts;
+	int nposs; /* possible CPUs, for per-CPU maps */
+	struct ctxsw_cpu *cpubuf; /* nposs entries */
+	int cb_err; /* first error inside the ring callback */
+	uint64_t bad_records;
+	/* aggregation: rows of dead threads drained from the kernel, and
+	 * the oldest of them folded by comm past CTXMON_EXITED_KEEP */
+	struct ctxsw_row *dead;
+	size_t ndead, dead_cap;
+	struct fold fold;
+	uint64_t missed_out;	/* rows whose CPU went on without them */
+	int stats_fd;		/* BPF_STATS_RUN_TIME held while > 0 */
+	bool stats_tried;
+};
+/* bpf.c: the per-CPU state map into p->cpubuf; 0 or -errno */
+int bpf__read_cpu_state(struct bpf_priv *p);
+
+/* bpf_agg.c: move the rows of dead threads from the kernel's table into
+ * p->dead (folding the oldest past CTXMON_EXITED_KEEP); 0 or -errno. */
+int bpf_agg__drain_dead(struct bpf_priv *p);
+/* the backend's forget_exited: drop the rows of dead threads read */
+void bpf_agg__forget_exited(void *priv);
+
+#endif
