@@ -25,74 +25,15 @@
  * event is told with it (TASK_NEW_*), most events bringing nothing new.
  *
  * All prediction state is reset at each chunk, so a chunk decodes on its
- * own and damage to one chunk cannot garble the next.
+ * own and damage to one chunk cannot garble the next.  The tables behind
+ * the predictions (tasks, CPUs, strings), the reset and the parsing of a
+ * loaded chunk are in rec_codec_tab.c.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "file/file.h"
-
-#define MRU_N 8 /* recently used tids per list */
-#define PRIO_BASE 120 /* the prio of nearly every task */
-/* Most task slots one event can add: its tid and a switch's prev and next. */
-#define TASKS_PER_EVENT 3
-
-/* Instantiated once per direction (see the top of the file). */
-#define CODER static inline __attribute__((always_inline))
-#define COLD static __attribute__((noinline, cold))
-
-/* Mask bits common to every event; type-specific bits start at B_X. */
-enum { B_TSBACK, B_FLAGS, B_TID, B_TGID, B_X };
-
-struct ctask {
-	int32_t tid;
-	uint32_t gen; /* live in this chunk when == codec gen */
-	int32_t tgid, prio, cpu;
-	uint32_t comm; /* chunk string index, 0: none */
-	int64_t sys; /* last syscall id entered */
-};
-
-struct ccpu {
-	int32_t cur; /* task switched in last */
-	/* cur's task slot, which most events need: NULL when not known,
-	 * for tid 0, and after the task table moved (task_grow()). */
-	struct ctask *cur_slot;
-	int32_t mru[MRU_N]; /* tasks that ran or were woken here */
-	int32_t irq, softirq; /* last vectors */
-	struct ctask idle; /* tid 0 is one task per CPU */
-};
-
-struct codec {
-	bool enc;
-	bool oom;
-	bool bad; /* decoder: some column in[] is bad */
-
-	/* encoder: columns and string table being built */
-	struct fbuf col[COL__N];
-	struct fbuf strbuf; /* u8 length + bytes, per string */
-	uint32_t *soff; /* offset of string i (1-based) in strbuf */
-	uint32_t *sidx; /* hash index: string index or 0 */
-	size_t scap, nstr, sslots;
-	size_t nrec;
-
-	/* decoder: the loaded chunk */
-	struct cursor in[COL__N];
-	const char **str; /* str[0] = NULL, str[1..nstr] */
-	size_t str_cap;
-	size_t left; /* records still to decode */
-
-	/* prediction state, reset per chunk */
-	uint64_t prev_ts;
-	uint16_t last_flags[256];
-	int32_t wmru[MRU_N]; /* tasks woken or migrated lately */
-	int32_t last_child, last_task_tid;
-	struct ccpu *cpus, spare;
-	size_t ncpus, ncpus_used;
-	struct ctask *tasks;
-	size_t tcap, tcount;
-	uint32_t gen;
-};
+#include "file/rec_codec_int.h"
 
 static const uint32_t state_list[] = {
 	CTXMON_STATE_RUNNING, CTXMON_STATE_S, CTXMON_STATE_D,
@@ -181,107 +122,6 @@ CODER uint8_t rd_u8(struct codec *c, int col)
 
 /* ---- prediction state ---------------------------------------------- */
 
-static void task_default(struct ctask *t, int32_t tid)
-{
-	t->tid = tid;
-	t->tgid = tid == 0 ? 0 : -1;
-	t->prio = PRIO_BASE;
-	t->cpu = -1;
-	t->comm = 0;
-	t->sys = -1;
-}
-
-static void cpu_default(struct ccpu *cc)
-{
-	cc->cur = -1;
-	cc->cur_slot = NULL;
-	for (int i = 0; i < MRU_N; i++)
-		cc->mru[i] = -1;
-	cc->irq = cc->softirq = -1;
-	task_default(&cc->idle, 0);
-}
-
-/* cpu_state() for a CPU not seen yet in this chunk. */
-static __attribute__((noinline)) struct ccpu *cpu_state_new(struct codec *c,
-							    int32_t cpu)
-{
-	if (cpu < 0 || cpu >= CPU_STATE_MAX)
-		return &c->spare;
-	if ((size_t)cpu >= c->ncpus) {
-		size_t n = c->ncpus ? c->ncpus : 8;
-		struct ccpu *p;
-
-		while (n <= (size_t)cpu)
-			n *= 2;
-		p = realloc(c->cpus, n * sizeof(*p));
-		if (!p) {
-			c->oom = true;
-			return &c->spare;
-		}
-		c->cpus = p;
-		c->ncpus = n;
-	}
-	while (c->ncpus_used <= (size_t)cpu)
-		cpu_default(&c->cpus[c->ncpus_used++]);
-	return &c->cpus[cpu];
-}
-
-/* State of @cpu; CPUs beyond CPU_STATE_MAX share one slot (identically
- * on both sides, so prediction still agrees).  A CPU seen for the first
- * time may move the others: pointers from earlier calls are then stale. */
-CODER struct ccpu *cpu_state(struct codec *c, int32_t cpu)
-{
-	if (__builtin_expect((uint32_t)cpu < c->ncpus_used, 1))
-		return &c->cpus[cpu];
-	return cpu_state_new(c, cpu);
-}
-
-CODER size_t task_hash(int32_t tid, size_t cap)
-{
-	return ((uint32_t)tid * 2654435761u) & (cap - 1);
-}
-
-static struct ctask *task_find(struct codec *c, int32_t tid)
-{
-	if (!c->tcap)
-		return NULL;
-	for (size_t i = task_hash(tid, c->tcap);; i = (i + 1) & (c->tcap - 1)) {
-		struct ctask *t = &c->tasks[i];
-
-		if (t->gen != c->gen)
-			return NULL;
-		if (t->tid == tid)
-			return t;
-	}
-}
-
-static int task_grow(struct codec *c)
-{
-	size_t cap = c->tcap ? c->tcap * 2 : 1024;
-	struct ctask *n = calloc(cap, sizeof(*n));
-
-	if (!n)
-		return -ENOMEM;
-	for (size_t i = 0; i < c->tcap; i++) {
-		struct ctask *t = &c->tasks[i];
-		size_t j;
-
-		if (t->gen != c->gen)
-			continue;
-		j = task_hash(t->tid, cap);
-		while (n[j].gen == c->gen)
-			j = (j + 1) & (cap - 1);
-		n[j] = *t;
-	}
-	free(c->tasks);
-	c->tasks = n;
-	c->tcap = cap;
-	for (size_t i = 0; i < c->ncpus_used; i++)
-		c->cpus[i].cur_slot = NULL;
-	c->spare.cur_slot = NULL;
-	return 0;
-}
-
 /*
  * Make room for the task slots one record may add, so that the slots it
  * holds stay put while it is coded (task_slot() never grows the table).
@@ -291,30 +131,16 @@ CODER bool task_room(struct codec *c)
 {
 	if (__builtin_expect((c->tcount + TASKS_PER_EVENT) * 2 <= c->tcap, 1))
 		return true;
-	if (task_grow(c) < 0) {
+	if (codec__task_grow(c) < 0) {
 		c->oom = true;
 		return false;
 	}
 	return true;
 }
 
-/* What is known of @tid (defaults when nothing); tid 0 is per CPU. */
-static struct ctask task_peek(struct codec *c, int32_t tid, int32_t cpu)
-{
-	struct ctask d, *t;
-
-	if (tid == 0 && cpu >= 0)
-		return cpu_state(c, cpu)->idle;
-	t = task_find(c, tid);
-	if (t)
-		return *t;
-	task_default(&d, tid);
-	return d;
-}
-
 /*
  * The slot of @tid, added with the defaults when new, so reading it gives
- * what task_peek() would.  Needs task_room() first; the slot stays valid
+ * what codec__task_peek() would.  Needs task_room() first; the slot stays valid
  * until the next task_room() or cpu_state() of a CPU not seen yet.
  */
 CODER struct ctask *task_slot(struct codec *c, int32_t tid, int32_t cpu)
@@ -350,96 +176,6 @@ CODER void mru_touch(int32_t *mru, int32_t tid)
 		mru[i] = carry;
 		carry = t;
 	}
-}
-
-static void state_reset(struct codec *c)
-{
-	c->prev_ts = 0;
-	memset(c->last_flags, 0, sizeof(c->last_flags));
-	for (int i = 0; i < MRU_N; i++)
-		c->wmru[i] = -1;
-	c->last_child = -1;
-	c->last_task_tid = 0;
-	c->ncpus_used = 0;
-	cpu_default(&c->spare);
-	c->tcount = 0;
-	if (++c->gen == 0) {
-		/* Wrapped: stale slots could look live, so clear them. */
-		if (c->tasks)
-			memset(c->tasks, 0, c->tcap * sizeof(*c->tasks));
-		c->gen = 1;
-	}
-}
-
-/* ---- strings ------------------------------------------------------- */
-
-static uint32_t str_hash(const char *s, size_t len)
-{
-	uint32_t h = 2166136261u;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)s[i]) * 16777619u;
-	return h;
-}
-
-static int str_grow(struct codec *c)
-{
-	size_t slots = c->sslots ? c->sslots * 2 : 256;
-	uint32_t *idx = calloc(slots, sizeof(*idx));
-
-	if (!idx)
-		return -ENOMEM;
-	for (size_t i = 1; i <= c->nstr; i++) {
-		const uint8_t *p = c->strbuf.p + c->soff[i];
-		size_t j = str_hash((const char *)p, p[-1]) & (slots - 1);
-
-		while (idx[j])
-			j = (j + 1) & (slots - 1);
-		idx[j] = (uint32_t)i;
-	}
-	free(c->sidx);
-	c->sidx = idx;
-	c->sslots = slots;
-	return 0;
-}
-
-/* Encoder: index of @s in the chunk's string table, added if new. */
-static uint32_t str_index(struct codec *c, const char *s)
-{
-	size_t len, j;
-
-	if (!s)
-		return 0;
-	len = strnlen(s, STR_MAX);
-	if ((c->nstr + 1) * 2 > c->sslots && str_grow(c) < 0)
-		goto oom;
-	j = str_hash(s, len) & (c->sslots - 1);
-	for (; c->sidx[j]; j = (j + 1) & (c->sslots - 1)) {
-		const uint8_t *p = c->strbuf.p + c->soff[c->sidx[j]];
-
-		if (p[-1] == len && memcmp(p, s, len) == 0)
-			return c->sidx[j];
-	}
-	if (c->nstr + 2 > c->scap) {
-		size_t cap = c->scap ? c->scap * 2 : 256;
-		uint32_t *o = realloc(c->soff, cap * sizeof(*o));
-
-		if (!o)
-			goto oom;
-		c->soff = o;
-		c->scap = cap;
-	}
-	fbuf__put_u8(&c->strbuf, (uint8_t)len);
-	fbuf__put(&c->strbuf, s, len);
-	if (c->strbuf.oom)
-		goto oom;
-	c->nstr++;
-	c->soff[c->nstr] = (uint32_t)(c->strbuf.len - len);
-	c->sidx[j] = (uint32_t)c->nstr;
-	return (uint32_t)c->nstr;
-oom:
-	c->oom = true;
-	return 0;
 }
 
 /* ---- field helpers: each one encodes (@enc) or decodes ------------- */
@@ -498,7 +234,7 @@ CODER const char *fld_comm(struct codec *c, const bool enc, uint64_t *mask,
 			   uint32_t *idx)
 {
 	if (enc) {
-		*idx = str_index(c, s);
+		*idx = codec__str_index(c, s);
 		if (*idx != pred) {
 			*mask |= 1ull << bit;
 			fbuf__put_uvar(&c->col[COL_STR], *idx);
@@ -687,7 +423,7 @@ CODER void code_fork(struct codec *c, const bool enc, uint64_t *mask,
 			     (int32_t)((uint32_t)c->last_child + 1), B_X + 1,
 			     COL_TID, parent);
 	/* A copy: the parent keeps no state of its own from this event. */
-	tp = task_peek(c, parent, ev->cpu);
+	tp = codec__task_peek(c, parent, ev->cpu);
 	/* A new process leads its own group; a new thread joins its
 	 * parent's. */
 	if (enc) {
@@ -897,7 +633,7 @@ CODER void code_task(struct codec *c, const bool enc, int32_t *tid,
 		fbuf__put_u8(&c->col[COL_TIDC], code);
 		if (code == 2)
 			val(c, enc, *tgid, COL_TID, *tid);
-		ci = str_index(c, *comm);
+		ci = codec__str_index(c, *comm);
 		fbuf__put_uvar(&c->col[COL_STR], ci);
 	} else {
 		code = rd_u8(c, COL_TIDC);
@@ -920,50 +656,6 @@ CODER void code_task(struct codec *c, const bool enc, int32_t *tid,
 }
 
 /* ---- public (internal) entry points -------------------------------- */
-
-struct codec *codec__new(bool enc)
-{
-	struct codec *c = calloc(1, sizeof(*c));
-
-	if (!c)
-		return NULL;
-	c->enc = enc;
-	codec__reset(c);
-	return c;
-}
-
-void codec__free(struct codec *c)
-{
-	if (!c)
-		return;
-	for (int i = 0; i < COL__N; i++)
-		fbuf__free(&c->col[i]);
-	fbuf__free(&c->strbuf);
-	free(c->soff);
-	free(c->sidx);
-	free(c->str);
-	free(c->cpus);
-	free(c->tasks);
-	free(c);
-}
-
-void codec__reset(struct codec *c)
-{
-	for (int i = 0; i < COL__N; i++) {
-		c->col[i].len = 0;
-		c->col[i].oom = false;
-	}
-	c->strbuf.len = 0;
-	c->strbuf.oom = false;
-	c->nstr = 0;
-	if (c->sidx)
-		memset(c->sidx, 0, c->sslots * sizeof(*c->sidx));
-	c->nrec = 0;
-	c->left = 0;
-	c->oom = false;
-	c->bad = false;
-	state_reset(c);
-}
 
 static int enc_done(struct codec *c)
 {
@@ -1025,75 +717,6 @@ int codec__finish(struct codec *c, struct fbuf *out)
 	for (int i = 0; i < COL__N; i++)
 		fbuf__put(out, c->col[i].p, c->col[i].len);
 	return out->oom ? -ENOMEM : 0;
-}
-
-int codec__load(struct codec *c, const uint8_t *p, size_t len,
-		struct strtab *strs, const char **why)
-{
-	struct cursor cur = { .p = p, .len = len };
-	uint64_t nrec, nstr, ncol, total = 0;
-	uint64_t lens[64];
-
-	codec__reset(c);
-	nrec = cursor__uvar(&cur);
-	nstr = cursor__uvar(&cur);
-	/* Each string takes at least its length byte. */
-	if (cur.bad || nstr > len - cur.pos) {
-		*why = "bad string table size";
-		return -EBADMSG;
-	}
-	if (nstr + 1 > c->str_cap) {
-		const char **s = realloc(c->str, (nstr + 1) * sizeof(*s));
-
-		if (!s)
-			return -ENOMEM;
-		c->str = s;
-		c->str_cap = nstr + 1;
-	}
-	c->str[0] = NULL;
-	for (uint64_t i = 1; i <= nstr; i++) {
-		uint8_t l = cursor__u8(&cur);
-		const uint8_t *b = cursor__bytes(&cur, l);
-
-		if (!b) {
-			*why = "string table runs past the chunk";
-			return -EBADMSG;
-		}
-		c->str[i] = strtab__intern(strs, (const char *)b, l);
-		if (!c->str[i])
-			return -ENOMEM;
-	}
-	c->nstr = nstr;
-	ncol = cursor__uvar(&cur);
-	/* A newer writer may add columns this reader does not use, but not
-	 * drop any. */
-	if (cur.bad || ncol < COL__N || ncol > ARRAY_SIZE(lens)) {
-		*why = "bad column count";
-		return -EBADMSG;
-	}
-	for (uint64_t i = 0; i < ncol; i++) {
-		lens[i] = cursor__uvar(&cur);
-		if (lens[i] > len)
-			cur.bad = true;
-		total += lens[i];
-	}
-	if (cur.bad || total != len - cur.pos) {
-		*why = "column sizes do not add up to the chunk size";
-		return -EBADMSG;
-	}
-	for (uint64_t i = 0; i < ncol; i++) {
-		const uint8_t *b = cursor__bytes(&cur, lens[i]);
-
-		if (i < COL__N)
-			c->in[i] = (struct cursor){ .p = b, .len = lens[i] };
-	}
-	/* Every record has its type byte. */
-	if (nrec != c->in[COL_TYPE].len) {
-		*why = "record count does not match the type column";
-		return -EBADMSG;
-	}
-	c->left = nrec;
-	return 0;
 }
 
 static const char *const col_damage[COL__N] = {
