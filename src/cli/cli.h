@@ -127,6 +127,11 @@ int capture__exit_status(int wstatus);
 /* Parse a positive number with optional fraction; 0 or -1. */
 int cli__parse_double(const char *s, double *out);
 int cli__parse_uint(const char *s, unsigned long max, unsigned long *out);
+/* The recording a reading command names after its options (argv[optind]),
+ * into *@path unless an option gave one; DEFAULT_RECORDING when neither.
+ * -1, said, when there are more. */
+int cli__recording_arg(const char *cmd, int argc, char **argv,
+		       const char **path);
 
 int cmd_stat(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);

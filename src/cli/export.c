@@ -140,15 +140,8 @@ static int parse(struct export_run *e, int argc, char **argv)
 			return -1;
 		}
 	}
-	if (optind < argc) {
-		if (optind + 1 < argc || e->in) {
-			cli__err(CMD, "one recording at a time; see --help");
-			return -1;
-		}
-		e->in = argv[optind];
-	}
-	if (!e->in)
-		e->in = DEFAULT_RECORDING;
+	if (cli__recording_arg(CMD, argc, argv, &e->in) < 0)
+		return -1;
 	if (!e->out) {
 		cli__err(CMD, "no output file: give -o FILE (see --help)");
 		return -1;

@@ -16,6 +16,7 @@
 #include <ctxmon/cgroup.h>
 
 #include "cli/cli.h"
+#include "cli/recording.h"
 #include "cli/opts.h"
 #include "cli/top.h"
 
@@ -76,6 +77,21 @@ int cli__parse_uint(const char *s, unsigned long max, unsigned long *out)
 	if (errno || end == s || *end || v > max)
 		return -1;
 	*out = v;
+	return 0;
+}
+
+int cli__recording_arg(const char *cmd, int argc, char **argv,
+		       const char **path)
+{
+	if (optind < argc) {
+		if (optind + 1 < argc || *path) {
+			cli__err(cmd, "one recording at a time; see --help");
+			return -1;
+		}
+		*path = argv[optind];
+	}
+	if (!*path)
+		*path = DEFAULT_RECORDING;
 	return 0;
 }
 

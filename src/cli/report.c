@@ -381,15 +381,8 @@ static int parse(struct rep_run *r, int argc, char **argv)
 			return -1;
 		}
 	}
-	if (optind < argc) {
-		if (optind + 1 < argc || r->path) {
-			cli__err(CMD, "one recording at a time; see --help");
-			return -1;
-		}
-		r->path = argv[optind];
-	}
-	if (!r->path)
-		r->path = DEFAULT_RECORDING;
+	if (cli__recording_arg(CMD, argc, argv, &r->path) < 0)
+		return -1;
 	return 0;
 }
 

@@ -136,15 +136,8 @@ static int parse(struct script_run *s, int argc, char **argv)
 			return -1;
 		}
 	}
-	if (optind < argc) {
-		if (optind + 1 < argc || s->path) {
-			cli__err(CMD, "one recording at a time; see --help");
-			return -1;
-		}
-		s->path = argv[optind];
-	}
-	if (!s->path)
-		s->path = DEFAULT_RECORDING;
+	if (cli__recording_arg(CMD, argc, argv, &s->path) < 0)
+		return -1;
 	return 0;
 }
 
