@@ -46,6 +46,13 @@ extern "C" {
 #define CTXMON_CAP_TEXT		(1u << 7) /* parses the kernel's text output:
 					   * the slowest reader, the first to
 					   * lose events */
+#define CTXMON_CAP_SAMPLED	(1u << 8) /* rows are counters read one
+					   * thread at a time: a row's
+					   * last_ts is when its counters
+					   * were read, so an interval's rate
+					   * is its count over its own span
+					   * (last_ts - first_ts), not over
+					   * the interval's length */
 
 /* What the session's backend can show (CTXMON_CAP_* bits). */
 unsigned ctxmon_session_caps(const struct ctxmon_session *s);

@@ -316,9 +316,12 @@ static uint64_t boot_ticks(long hz)
 }
 
 /* One sample of a thread into the store. */
-static void take(struct proc_priv *p, const struct procfs_task *s, uint64_t now)
+/* @s was just read: its counters hold now, not at the walk's start (a
+ * walk of many threads, or one that stalls, takes a while) */
+static void take(struct proc_priv *p, const struct procfs_task *s)
 {
 	struct ptask *t = tfind(p, s->tid);
+	uint64_t now = clock__now_ns();
 	uint32_t gen = 0;
 
 	if (t && t->cur.start_ticks != s->start_ticks) {
@@ -381,7 +384,7 @@ static int add_root(struct proc_priv *p, pid_t pid)
 	return 0;
 }
 
-static void sample_process(struct proc_priv *p, pid_t pid, uint64_t now)
+static void sample_process(struct proc_priv *p, pid_t pid)
 {
 	char path[64];
 	struct dirent *de;
@@ -400,7 +403,7 @@ static void sample_process(struct proc_priv *p, pid_t pid, uint64_t now)
 			continue;
 		if (procfs__read_task(pid, (pid_t)tid, &s) == 0) {
 			s.tgid = pid;
-			take(p, &s, now);
+			take(p, &s);
 		}
 	}
 	closedir(d);
@@ -492,7 +495,7 @@ static int sample(struct proc_priv *p)
 			struct procfs_task s;
 
 			if (procfs__read_task(-1, ctx->pids[i], &s) == 0)
-				take(p, &s, now);
+				take(p, &s);
 		}
 	} else if (ctx->target == CTXMON_TARGET_ALL) {
 		size_t n;
@@ -501,7 +504,7 @@ static int sample(struct proc_priv *p)
 		if (!pids)
 			return -ENOMEM;
 		for (size_t i = 0; i < n; i++)
-			sample_process(p, pids[i], now);
+			sample_process(p, pids[i]);
 		free(pids);
 	} else {
 		/* the list grows while walked: children are walked too */
@@ -517,7 +520,7 @@ static int sample(struct proc_priv *p)
 				p->roots[i--] = p->roots[--p->nroots];
 				continue;
 			}
-			sample_process(p, p->roots[i], now);
+			sample_process(p, p->roots[i]);
 		}
 	}
 	for (size_t i = 0; i < p->ntasks; i++) {
@@ -678,10 +681,11 @@ static int proc_attach(void *priv, pid_t pid)
 }
 
 static void to_stats(const struct proc_priv *p, const struct ptask *t,
-		     uint64_t now, struct ctxmon_stats *s)
+		     struct ctxmon_stats *s)
 {
 	const struct procfs_task *c = &t->cur, *b = &t->base;
-	uint64_t last = t->gone ? t->last_ts : now, span;
+	/* its counters as of its last read (CTXMON_CAP_SAMPLED) */
+	uint64_t last = t->last_ts, span;
 
 	memset(s, 0, sizeof(*s));
 	s->tid = c->tid;
@@ -721,6 +725,7 @@ static int proc_read_rows(void *priv, uint64_t now, struct ctxmon_stats **rows,
 	struct ctxmon_stats *out;
 	int ret = 0;
 
+	(void)now;	/* each row ends at its own read */
 	if (p->enabled)
 		ret = sample(p);
 	if (ret < 0)
@@ -731,7 +736,7 @@ static int proc_read_rows(void *priv, uint64_t now, struct ctxmon_stats **rows,
 	for (size_t i = 0; i < p->ntasks; i++) {
 		const struct ptask *t = &p->tasks[i];
 
-		to_stats(p, t, now, &out[i]);
+		to_stats(p, t, &out[i]);
 		/* a process row names its parent through the leader */
 		if (t->cur.tid == t->cur.tgid)
 			out[i].ppid = t->cur.ppid;
@@ -769,5 +774,5 @@ const struct backend_ops backend_proc = {
 		  "involuntary, run and runnable wait of live threads; a "
 		  "thread that ends keeps its last sample; no wakeup "
 		  "latency, no sleep states, no exit switch-outs",
-	.caps = CTXMON_CAP_COUNTS,
+	.caps = CTXMON_CAP_COUNTS | CTXMON_CAP_SAMPLED,
 };

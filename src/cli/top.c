@@ -286,7 +286,8 @@ static void print_frame(struct top_run *r, FILE *out)
 	}
 	shown = r->limit && r->limit < n ? r->limit : n;
 	for (size_t i = 0; i < shown; i++) {
-		top_view__row(line, sizeof(line), 80, rows[i], r->frame.dur_ns,
+		top_view__row(line, sizeof(line), 80, rows[i],
+			      top_view__row_dur(&r->frame, rows[i]),
 			      r->view.procs);
 		fprintf(out, "%s\n", line);
 	}
@@ -377,7 +378,8 @@ static void draw(struct top_run *r)
 		rows = top_view__rows(&r->view, &r->frame, &n);
 		for (size_t i = 0; rows && i < n && y < LINES - 1; i++) {
 			top_view__row(line, sizeof(line), COLS, rows[i],
-				      r->frame.dur_ns, r->view.procs);
+				      top_view__row_dur(&r->frame, rows[i]),
+				      r->view.procs);
 			mvaddnstr(y++, 0, line, COLS);
 		}
 		free(rows);

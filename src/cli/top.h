@@ -50,6 +50,8 @@ struct top_frame {
 	uint64_t events, lost;		/* in the frame */
 	uint64_t lost_total;		/* since start */
 	const char *backend;
+	bool row_spans;			/* rates over each row's own span
+					 * (CTXMON_CAP_SAMPLED) */
 };
 
 void top_frame__clear(struct top_frame *f);
@@ -145,5 +147,10 @@ int top_view__print_rates(FILE *f, const struct output_opts *o,
 void top_view__title(char *buf, size_t len, int width, bool procs);
 void top_view__row(char *buf, size_t len, int width,
 		   const struct ctxmon_stats *r, uint64_t dur_ns, bool procs);
+/* What @r's rates and shares are over in frame @f: the frame's length,
+ * or with sampled rows the row's own span within it (a thread read late
+ * in one walk and early in the next has less time than the frame). */
+uint64_t top_view__row_dur(const struct top_frame *f,
+			   const struct ctxmon_stats *r);
 
 #endif

@@ -142,6 +142,7 @@ int top_source__frame(struct top_source *src, struct top_frame *f)
 	f->lost = st.lost - src->prev_lost;
 	f->lost_total = st.lost;
 	f->backend = ctxmon_session_backend(src->s);
+	f->row_spans = ctxmon_session_caps(src->s) & CTXMON_CAP_SAMPLED;
 	src->last_ts = ts;
 	src->prev_events = st.events;
 	src->prev_lost = st.lost;

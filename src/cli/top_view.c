@@ -199,6 +199,14 @@ void top_view__title(char *buf, size_t len, int width, bool procs)
 		buf[width] = '\0';
 }
 
+uint64_t top_view__row_dur(const struct top_frame *f,
+			   const struct ctxmon_stats *r)
+{
+	if (f->row_spans && r->last_ts > r->first_ts)
+		return r->last_ts - r->first_ts;
+	return f->dur_ns;
+}
+
 void top_view__row(char *buf, size_t len, int width,
 		   const struct ctxmon_stats *r, uint64_t dur_ns, bool procs)
 {

@@ -96,10 +96,34 @@ static void test_view(void **state)
 	assert_int_equal(strlen(line), 40);
 }
 
+/* Sampled rows (the /proc tier): a thread read 0.2 s into one walk and
+ * 0.1 s into the next had 0.9 s of the 1 s frame; its 900 switches are
+ * 1000/s, not 900/s.  Other rows, or a row with no span, use the frame. */
+static void test_row_spans(void **state)
+{
+	struct ctxmon_stats r = row(9, 9, "sampled", 900, 0, 450000000);
+	struct top_frame f = { .dur_ns = 1000000000ull };
+	char line[256];
+
+	(void)state;
+	r.first_ts = 5200000000ull;
+	r.last_ts = 6100000000ull;
+	assert_int_equal(top_view__row_dur(&f, &r), 1000000000ull);
+	f.row_spans = true;
+	assert_int_equal(top_view__row_dur(&f, &r), 900000000ull);
+	top_view__row(line, sizeof(line), 80, &r, top_view__row_dur(&f, &r),
+		      false);
+	assert_non_null(strstr(line, " 1000 "));
+	assert_non_null(strstr(line, "50.0"));
+	r.last_ts = r.first_ts;
+	assert_int_equal(top_view__row_dur(&f, &r), 1000000000ull);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_view),
+		cmocka_unit_test(test_row_spans),
 	};
 
 	return cmocka_run_group_tests_name("top", tests, NULL, NULL);
