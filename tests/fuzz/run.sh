@@ -22,7 +22,7 @@ B=${1:-build/fuzz}
 SUPP=$PWD/tests/fuzz/lsan.supp
 T=${FUZZ_TIME:-20}
 CC=${FUZZ_CC:-clang}
-SRCS="src/file/rec_codec.c src/file/rec_import.c src/file/rec_reader.c
+SRCS="src/file/rec_codec.c src/file/rec_codec_tab.c src/file/rec_import.c src/file/rec_reader.c
 src/file/rec_tasks.c src/file/rec_util.c src/file/rec_writer.c
 src/capture/textparse.c src/capture/textformat.c src/strtab.c src/util.c"
 HIST_SRCS="$(echo src/analysis/hist_*.c) src/output/json_out.c src/analysis/syscalls_x86_64.c src/analysis/syscalls_aarch64.c
