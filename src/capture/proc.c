@@ -315,9 +315,9 @@ static uint64_t boot_ticks(long hz)
 	       (uint64_t)ts.tv_nsec / (1000000000ull / (uint64_t)hz);
 }
 
-/* One sample of a thread into the store. */
-/* @s was just read: its counters hold now, not at the walk's start (a
- * walk of many threads, or one that stalls, takes a while) */
+/* One sample of a thread into the store.  @s was just read: its counters
+ * hold now, not at the walk's start (a walk of many threads, or one that
+ * stalls, takes a while). */
 static void take(struct proc_priv *p, const struct procfs_task *s)
 {
 	struct ptask *t = tfind(p, s->tid);
