@@ -58,16 +58,20 @@ rows = h["entries"]
 # yield has two threads, both counted in the child's rusage; a thread's last
 # switch-out at exit is not in rusage, except the leader's when it switched
 # out a zombie (Z) before kcount reaped it, whose counters the reap reads
-# after that switch (docs/accounting.md: exit_counted); the child's one
-# switch before exec, if any, ran under kcount's comm, outside the filter
+# after that switch (docs/accounting.md: exit_counted); the child's
+# switches before exec ran under kcount's comm, outside the filter: it
+# blocked in fork or exec (once, usually; seen twice on a loaded run), and
+# those are voluntary, so at most nvcsw of them
 n = sum(e["hitcount"] for e in rows)
-ru = int(m["nvcsw"]) + int(m["nivcsw"])
+nv = int(m["nvcsw"])
+ru = nv + int(m["nivcsw"])
 print("  hist: %d switch-outs in %d rows; rusage nvcsw+nivcsw %d" % (n, len(rows), ru))
 if len(rows) != 2:
     sys.exit("%d rows, want yield's 2 threads" % len(rows))
-if n - 2 not in (ru - 2, ru - 1, ru):
+if not ru - 1 - nv <= n - 2 <= ru:
     sys.exit("hitcounts %d vs rusage %d (+ 2 exit switch-outs, - 0 or 1 "
-             "counted at the leader's reap, - 0 or 1 before exec)" % (n, ru))
+             "counted at the leader's reap, - 0 to nvcsw %d before exec)"
+             % (n, ru, nv))
 PY
 
 # -I: one table per interval, then the last one
