@@ -8,6 +8,7 @@
  * in as they come.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include <linux/types.h>
@@ -22,33 +23,42 @@ static const char *comm(struct strtab *strs, const char *c)
 	return strtab__intern(strs, c, CTXSW_COMM_LEN);
 }
 
-/* Decode a ring record into @ev; 0 or -EINVAL (not one of ours). */
-static int rec_decode(struct strtab *strs, const void *data, size_t len,
-		      int ncpus, struct ctxmon_event *ev)
+/* Bytes of each record type (0: not a type of ours). */
+static const size_t rec_size[] = {
+	[CTXSW_SWITCH] = sizeof(struct ctxsw_switch),
+	[CTXSW_WAKING] = sizeof(struct ctxsw_wake),
+	[CTXSW_WAKEUP] = sizeof(struct ctxsw_wake),
+	[CTXSW_WAKEUP_NEW] = sizeof(struct ctxsw_wake),
+	[CTXSW_MIGRATE] = sizeof(struct ctxsw_migrate),
+	[CTXSW_FORK] = sizeof(struct ctxsw_fork),
+	[CTXSW_EXEC] = sizeof(struct ctxsw_exec),
+	[CTXSW_EXIT] = sizeof(struct ctxsw_exit),
+	[CTXSW_IRQ_ENTRY] = sizeof(struct ctxsw_irq),
+	[CTXSW_IRQ_EXIT] = sizeof(struct ctxsw_irq),
+	[CTXSW_SOFTIRQ_ENTRY] = sizeof(struct ctxsw_irq),
+	[CTXSW_SOFTIRQ_EXIT] = sizeof(struct ctxsw_irq),
+	[CTXSW_SYS_ENTER] = sizeof(struct ctxsw_sys),
+	[CTXSW_SYS_EXIT] = sizeof(struct ctxsw_sys),
+};
+
+/* Whether @data is one of our records, of a CPU the stream has: cannot
+ * fail with our own programs; the cpu field of such a record is not to be
+ * trusted either. */
+static bool rec_ok(const void *data, size_t len, int ncpus)
 {
-	static const size_t rec_size[] = {
-		[CTXSW_SWITCH] = sizeof(struct ctxsw_switch),
-		[CTXSW_WAKING] = sizeof(struct ctxsw_wake),
-		[CTXSW_WAKEUP] = sizeof(struct ctxsw_wake),
-		[CTXSW_WAKEUP_NEW] = sizeof(struct ctxsw_wake),
-		[CTXSW_MIGRATE] = sizeof(struct ctxsw_migrate),
-		[CTXSW_FORK] = sizeof(struct ctxsw_fork),
-		[CTXSW_EXEC] = sizeof(struct ctxsw_exec),
-		[CTXSW_EXIT] = sizeof(struct ctxsw_exit),
-		[CTXSW_IRQ_ENTRY] = sizeof(struct ctxsw_irq),
-		[CTXSW_IRQ_EXIT] = sizeof(struct ctxsw_irq),
-		[CTXSW_SOFTIRQ_ENTRY] = sizeof(struct ctxsw_irq),
-		[CTXSW_SOFTIRQ_EXIT] = sizeof(struct ctxsw_irq),
-		[CTXSW_SYS_ENTER] = sizeof(struct ctxsw_sys),
-		[CTXSW_SYS_EXIT] = sizeof(struct ctxsw_sys),
-	};
 	const struct ctxsw_hdr *h = data;
 
-	/* cannot happen with our own programs; the cpu field of such a
-	 * record is not to be trusted either */
-	if (len < sizeof(*h) || h->type >= ARRAY_SIZE(rec_size) ||
-	    !rec_size[h->type] || len < rec_size[h->type] || h->cpu >= ncpus)
-		return -EINVAL;
+	return len >= sizeof(*h) && h->type < ARRAY_SIZE(rec_size) &&
+	       rec_size[h->type] && len >= rec_size[h->type] &&
+	       h->cpu < ncpus;
+}
+
+/* Decode a record rec_ok() accepted into @ev. */
+static void rec_decode(struct strtab *strs, const void *data,
+		       struct ctxmon_event *ev)
+{
+	const struct ctxsw_hdr *h = data;
+
 	memset(ev, 0, sizeof(*ev));
 	ev->ts = h->ts;
 	ev->type = h->type;
@@ -136,25 +146,24 @@ static int rec_decode(struct strtab *strs, const void *data, size_t len,
 		break;
 	}
 	}
-	return 0;
 }
 
 int bpf_rec__commit(struct stream *st, struct strtab *strs, const void *rec,
 		    size_t len)
 {
 	const struct ctxsw_hdr *h = rec;
-	struct ctxmon_event ev, *slot;
-	int ret = rec_decode(strs, rec, len, stream__ncpus(st), &ev);
+	struct ctxmon_event *slot;
 
-	if (ret < 0)
-		return ret;
+	if (!rec_ok(rec, len, stream__ncpus(st)))
+		return -EINVAL;
 	/* the gap ends at this record: it goes in just before it */
 	if (h->lost)
-		stream__lost(st, ev.cpu, h->lost, ev.ts);
-	slot = stream__slot(st, ev.cpu);
+		stream__lost(st, h->cpu, h->lost, h->ts);
+	/* decoded in place: the slot is the stream's own memory */
+	slot = stream__slot(st, h->cpu);
 	if (!slot)
 		return -ENOMEM;
-	*slot = ev;
-	stream__commit(st, ev.cpu);
+	rec_decode(strs, rec, slot);
+	stream__commit(st, h->cpu);
 	return 0;
 }
