@@ -212,8 +212,8 @@ out:
 }
 
 /* The account's numbers and the kernel comparison into @out. */
-static int fill_run(struct ctxmon_account *a, const struct rusage *ru,
-		    struct ctxmon_run *out, bool causes)
+static int fill_run(struct ctxmon_account *a, pid_t root,
+		    const struct rusage *ru, struct ctxmon_run *out, bool causes)
 {
 	struct kernel_cmp k = { .valid = true };
 	struct ctxmon_stats *th;
@@ -252,7 +252,10 @@ static int fill_run(struct ctxmon_account *a, const struct rusage *ru,
 		out->v[CTXMON_M_LAT_MAX] = (double)lat_max / 1e3;
 	out->v[CTXMON_M_USER] = tv_s(&ru->ru_utime);
 	out->v[CTXMON_M_SYSTEM] = tv_s(&ru->ru_stime);
-	output__kernel_add(&k, th, n);
+	if (output__kernel_tree(&k, root, th, n, NULL, 0, NULL, 0) < 0) {
+		free(th);
+		return -ENOMEM;
+	}
 	k.ru_nvcsw = (uint64_t)ru->ru_nvcsw;
 	k.ru_nivcsw = (uint64_t)ru->ru_nivcsw;
 	out->kernel_valid = true;
@@ -409,7 +412,7 @@ int ctxmon_run_once(const struct ctxmon_run_opts *o, struct ctxmon_run *out)
 	out->backend = ctxmon_session_backend(s);
 	out->exit_status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) :
 			   WIFSIGNALED(wstatus) ? 128 + WTERMSIG(wstatus) : 1;
-	ret = fill_run(a, &ru, out, o->causes);
+	ret = fill_run(a, child, &ru, out, o->causes);
 	if (ret < 0) {
 		snprintf(out->error, sizeof(out->error), "accounting: %s",
 			 strerror(-ret));

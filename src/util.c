@@ -106,6 +106,7 @@ static const char *const type_names[CTXMON_EV__MAX] = {
 	[CTXMON_EV_SYS_ENTER] = "sys_enter",
 	[CTXMON_EV_SYS_EXIT] = "sys_exit",
 	[CTXMON_EV_LOST] = "lost",
+	[CTXMON_EV_ORPHAN] = "orphan",
 };
 
 const char *ctxmon_event_type_name(unsigned type)

@@ -34,6 +34,8 @@ enum ctxmon_event_type {
 	CTXMON_EV_SYS_ENTER,	/* raw_syscalls:sys_enter */
 	CTXMON_EV_SYS_EXIT,	/* raw_syscalls:sys_exit */
 	CTXMON_EV_LOST,		/* events were dropped on one CPU */
+	CTXMON_EV_ORPHAN,	/* a process will not be reaped by its parent
+				 * (no tracepoint: BPF backends only) */
 	CTXMON_EV__MAX
 };
 
@@ -56,6 +58,21 @@ enum ctxmon_switch_kind {
 	CTXMON_SW_INVOLUNTARY = 0,	/* preempted or switched out runnable */
 	CTXMON_SW_VOLUNTARY = 1,	/* blocked: the kernel's nvcsw */
 	CTXMON_SW_EXIT = 2,		/* last switch-out of a dying task */
+};
+
+/*
+ * orphan.why: how a process's counters come to miss its parent's rusage.
+ * The kernel folds a child into its parent's rusage only when the parent
+ * reaps it with wait().  Neither case below has a tracepoint of its own;
+ * the BPF backends read them from the task structs at sched_process_exit.
+ */
+enum ctxmon_orphan_why {
+	/* the parent's last thread is exiting: the child, alive or a zombie,
+	 * goes to a subreaper or init, which reaps it */
+	CTXMON_ORPHAN_PARENT_DIED = 0,
+	/* the parent ignores SIGCHLD (or set SA_NOCLDWAIT): the child is
+	 * released as it exits, unreaped */
+	CTXMON_ORPHAN_AUTOREAP = 1,
 };
 
 #define CTXMON_COMM_LEN 16
@@ -105,6 +122,11 @@ struct ctxmon_event {
 			int64_t id;	/* syscall number */
 			int64_t ret;	/* sys_exit's return value */
 		} sys;
+		struct {	/* ORPHAN; ev.tid: the thread that saw it */
+			int32_t tid;		/* the process (its tgid) */
+			int32_t parent;		/* the parent that lets it go */
+			uint8_t why;		/* enum ctxmon_orphan_why */
+		} orphan;
 		struct {
 			uint64_t count;		/* events dropped (0: unknown) */
 			uint64_t start_ts;	/* last event seen before the gap */

@@ -105,6 +105,9 @@ struct ctxmon_html_info {
 	uint64_t ru_nvcsw, ru_nivcsw;
 	int ncpus;
 	unsigned max_threads;		/* rows shown (0: 40) */
+	pid_t root_pid;			/* the command: its descendants that
+					 * it does not reap are left out of
+					 * the comparison; 0: unknown */
 };
 
 /* NULL and errno on failure; free with ctxmon_html_free(). */

@@ -852,6 +852,21 @@ static void on_task_exit(struct ctxmon_account *a,
 	t->st.exited = true;
 }
 
+/* A process its parent will not reap: its latest incarnation is marked,
+ * which the rusage comparison takes as said (rusage.c).  Its threads
+ * follow their leader there. */
+static void on_orphan(struct ctxmon_account *a, const struct ctxmon_event *ev)
+{
+	struct task *t;
+
+	learn_current(a, ev);
+	if (!tid_ok(a, ev->orphan.tid))
+		return;
+	t = task_find(a, ev->orphan.tid);
+	if (t)
+		t->st.orphaned = true;
+}
+
 static void on_migrate(struct ctxmon_account *a, const struct ctxmon_event *ev)
 {
 	learn_current(a, ev);
@@ -918,6 +933,9 @@ void ctxmon_account_feed(struct ctxmon_account *a,
 		break;
 	case CTXMON_EV_EXIT:
 		on_task_exit(a, ev);
+		break;
+	case CTXMON_EV_ORPHAN:
+		on_orphan(a, ev);
 		break;
 	case CTXMON_EV_LOST:
 		on_lost(a, ev);

@@ -19,11 +19,16 @@
  * process has ended starts a new one, and a non-leader thread or a child
  * belongs to the latest incarnation that started before it.
  *
- * Limits: a zombie whose parent dies without reaping it is reaped by init,
- * but counted here as its parent's (no tracepoint marks the reap); a
- * process reparented to a subreaper inside the tree is counted out; a
- * child of a parent that ignores SIGCHLD is released unreaped, and counted
- * in.  docs/accounting.md says so.
+ * Two cases have no tracepoint: a zombie whose parent dies without
+ * reaping it (reaped by init, yet it died while its parent lived), and a
+ * child of a parent that ignores SIGCHLD (released unreaped as it exits).
+ * The BPF backends see both in the task structs and mark the process
+ * (ORPHAN events; bpf-agg's rows): a leader row that comes in marked
+ * ->orphaned is out, whatever the times say.
+ *
+ * Limits: without the marks (perf, ftrace, imported text) those two cases
+ * are counted in; a process reparented to a subreaper inside the tree is
+ * counted out.  docs/accounting.md says so.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -37,6 +42,7 @@ struct rproc {
 	bool ended;
 	bool counted;
 	bool has_leader;
+	bool unreaped;	/* marked by the backend: never reaped by its parent */
 	int32_t prev;	/* earlier incarnation of this tgid, -1 */
 	int32_t parent;	/* resolved at result, -1 */
 	struct rusage_sums own;
@@ -242,6 +248,8 @@ static int add_one(struct rusage_model *m, const struct ctxmon_stats *r,
 			return -ENOMEM;
 		p = &m->p[i];
 		p->has_leader = true;
+		if (r->orphaned)
+			p->unreaped = true;
 		if (r->first_ts && (!p->start || r->first_ts < p->start))
 			p->start = r->first_ts;
 		if (r->ppid > 0)
@@ -338,7 +346,8 @@ void rusage__result(struct rusage_model *m, struct rusage_sums *in,
 		if (p == &m->p[root >= 0 ? root : 0] && root >= 0)
 			p->counted = true;
 		else
-			p->counted = p->ended && r && r->counted &&
+			p->counted = p->ended && !p->unreaped && r &&
+				     r->counted &&
 				     (!r->ended || r->end >= p->end);
 	}
 	for (size_t i = 0; i < m->n; i++) {

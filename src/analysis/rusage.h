@@ -4,9 +4,10 @@
  *
  * wait4() hands a parent the counters of the child it reaps: the child's
  * own threads and everything the child itself reaped before it died
- * (signal->cnvcsw).  A process whose parent dies before it does is
+ * (signal->cnvcsw).  A process whose parent dies before reaping it is
  * reparented to init or a subreaper, which reaps it: its counters never
- * reach the command.  This model replays that fold over the thread rows of
+ * reach the command; nor do those of a child of a parent that ignores
+ * SIGCHLD, released unreaped.  This model replays that fold over the thread rows of
  * a command's tree (pure: rows in, sums out), so the comparison with
  * getrusage covers exactly what the kernel covers, and the orphans' rows
  * can be marked.
@@ -43,7 +44,9 @@ void rusage__free(struct rusage_model *m);
 /*
  * Add thread rows (whole-run rows, or one interval's: counts are summed
  * per process across calls).  Folded rows (tid 0) cannot be placed in the
- * tree and are summed as the command's own.  0 or -ENOMEM.
+ * tree and are summed as the command's own.  A leader row with ->orphaned
+ * set says the backend saw its process left unreaped (an ORPHAN event):
+ * it is out.  0 or -ENOMEM.
  */
 int rusage__add(struct rusage_model *m, const struct ctxmon_stats *rows,
 		size_t n);

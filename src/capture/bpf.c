@@ -61,7 +61,8 @@ _Static_assert(CTXSW_SWITCH == CTXMON_EV_SWITCH &&
 		       CTXSW_SOFTIRQ_ENTRY == CTXMON_EV_SOFTIRQ_ENTRY &&
 		       CTXSW_SOFTIRQ_EXIT == CTXMON_EV_SOFTIRQ_EXIT &&
 		       CTXSW_SYS_ENTER == CTXMON_EV_SYS_ENTER &&
-		       CTXSW_SYS_EXIT == CTXMON_EV_SYS_EXIT,
+		       CTXSW_SYS_EXIT == CTXMON_EV_SYS_EXIT &&
+		       CTXSW_ORPHAN == CTXMON_EV_ORPHAN,
 	       "record types are ctxmon event types");
 _Static_assert(CTXSW_F_KIND_EXACT == CTXMON_EVF_KIND_EXACT &&
 		       CTXSW_F_IN_IRQ == CTXMON_EVF_IN_IRQ &&
@@ -395,6 +396,7 @@ static int load_skel(struct bpf_priv *p, const struct load_cfg *c, int nposs)
 		SHARED_MAPS(p, a);
 		p->maps.rows = a->maps.rows;
 		p->maps.dead_rows = a->maps.dead_rows;
+		p->maps.orphan_marks = a->maps.orphan_marks;
 	} else {
 		struct ctxsw_stream_bpf *st = ctxsw_stream_bpf__open_opts(&oo);
 
@@ -481,6 +483,7 @@ static void bpf_close(void *priv)
 		close(p->stats_fd);
 	free(p->cpubuf);
 	free(p->dead);
+	free(p->marks);
 	fold__clear(&p->fold);
 	free(p);
 }

@@ -28,7 +28,9 @@ void bpf_row__stats(const struct ctxsw_row *r, uint64_t now,
 	s->ppid = r->ppid;
 	s->comm = strtab__intern(strs, r->comm, CTXSW_COMM_LEN);
 	s->nthreads = 1;
-	s->exited = r->exited;
+	s->exited = r->exited & CTXSW_EXITED;
+	/* its parent will not reap it: the rusage comparison leaves it out */
+	s->orphaned = r->exited & CTXSW_EXITED_ORPHAN;
 	/* only selected tasks have rows */
 	s->target = true;
 	s->first_ts = r->first_ts;
@@ -72,11 +74,69 @@ void bpf_row__stats(const struct ctxsw_row *r, uint64_t now,
 
 static int fold_dead(struct bpf_priv *p, size_t k);
 
+/* Whether mark @m is for dead row @r: its tid, and the row began at or
+ * after the process started and before the mark (a later process with
+ * the tid starts only after this one is reaped, after the mark). */
+static bool mark_fits(const struct bpf_orphan_mark *m,
+		      const struct ctxsw_row *r)
+{
+	return r->tid == m->k.tid && r->first_ts >= m->k.start &&
+	       r->first_ts <= m->ts;
+}
+
+/*
+ * Take the orphan marks out of the kernel's map and set them on the dead
+ * rows they are for: all rows for a new mark, only those drained since
+ * (from index @from) for one kept from before.  A mark whose row has not
+ * died yet waits (its live row had the bit set by the program already);
+ * most leave with their row.
+ */
+static int apply_marks(struct bpf_priv *p, size_t from)
+{
+	int fd = bpf_map__fd(p->maps.orphan_marks);
+	struct ctxsw_orphan_key key, next;
+	size_t old = p->nmarks, k = 0;
+	void *prev = NULL;
+
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		if (p->nmarks == p->marks_cap) {
+			size_t nc = p->marks_cap ? p->marks_cap * 2 : 64;
+			void *m = realloc(p->marks, nc * sizeof(*p->marks));
+
+			if (!m)
+				return -ENOMEM;
+			p->marks = m;
+			p->marks_cap = nc;
+		}
+		p->marks[p->nmarks].k = next;
+		if (bpf_map_lookup_elem(fd, &next, &p->marks[p->nmarks].ts) == 0)
+			p->nmarks++;
+		key = next;
+		prev = &key;
+	}
+	for (size_t i = old; i < p->nmarks; i++)
+		bpf_map_delete_elem(fd, &p->marks[i].k);
+	for (size_t i = 0; i < p->nmarks; i++) {
+		bool hit = false;
+
+		for (size_t j = i < old ? from : 0; j < p->ndead; j++) {
+			if (mark_fits(&p->marks[i], &p->dead[j])) {
+				p->dead[j].exited |= CTXSW_EXITED_ORPHAN;
+				hit = true;
+			}
+		}
+		if (!hit)
+			p->marks[k++] = p->marks[i];
+	}
+	p->nmarks = k;
+	return 0;
+}
+
 int bpf_agg__drain_dead(struct bpf_priv *p)
 {
 	int fd = bpf_map__fd(p->maps.dead_rows);
 	struct ctxsw_dead_key key, next, *keys = NULL;
-	size_t n = 0, cap = 0;
+	size_t n = 0, cap = 0, before = p->ndead;
 	int ret = 0;
 	void *prev = NULL;
 
@@ -116,6 +176,9 @@ int bpf_agg__drain_dead(struct bpf_priv *p)
 		p->dead[p->ndead++] = r;
 		bpf_map_delete_elem(fd, &keys[i]);
 	}
+	ret = apply_marks(p, before);
+	if (ret < 0)
+		goto out;
 	/* a command's rows are all kept: its rusage comparison needs each
 	 * process (analysis/rusage.c); stat folds them for display */
 	if (p->ndead >= 2 * CTXMON_EXITED_KEEP &&

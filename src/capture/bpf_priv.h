@@ -30,6 +30,7 @@ struct bpf_priv {
 		struct bpf_map *cpu_state, *cpus, *targets, *fork_roots;
 		struct bpf_map *events;		/* streaming */
 		struct bpf_map *rows, *dead_rows;	/* aggregation */
+		struct bpf_map *orphan_marks;		/* aggregation */
 	} maps;
 	struct ring_buffer *rb;
 	uint32_t filter_kind;
@@ -46,6 +47,13 @@ struct bpf_priv {
 	size_t ndead, dead_cap;
 	struct fold fold;
 	uint64_t missed_out;	/* rows whose CPU went on without them */
+	/* aggregation: orphan marks (ctxsw.h) whose dead row has not come
+	 * yet: {tid, start} keys, each with its time */
+	struct bpf_orphan_mark {
+		struct ctxsw_orphan_key k;
+		uint64_t ts;
+	} *marks;
+	size_t nmarks, marks_cap;
 	int stats_fd;		/* BPF_STATS_RUN_TIME held while > 0 */
 	bool stats_tried;
 };

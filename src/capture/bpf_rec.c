@@ -39,6 +39,7 @@ static const size_t rec_size[] = {
 	[CTXSW_SOFTIRQ_EXIT] = sizeof(struct ctxsw_irq),
 	[CTXSW_SYS_ENTER] = sizeof(struct ctxsw_sys),
 	[CTXSW_SYS_EXIT] = sizeof(struct ctxsw_sys),
+	[CTXSW_ORPHAN] = sizeof(struct ctxsw_orphan),
 };
 
 /* Whether @data is one of our records, of a CPU the stream has: cannot
@@ -128,6 +129,14 @@ static void rec_decode(struct strtab *strs, const void *data,
 		ev->exit.prio = r->prio;
 		ev->exit.group_dead = r->group_dead;
 		ev->exit.comm = comm(strs, r->comm);
+		break;
+	}
+	case CTXSW_ORPHAN: {
+		const struct ctxsw_orphan *r = data;
+
+		ev->orphan.tid = r->tid;
+		ev->orphan.parent = r->parent;
+		ev->orphan.why = r->why;
 		break;
 	}
 	case CTXSW_SYS_ENTER:

@@ -105,8 +105,9 @@ int textparse__format(const struct ctxmon_event *ev, unsigned flags,
 		buf[0] = '\0';
 	if (ev->type == CTXMON_EV_NONE || ev->type >= CTXMON_EV__MAX)
 		return -EINVAL;
-	evname = ev->type == CTXMON_EV_LOST ? "lost_events" :
-					      ctxmon_event_type_name(ev->type);
+	evname = ev->type == CTXMON_EV_LOST	  ? "lost_events" :
+		 ev->type == CTXMON_EV_ORPHAN ? "ctxmon_orphan" :
+						ctxmon_event_type_name(ev->type);
 	/* trace_pipe's layout without the irq flags column: comm right-
 	 * aligned in 16, tid left-aligned in 7, seconds in 5 columns. */
 	comm = head_comm(names, ev->tid);
@@ -185,6 +186,10 @@ int textparse__format(const struct ctxmon_event *ev, unsigned flags,
 		put_ts(&o, ev->lost.start_ts, flags);
 		put(&o, " end=");
 		put_ts(&o, ev->lost.end_ts, flags);
+		break;
+	case CTXMON_EV_ORPHAN:
+		put(&o, "pid=%d parent=%d why=%u", ev->orphan.tid,
+		    ev->orphan.parent, (unsigned)ev->orphan.why);
 		break;
 	}
 	if (len && o.pos >= len)

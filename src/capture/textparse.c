@@ -437,6 +437,7 @@ static const struct evdef evdefs[] = {
 	{ "sys_enter", CTXMON_EV_SYS_ENTER, { "NR %d (%*", "NR %d" } },
 	{ "sys_exit", CTXMON_EV_SYS_EXIT, { "NR %d = %d" } },
 	{ "lost_events", CTXMON_EV_LOST, { "count=%U start=%T end=%T" } },
+	{ "ctxmon_orphan", CTXMON_EV_ORPHAN, { "pid=%d parent=%d why=%d" } },
 };
 
 static const char *intern(struct textparse *p, const struct cap *c, bool *oom)
@@ -553,6 +554,11 @@ static bool fill(struct textparse *p, const struct evdef *def,
 		ev->lost.count = c[0].u;
 		ev->lost.start_ts = c[1].u;
 		ev->lost.end_ts = c[2].u;
+		break;
+	case CTXMON_EV_ORPHAN:
+		ev->orphan.tid = (int32_t)c[0].i;
+		ev->orphan.parent = (int32_t)c[1].i;
+		ev->orphan.why = (uint8_t)c[2].i;
 		break;
 	}
 	return !oom;

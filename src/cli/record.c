@@ -499,6 +499,7 @@ static int print_stat(struct rec_run *r, const struct ctxmon_session_stats *st)
 		.has_exit = r->child_done,
 		.wstatus = r->wstatus,
 		.has_rusage = r->child_done,
+		.root = ctxmon_session_child(r->s),
 		.ru_nvcsw = (uint64_t)r->ru.ru_nvcsw,
 		.ru_nivcsw = (uint64_t)r->ru.ru_nivcsw,
 	};

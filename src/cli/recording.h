@@ -34,6 +34,7 @@ struct run_summary {
 	int wstatus;
 	bool has_rusage;
 	uint64_t ru_nvcsw, ru_nivcsw;
+	pid_t root;		/* the command's pid; 0: unknown */
 	const char *source;	/* the recording, for report */
 	const char *arch;	/* its machine, for syscall names; NULL:
 				 * this build's */

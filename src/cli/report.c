@@ -83,7 +83,9 @@ int recording__emit(FILE *f, struct output_opts *o, bool want_threads,
 		rep.exit_status = exit_status(s->wstatus);
 		/* Against the kernel only when every row is there. */
 		if (s->target == CTXMON_TARGET_CMD && s->has_rusage && !keep) {
-			output__kernel_add(&rep.kernel, th, nth);
+			if (output__kernel_tree(&rep.kernel, s->root, th, nth,
+						th, nth, pr, npr) < 0)
+				goto out;
 			rep.kernel.ru_nvcsw = s->ru_nvcsw;
 			rep.kernel.ru_nivcsw = s->ru_nivcsw;
 			rep.kernel.valid = true;
@@ -663,6 +665,7 @@ int cmd_report(int argc, char **argv)
 		s.wstatus = (int)ws;
 		if (ctxmon_reader_meta_u64s(r.r, META_RUSAGE, ru, 2) == 2) {
 			s.has_rusage = true;
+			s.root = ao.root_pid > 0 ? ao.root_pid : 0;
 			s.ru_nvcsw = ru[0];
 			s.ru_nivcsw = ru[1];
 		}

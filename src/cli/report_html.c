@@ -43,6 +43,7 @@ int recording__html(const char *path, struct ctxmon_html *h,
 	in.problem = problem;
 	if (s->target == CTXMON_TARGET_CMD && s->has_rusage) {
 		in.has_rusage = true;
+		in.root_pid = s->root;
 		in.ru_nvcsw = s->ru_nvcsw;
 		in.ru_nivcsw = s->ru_nivcsw;
 	}

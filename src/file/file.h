@@ -22,7 +22,7 @@
 #define FILE_MAGIC "\x89" "CTXMON\n"	/* 8 bytes, no NUL */
 #define FILE_MAGIC_LEN 8
 #define FILE_VERSION_MAJOR 1
-#define FILE_VERSION_MINOR 0
+#define FILE_VERSION_MINOR 1	/* 1: the ORPHAN event type */
 #define FILE_HEADER_LEN 32
 
 #define CHUNK_MAGIC 0x4b4e4843u		/* "CHNK" little-endian */

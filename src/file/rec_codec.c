@@ -538,6 +538,14 @@ CODER void code_lost(struct codec *c, const bool enc, struct ctxmon_event *ev)
 					COL_NUM, (int64_t)ev->ts);
 }
 
+CODER void code_orphan(struct codec *c, const bool enc, struct ctxmon_event *ev)
+{
+	ev->orphan.tid = (int32_t)val(c, enc, ev->orphan.tid, COL_TID, ev->tid);
+	ev->orphan.parent =
+		(int32_t)val(c, enc, ev->orphan.parent, COL_TID, ev->tid);
+	ev->orphan.why = (uint8_t)uval(c, enc, ev->orphan.why, COL_NUM);
+}
+
 /*
  * Everything after the type byte and the mask: the encoder fills *@mask,
  * the decoder reads it.  Stops early only when out of memory (->oom).
@@ -614,6 +622,9 @@ CODER void code_event(struct codec *c, const bool enc, uint64_t *mask,
 		break;
 	case CTXMON_EV_LOST:
 		code_lost(c, enc, ev);
+		break;
+	case CTXMON_EV_ORPHAN:
+		code_orphan(c, enc, ev);
 		break;
 	default: /* CTXMON_EV_NONE: the common fields only */
 		break;

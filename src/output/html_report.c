@@ -232,7 +232,12 @@ static void status_box(FILE *f, const struct ctxmon_html_info *in,
 	bool match = true;
 
 	if (in->has_rusage) {
-		output__kernel_add(&k, th, nth);
+		pid_t root = in->sz >= offsetof(struct ctxmon_html_info,
+						root_pid) + sizeof(pid_t) ?
+				     in->root_pid :
+				     0;
+
+		output__kernel_tree(&k, root, th, nth, NULL, 0, NULL, 0);
 		k.ru_nvcsw = in->ru_nvcsw;
 		k.ru_nivcsw = in->ru_nivcsw;
 		k.valid = true;

@@ -48,7 +48,7 @@ struct kernel_cmp {
 						 * may be voluntary */
 	char sig_why[160];			/* how that was found */
 	/* descendants the kernel does not fold into the command's rusage
-	 * (reparented to init or a subreaper, or alive at its end): shown,
+	 * (never reaped by their parent, or alive at its end): shown,
 	 * not compared (analysis/rusage.c) */
 	uint64_t orphan_procs, orphan_vol, orphan_invol;
 	/* the backend loses the tail of every exit (perf-switch: perf stops
@@ -71,6 +71,19 @@ void output__kernel_line(FILE *f, const struct kernel_cmp *k);
  * rusage side); called once per interval with -I. */
 void output__kernel_add(struct kernel_cmp *k, const struct ctxmon_stats *rows,
 			size_t n);
+
+/*
+ * Fill @k's traced side from the thread rows @th of a command's whole run
+ * by the exit rule: only what reaches the rusage of @root, the command
+ * (analysis/rusage.c), the rest as orphans; and set ->orphaned on the
+ * rows of @mark1 and @mark2 (threads or processes of the same run; NULL:
+ * none).  @root <= 0 (not known): every row counts, as
+ * output__kernel_add().  0 or -ENOMEM (then @k is filled that way).
+ */
+int output__kernel_tree(struct kernel_cmp *k, pid_t root,
+			const struct ctxmon_stats *th, size_t nth,
+			struct ctxmon_stats *mark1, size_t n1,
+			struct ctxmon_stats *mark2, size_t n2);
 
 /* Voluntary and involuntary each equal, or within their ambiguous range. */
 bool output__kernel_match(const struct kernel_cmp *k);

@@ -152,6 +152,29 @@ void output__kernel_set(struct kernel_cmp *k, const struct rusage_sums *in,
 	k->orphan_invol = out->invol;
 }
 
+int output__kernel_tree(struct kernel_cmp *k, pid_t root,
+			const struct ctxmon_stats *th, size_t nth,
+			struct ctxmon_stats *mark1, size_t n1,
+			struct ctxmon_stats *mark2, size_t n2)
+{
+	struct rusage_model *m = root > 0 ? rusage__new(root) : NULL;
+	struct rusage_sums in, out;
+
+	if (!m || rusage__add(m, th, nth) < 0) {
+		rusage__free(m);
+		output__kernel_add(k, th, nth);
+		return root > 0 ? -ENOMEM : 0;
+	}
+	rusage__result(m, &in, &out);
+	if (mark1)
+		rusage__mark(m, mark1, n1);
+	if (mark2)
+		rusage__mark(m, mark2, n2);
+	rusage__free(m);
+	output__kernel_set(k, &in, &out);
+	return 0;
+}
+
 /* Involuntary switches that may be voluntary: signal-cut sleeps shown R
  * on a kernel that shows them so (features.h). */
 static uint64_t sig_amb(const struct kernel_cmp *k)
@@ -258,8 +281,9 @@ static void text_kernel(FILE *f, const struct kernel_cmp *k)
 			k->exit_preempt);
 	if (k->orphan_procs)
 		fprintf(f, "  %" PRIu64 " orphaned processes (rows marked ~: "
-			   "reparented to init or a subreaper, or alive when "
-			   "the command ended), voluntary %" PRIu64
+			   "never reaped by their parent, which died first or "
+			   "ignores SIGCHLD, or alive when the command ended), "
+			   "voluntary %" PRIu64
 			   ", involuntary %" PRIu64 ": not in the command's "
 			   "rusage, left out of the comparison\n",
 			k->orphan_procs, k->orphan_vol, k->orphan_invol);
@@ -372,8 +396,8 @@ static void text_report(FILE *f, const struct output_opts *o, struct report *r)
 		fprintf(f, "* alive while events were lost: its numbers may "
 			   "be short\n");
 	if (any_orphaned(r))
-		fprintf(f, "~ orphaned: reparented away from the command (or "
-			   "alive when it ended), so not in its rusage\n");
+		fprintf(f, "~ orphaned: not reaped by its parent (or alive "
+			   "when the command ended), so not in its rusage\n");
 	if (any_folded(r))
 		fprintf(f, "exited: the oldest exited threads, summed by name "
 			   "(how many in the next column) to keep memory "

@@ -1,6 +1,8 @@
 #!/bin/bash
 # The fork/exec/exit storm against the kernel's rusage, 20 runs per
-# backend: bpf-agg bpf (forkstorm_lib.sh says what is checked).
+# backend: bpf-agg bpf (forkstorm_lib.sh says what is checked), with the
+# processes left unreaped (STORM_MODES=6), which these backends see.
 STORM_BACKENDS="bpf-agg bpf"
+STORM_MODES=6
 STORM_PERFSWITCH=0
 . "$(dirname "$0")/forkstorm_lib.sh"

@@ -5,7 +5,9 @@
  * when the format changes:
  *
  *   cc -Iinclude -Isrc -D_GNU_SOURCE tests/fuzz/gen_seeds.c build/libctxmon.a \
- *      -lzstd -ltraceevent -lm -o /tmp/gen_seeds && /tmp/gen_seeds tests/fuzz/corpus/reader
+ *      $(pkg-config --libs libbpf libzstd libtraceevent libdw libelf \
+ *        libprotobuf-c sqlite3 libmicrohttpd ncursesw) -lz -ltracecmd -lm \
+ *      -lpthread -o /tmp/gen_seeds && /tmp/gen_seeds tests/fuzz/corpus/reader
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -91,6 +93,11 @@ static void events(struct ctxmon_record *w, int n)
 			ev.lost.count = 7;
 			ev.lost.start_ts = ev.ts - 5000;
 			ev.lost.end_ts = ev.ts;
+			break;
+		case CTXMON_EV_ORPHAN:
+			ev.orphan.tid = 100 + (i + 3) % 5;
+			ev.orphan.parent = ev.tid;
+			ev.orphan.why = i % 2;
 			break;
 		}
 		if (ctxmon_record_write(w, &ev))

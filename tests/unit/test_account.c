@@ -437,6 +437,10 @@ static void test_exit_switch(void **state)
 	const struct ctxmon_cpu_stats *c;
 	struct ctxmon_stats *r;
 	struct ctxmon_cpu_stats *cs;
+	struct ctxmon_event orphan = {
+		.ts = 460, .type = CTXMON_EV_ORPHAN, .cpu = 0, .tid = 500,
+		.tgid = 500, .orphan = { .parent = 500 },
+	};
 	size_t n;
 
 	(void)state;
@@ -447,12 +451,20 @@ static void test_exit_switch(void **state)
 	sw(a, 150, 1, 0, "R", 501);
 	exit_ev(a, 400, 1, 501);
 	sw(a, 450, 1, 501, "X", 0);
+	/* the parent lets the dead child go unreaped: its row is marked,
+	 * nothing else changes (an ORPHAN of an unknown tid is ignored) */
+	orphan.orphan.tid = 501;
+	ctxmon_account_feed(a, &orphan);
+	orphan.orphan.tid = 777;
+	ctxmon_account_feed(a, &orphan);
 	ctxmon_account_finish(a, 1000);
 
 	r = ctxmon_account_rows(a, CTXMON_ROWS_THREADS, true, &n);
 	assert_non_null(r);
 	assert_int_equal(n, 2);
 	p = row(r, n, 501, 0);
+	assert_true(p->orphaned);
+	assert_false(row(r, n, 500, 0)->orphaned);
 	assert_true(p->exited);
 	assert_int_equal(p->switch_out, 1);
 	assert_int_equal(p->exit_switch, 1);

@@ -118,6 +118,10 @@ static bool ev_eq(const struct ctxmon_event *a, const struct ctxmon_event *b)
 		return a->lost.count == b->lost.count &&
 		       a->lost.start_ts == b->lost.start_ts &&
 		       a->lost.end_ts == b->lost.end_ts;
+	case CTXMON_EV_ORPHAN:
+		return a->orphan.tid == b->orphan.tid &&
+		       a->orphan.parent == b->orphan.parent &&
+		       a->orphan.why == b->orphan.why;
 	default:
 		return true;
 	}
@@ -615,6 +619,11 @@ static void test_roundtrip_edges(void **state)
 				ev.lost.start_ts =
 					u64[(k + 1) % ARRAY_SIZE(u64)];
 				ev.lost.end_ts = u64[(k + 2) % ARRAY_SIZE(u64)];
+				break;
+			case CTXMON_EV_ORPHAN:
+				ev.orphan.tid = a;
+				ev.orphan.parent = b;
+				ev.orphan.why = (uint8_t)(k * 37);
 				break;
 			}
 			evs_push(&in, &ev);

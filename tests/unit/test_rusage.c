@@ -3,8 +3,10 @@
  * (analysis/rusage.c): which processes' counters reach the command's
  * rusage, on synthetic trees: children reaped by a live parent, orphans
  * whose parent died first (and what they reaped), processes alive at the
- * end, a tgid used again after a reap, rows split over intervals, and the
- * display fold keeping orphans apart.
+ * end, a tgid used again after a reap, rows split over intervals, the
+ * display fold keeping orphans apart, and processes a backend marked as
+ * left unreaped (a zombie whose parent died, a child of a parent that
+ * ignores SIGCHLD) out even though they died while their parent lived.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -70,6 +72,41 @@ static void test_orphan(void **state)
 	assert_false(rows[1].orphaned);
 	assert_true(rows[2].orphaned);
 	assert_false(rows[3].orphaned);
+}
+
+/* The exit rule alone counts in a child that died while its parent
+ * lived; a backend that saw no reap would come (ORPHAN events: 105 a
+ * zombie when its parent 102 exited, 106 released unreaped) marks the
+ * leader row on input, and it is out with what it reaped itself (107). */
+static void test_unreaped(void **state)
+{
+	struct ctxmon_stats rows[] = {
+		proc(ROOT, 1, 1, 400, 3, 1),
+		proc(102, ROOT, 10, 90, 1, 0),
+		proc(105, 102, 15, 30, 4, 2),	/* died before 102 did */
+		proc(106, ROOT, 40, 60, 6, 1),
+		proc(107, 106, 45, 50, 2, 2),	/* reaped by 106 */
+		proc(108, ROOT, 70, 80, 1, 1),	/* reaped by the root */
+	};
+	struct rusage_sums in, out;
+
+	(void)state;
+	result(rows, 6, &in, &out);
+	assert_int_equal(in.procs, 6);	/* no marks: every one in */
+	rows[2].orphaned = true;
+	rows[3].orphaned = true;
+	result(rows, 6, &in, &out);
+	assert_int_equal(in.procs, 3);
+	assert_int_equal(in.vol, 3 + 1 + 1 + 1 + 1 + 1);
+	assert_int_equal(in.invol, 1 + 0 + 1);
+	assert_int_equal(out.procs, 3);
+	assert_int_equal(out.vol, 4 + 1 + 6 + 1 + 2 + 1);
+	assert_int_equal(out.invol, 2 + 1 + 2);
+	assert_false(rows[1].orphaned);
+	assert_true(rows[2].orphaned);
+	assert_true(rows[3].orphaned);
+	assert_true(rows[4].orphaned);
+	assert_false(rows[5].orphaned);
 }
 
 /* A double-forking daemon: what the orphan reaped goes with it; a
@@ -185,6 +222,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_orphan),
 		cmocka_unit_test(test_daemon),
+		cmocka_unit_test(test_unreaped),
 		cmocka_unit_test(test_tgid_reuse),
 		cmocka_unit_test(test_intervals),
 		cmocka_unit_test(test_fold_rows),

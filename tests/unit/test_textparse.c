@@ -647,6 +647,11 @@ static void test_format_parse_roundtrip(void **state)
 			ev.lost.start_ts = ev.ts / 2;
 			ev.lost.end_ts = ev.ts;
 			break;
+		case CTXMON_EV_ORPHAN:
+			ev.orphan.tid = t2;
+			ev.orphan.parent = t1;
+			ev.orphan.why = rnd(&seed) % 2;
+			break;
 		}
 		assert_true(textparse__format(&ev, flags, &names, a,
 					      sizeof(a)) > 0);

@@ -30,6 +30,7 @@
 #define CTXSW_SOFTIRQ_EXIT 12
 #define CTXSW_SYS_ENTER 13
 #define CTXSW_SYS_EXIT 14
+#define CTXSW_ORPHAN 16
 
 /* Event groups (= CTXMON_EVENTS_*). */
 #define CTXSW_EVENTS_SCHED (1u << 0)
@@ -119,6 +120,14 @@ struct ctxsw_exit {
 	char comm[CTXSW_COMM_LEN];
 };
 
+/* A process its parent will not reap (h.tid: the exiting thread). */
+struct ctxsw_orphan {
+	struct ctxsw_hdr h;
+	__s32 tid, parent;	/* the process's tgid, its parent's */
+	__u8 why;		/* = enum ctxmon_orphan_why */
+	__u8 pad[7];
+};
+
 struct ctxsw_irq {
 	struct ctxsw_hdr h;
 	__s32 vec, ret;
@@ -192,6 +201,22 @@ struct ctxsw_row {
  */
 struct ctxsw_row_blob {
 	__u64 w[sizeof(struct ctxsw_row) / 8];
+};
+
+/* ctxsw_row.exited bits */
+#define CTXSW_EXITED 1		/* sched_process_exit seen */
+#define CTXSW_EXITED_ORPHAN 2	/* its parent will not reap it */
+
+/*
+ * Aggregation: a process its parent will not reap (kernel.bpf.h), for
+ * user space to mark the row of, by tid and a start no later than the
+ * row's first time: the row may be buried already, under a key the
+ * program cannot know.  The value is the time of the mark.
+ */
+struct ctxsw_orphan_key {
+	__s32 tid;
+	__u32 pad;
+	__u64 start;	/* task->start_time, on the programs' clock */
 };
 
 struct ctxsw_dead_key {

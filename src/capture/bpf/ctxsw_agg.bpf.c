@@ -31,6 +31,13 @@ struct {
 	__type(value, struct ctxsw_row_blob);
 } dead_rows SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct ctxsw_orphan_key);
+	__type(value, __u64);
+} orphan_marks SEC(".maps");
+
 /* An all-zero row to create rows from (too big for the BPF stack), never
  * written, and a per-CPU one to copy a dead row into. */
 struct {
@@ -211,7 +218,7 @@ static __always_inline void row_end(struct ctxsw_row *r, __u64 ts)
 {
 	row_advance(r, ts);
 	r->state = CTXSW_ST_DEAD;
-	r->exited = 1;
+	r->exited |= CTXSW_EXITED;
 	r->cpu = -1;
 	r->flags = 0;
 }
@@ -745,6 +752,49 @@ int BPF_PROG(agg_sched_process_free, struct task_struct *p)
 	return on_free(p);
 }
 
+/* Mark @c's process as one its parent will not reap: its live row now,
+ * and a mark user space applies to the row wherever it is by then (it may
+ * be buried before or while this runs). */
+static __always_inline void agg_orphan(struct task_struct *c, __u64 ts)
+{
+	struct ctxsw_orphan_key k = { .tid = BPF_CORE_READ(c, tgid) };
+	struct ctxsw_row *r;
+
+	if (k.tid <= 0)
+		return;
+	k.start = BPF_CORE_READ(c, group_leader, start_time);
+	r = row_get(k.tid, false);
+	if (r) {
+		bpf_spin_lock(&r->lock);
+		r->exited |= CTXSW_EXITED_ORPHAN;
+		bpf_spin_unlock(&r->lock);
+	}
+	if (bpf_map_update_elem(&orphan_marks, &k, &ts, BPF_ANY))
+		count_dropped();
+}
+
+/* What the exit of @p leaves unreaped (kernel.bpf.h).  A child of a
+ * selected process is selected (fork following). */
+static __always_inline void agg_orphans_of_exit(struct task_struct *p)
+{
+	bool group_dead = BPF_CORE_READ(p, signal, live.counter) == 0;
+	__u64 ts = bpf_ktime_get_ns();
+	struct task_struct *c = NULL;
+	__s32 ptgid = 0;
+
+	if (exit_loses_children(p, group_dead)) {
+		for (int i = 0; i < ORPHAN_WALK_MAX; i++) {
+			c = child_next(p, c);
+			if (!c)
+				break;
+			if (child_unreaped(c))
+				agg_orphan(c, ts);
+		}
+	}
+	if (group_dead && exit_autoreaped(p, &ptgid))
+		agg_orphan(p, ts);
+}
+
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(agg_sched_process_exit, struct task_struct *p)
 {
@@ -755,7 +805,8 @@ int BPF_PROG(agg_sched_process_exit, struct task_struct *p)
 		return 0;
 	bpf_spin_lock(&r->lock);
 	row_learn(r, &ti);
-	r->exited = 1;
+	r->exited |= CTXSW_EXITED;
 	bpf_spin_unlock(&r->lock);
+	agg_orphans_of_exit(p);
 	return 0;
 }

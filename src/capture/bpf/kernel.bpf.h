@@ -79,6 +79,82 @@ static __always_inline int csw_moved(bool have, __u64 onv, __u64 oniv,
 	return 0;
 }
 
+/*
+ * A child's counters reach its parent's rusage only when the parent reaps
+ * it with wait() (kernel/exit.c, wait_task_zombie).  Two exits decide
+ * that no reap will come; no tracepoint says so, the task structs do.
+ *
+ * 1. The parent's threads are all exiting: each child still on the
+ *    exiting thread's children list, alive or a zombie, is handed to a
+ *    subreaper or init by forget_original_parent(), after the
+ *    sched_process_exit tracepoint.  A thread that exits while a sibling
+ *    lives hands its children to that sibling instead, so only the last
+ *    thread (signal->live is 0), or any thread once the whole group is
+ *    exiting (SIGNAL_GROUP_EXIT), loses them.  A child already reaped is
+ *    off the list.
+ * 2. The parent ignores SIGCHLD or set SA_NOCLDWAIT: do_notify_parent()
+ *    releases the child as it exits, unreaped.
+ */
+#define KERNEL_SIGNAL_GROUP_EXIT 0x4	/* include/linux/sched/signal.h */
+#define KERNEL_EXIT_DEAD 0x10
+#define KERNEL_SIGCHLD 17
+#define KERNEL_SIG_IGN 1
+#define KERNEL_SA_NOCLDWAIT 2
+#define ORPHAN_WALK_MAX 128		/* children looked at per exit */
+
+static __always_inline bool exit_loses_children(struct task_struct *p,
+						bool group_dead)
+{
+	return group_dead ||
+	       (BPF_CORE_READ(p, signal, flags) & KERNEL_SIGNAL_GROUP_EXIT);
+}
+
+/* The child of @p after @pos on its children list (@pos NULL: the
+ * first); NULL at the end. */
+static __always_inline struct task_struct *child_next(struct task_struct *p,
+						      struct task_struct *pos)
+{
+	__u64 head = (__u64)&p->children;
+	struct list_head *n;
+
+	if (pos)
+		n = BPF_CORE_READ(pos, sibling.next);
+	else
+		n = BPF_CORE_READ(p, children.next);
+	if (!n || (__u64)n == head)
+		return NULL;
+	return (void *)((__u64)n -
+			bpf_core_field_offset(struct task_struct, sibling));
+}
+
+/* A child on the list that nobody is reaping right now. */
+static __always_inline bool child_unreaped(struct task_struct *c)
+{
+	return !(BPF_CORE_READ(c, exit_state) & KERNEL_EXIT_DEAD);
+}
+
+/* Case 2 for the process of @p, whose last thread is exiting: its leader
+ * will be released unreaped.  @ptgid gets the parent's tgid. */
+static __always_inline bool exit_autoreaped(struct task_struct *p,
+					    __s32 *ptgid)
+{
+	struct task_struct *l = BPF_CORE_READ(p, group_leader), *par;
+	struct sighand_struct *sh;
+	unsigned long h = 0, fl = 0;
+
+	if (!l || BPF_CORE_READ(l, ptrace) ||
+	    BPF_CORE_READ(l, exit_signal) != KERNEL_SIGCHLD)
+		return false;
+	par = BPF_CORE_READ(l, parent);
+	sh = par ? BPF_CORE_READ(par, sighand) : NULL;
+	if (!sh)
+		return false;
+	bpf_core_read(&h, sizeof(h), &sh->action[KERNEL_SIGCHLD - 1].sa.sa_handler);
+	bpf_core_read(&fl, sizeof(fl), &sh->action[KERNEL_SIGCHLD - 1].sa.sa_flags);
+	*ptgid = BPF_CORE_READ(par, tgid);
+	return h == KERNEL_SIG_IGN || (fl & KERNEL_SA_NOCLDWAIT);
+}
+
 /* floor(log2(d)) for d > 0, without a loop */
 static __always_inline __u32 log2_u64(__u64 d)
 {
