@@ -31,8 +31,11 @@ struct {
 	__type(value, struct ctxsw_row_blob);
 } dead_rows SEC(".maps");
 
+/* Orphan marks (ctxsw.h): few, made on the exit path only, so allocated
+ * as they come. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 16384);
 	__type(key, struct ctxsw_orphan_key);
 	__type(value, __u64);
