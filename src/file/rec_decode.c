@@ -44,42 +44,11 @@ struct chunkdec {
 	size_t head, count;	/* ring: count filled slots from head */
 };
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield");
-#endif
-}
-
-/*
- * Spin a while (well under a millisecond) for a free slot (@full: the
- * helper waits) or a filled one (the reader waits) before sleeping on the
- * condition: on a VM, waking a thread on the other CPU takes an IPI, and
- * the two sides sleeping in turn made the pipeline slower than one
- * thread (report of an 18.6 M-event file: 0.55-0.75 s against 0.66-0.70;
- * spinning first: 0.54-0.62).
- */
-static void spin_for(const struct chunkdec *d, bool full)
-{
-	for (int i = 0; i < 20000; i++) {
-		size_t n = __atomic_load_n(&d->count, __ATOMIC_ACQUIRE);
-
-		if (full ? n < NSLOT : n > 0)
-			return;
-		if (__atomic_load_n(&d->stop, __ATOMIC_RELAXED))
-			return;
-		cpu_relax();
-	}
-}
-
 /* Wait for a free slot; NULL when told to stop. */
 static struct slot *slot_get(struct chunkdec *d)
 {
 	struct slot *s = NULL;
 
-	spin_for(d, true);
 	pthread_mutex_lock(&d->mu);
 	while (d->count == NSLOT && !d->stop)
 		pthread_cond_wait(&d->cv, &d->mu);
@@ -104,7 +73,7 @@ static void slot_put(struct chunkdec *d, bool last)
 	pthread_mutex_lock(&d->mu);
 	if (last)
 		d->job = false;
-	__atomic_add_fetch(&d->count, 1, __ATOMIC_RELEASE);
+	d->count++;
 	pthread_cond_broadcast(&d->cv);
 	pthread_mutex_unlock(&d->mu);
 }
@@ -200,7 +169,7 @@ void chunkdec__free(struct chunkdec *d)
 	if (!d)
 		return;
 	pthread_mutex_lock(&d->mu);
-	__atomic_store_n(&d->stop, true, __ATOMIC_RELAXED);
+	d->stop = true;
 	pthread_cond_broadcast(&d->cv);
 	pthread_mutex_unlock(&d->mu);
 	pthread_join(d->th, NULL);
@@ -234,7 +203,6 @@ const struct codec_rec *chunkdec__batch(struct chunkdec *d, size_t *n,
 {
 	struct slot *s;
 
-	spin_for(d, false);
 	pthread_mutex_lock(&d->mu);
 	while (!d->count)
 		pthread_cond_wait(&d->cv, &d->mu);
@@ -252,7 +220,7 @@ void chunkdec__release(struct chunkdec *d)
 {
 	pthread_mutex_lock(&d->mu);
 	d->head = (d->head + 1) % NSLOT;
-	__atomic_sub_fetch(&d->count, 1, __ATOMIC_RELEASE);
+	d->count--;
 	pthread_cond_broadcast(&d->cv);
 	pthread_mutex_unlock(&d->mu);
 }
