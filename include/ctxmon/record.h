@@ -189,13 +189,6 @@ void ctxmon_reader_set_task_fn(struct ctxmon_reader *r, ctxmon_task_fn fn,
  * a cut-short file is not an error here), a callback's non-zero return,
  * -EBADMSG when damaged data stopped the reading (events before it were
  * delivered), or another negative errno.  Reads the file once.
- *
- * On a file of 1 MiB or more (or of unknown size) with a second CPU
- * online, the event chunks are decoded on a helper thread the reader
- * starts, one batch ahead of the callbacks, which still all run on the
- * calling thread, in the same order, with the same results.
- * CTXMON_READ_THREADS=1 in the environment keeps it to one thread, =2
- * uses the helper on any file.
  */
 int ctxmon_reader_read(struct ctxmon_reader *r, ctxmon_event_fn fn, void *ctx);
 

@@ -213,29 +213,6 @@ struct codec_rec {
  * chunk, -EBADMSG with a reason in *why on damaged data. */
 int codec__next(struct codec *c, struct codec_rec *r, const char **why);
 
-/* ---- decoder on a helper thread (rec_decode.c) ---------------- */
-
-struct chunkdec;
-
-#define DEC_END 1u	/* the chunk ends after this batch */
-#define DEC_ERR 2u	/* decoding stops after this batch: *err, *why */
-
-/* A helper thread with a codec of its own, interning in @strs; NULL on
- * failure.  _free() stops it, even inside a chunk, and joins it. */
-struct chunkdec *chunkdec__new(struct strtab *strs);
-void chunkdec__free(struct chunkdec *d);
-/* Hand over the chunk body in @chunk (the helper must be idle: the last
- * chunk's DEC_END or DEC_ERR batch was taken); @chunk gets back the
- * buffer of the chunk before, emptied. */
-void chunkdec__submit(struct chunkdec *d, struct fbuf *chunk);
-/* The next batch of the chunk's records (waits for it): @n records, then
- * *@flags says whether the chunk ends (DEC_END) or failed (DEC_ERR: *@err,
- * *@why, *@load when it did not even load).  Valid until _release(). */
-const struct codec_rec *chunkdec__batch(struct chunkdec *d, size_t *n,
-				       unsigned *flags, int *err,
-				       const char **why, bool *load);
-void chunkdec__release(struct chunkdec *d);
-
 /* ---- task table (rec_tasks.c) -------------------------------- */
 
 /*

@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <zstd.h>
@@ -56,22 +55,6 @@ struct ctxmon_reader {
 	struct tasktab *tasks;
 	ctxmon_task_fn task_fn;
 	void *task_ctx;
-
-	/* event chunks decode on a helper thread (file.h's
-	 * chunkdec) when want_helper() says so (serial: it said no); the
-	 * batch being delivered, up to bi of bn records */
-	struct chunkdec *dec;
-	bool serial;
-	const struct codec_rec *brecs;
-	size_t bn, bi;
-	bool bheld;
-	bool on_dec;	/* the chunk being read is on the helper */
-	bool pend_raw;	/* the chunk loaded here is in raw (else stored) */
-	size_t pend_len;
-	unsigned bflags;
-	int berr;
-	bool bload;
-	const char *bwhy;
 
 	struct ctxmon_reader_info info;
 	char err[256];
@@ -399,21 +382,6 @@ static int load_events(struct ctxmon_reader *r)
 				return ret;
 			break;
 		case CHUNK_EVENTS:
-			if (r->dec) {
-				/* decoded on the helper, whose load errors
-				 * come back with its batch */
-				struct fbuf *b = ch.data == r->raw.p ? &r->raw :
-								      &r->stored;
-
-				b->len = ch.len;
-				chunkdec__submit(r->dec, b);
-				r->on_dec = true;
-				r->info.chunks++;
-				return 1;
-			}
-			r->on_dec = false;
-			r->pend_raw = ch.data == r->raw.p;
-			r->pend_len = ch.len;
 			ret = codec__load(r->codec, ch.data, ch.len, r->strs,
 					  &why);
 			if (ret == -EBADMSG)
@@ -594,7 +562,6 @@ void ctxmon_reader_close(struct ctxmon_reader *r)
 	fbuf__free(&r->stored);
 	fbuf__free(&r->raw);
 	tasktab__free(r->tasks);
-	chunkdec__free(r->dec);
 	strtab__free(r->strs);
 	free(r);
 }
@@ -615,90 +582,9 @@ static int finish(struct ctxmon_reader *r, int ret)
 	return ret;
 }
 
-/*
- * Whether to decode on a helper thread: CTXMON_READ_THREADS=1 says never,
- * 2 always (the tests read every file both ways); by default when another
- * CPU is online and the file holds more than a few chunks' worth (1 MiB;
- * a file of unknown size, a pipe, counts as big).  A small file reads in
- * milliseconds either way, and starts no thread.
- */
-static bool want_helper(const struct ctxmon_reader *r)
-{
-	const char *e = getenv("CTXMON_READ_THREADS");
-	uint64_t size = r->memlen;
-	struct stat st;
-
-	if (e && (*e == '1' || *e == '2'))
-		return *e == '2';
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
-		return false;
-	if (r->fd >= 0)
-		size = fstat(r->fd, &st) == 0 && S_ISREG(st.st_mode) ?
-			       (uint64_t)st.st_size :
-			       UINT64_MAX;
-	return size >= (1u << 20);
-}
-
-/* Hand one decoded record to the task table and the callback: 0, the
- * callback's non-zero return, or -ENOMEM. */
-static int deliver(struct ctxmon_reader *r, const struct codec_rec *rec,
-		   ctxmon_event_fn fn, void *ctx)
-{
-	int ret;
-
-	if (rec->is_task) {
-		r->info.tasks++;
-		if (tasktab__set(r->tasks, rec->tid, rec->tgid, rec->comm) < 0)
-			return -ENOMEM;
-		return r->task_fn ? r->task_fn(rec->tid, rec->tgid, rec->comm,
-					       r->task_ctx) :
-				    0;
-	}
-	if (!r->info.events)
-		r->info.first_ts = rec->ev.ts;
-	r->info.last_ts = rec->ev.ts;
-	r->info.events++;
-	ret = fn ? fn(&rec->ev, ctx) : 0;
-	/* After the callback: it sees the names as they were. */
-	if (rec->news && tasktab__apply_new(r->tasks, &rec->ev, rec->news) < 0)
-		return -ENOMEM;
-	return ret;
-}
-
-/* The next record of the chunk on the helper: 1 with *@rec, 0 when the
- * chunk is done, < 0 when it failed (reported). */
-static int next_decoded(struct ctxmon_reader *r, const struct codec_rec **rec)
-{
-	for (;;) {
-		if (r->bheld && r->bi < r->bn) {
-			*rec = &r->brecs[r->bi++];
-			return 1;
-		}
-		if (r->bheld) {
-			unsigned flags = r->bflags;
-
-			r->bheld = false;
-			chunkdec__release(r->dec);
-			if (flags & DEC_END)
-				return 0;
-			if (flags & DEC_ERR) {
-				if (r->berr == -EBADMSG)
-					problem(r, r->chunk_off, true,
-						"event chunk: %s", r->bwhy);
-				return r->berr;
-			}
-		}
-		r->brecs = chunkdec__batch(r->dec, &r->bn, &r->bflags, &r->berr,
-					  &r->bwhy, &r->bload);
-		r->bi = 0;
-		r->bheld = true;
-	}
-}
-
 int ctxmon_reader_read(struct ctxmon_reader *r, ctxmon_event_fn fn, void *ctx)
 {
 	struct codec_rec rec;
-	const struct codec_rec *p = NULL;
 	const char *why = NULL;
 	int ret;
 
@@ -706,24 +592,8 @@ int ctxmon_reader_read(struct ctxmon_reader *r, ctxmon_event_fn fn, void *ctx)
 		if (r->state == R_DONE)
 			return r->result;
 		if (r->state == R_CHUNKS) {
-			if (!r->dec && !r->serial) {
-				r->serial = !want_helper(r);
-				if (!r->serial)
-					r->dec = chunkdec__new(r->strs);
-			}
 			if (r->pending) {
 				r->pending = false;
-				/* open() decoded its header here; the helper
-				 * decodes it again from its bytes, still in
-				 * the buffer that held them */
-				if (r->dec) {
-					struct fbuf *b = r->pend_raw ? &r->raw :
-								       &r->stored;
-
-					b->len = r->pend_len;
-					chunkdec__submit(r->dec, b);
-					r->on_dec = true;
-				}
 			} else {
 				ret = load_events(r);
 				if (ret <= 0)
@@ -731,24 +601,39 @@ int ctxmon_reader_read(struct ctxmon_reader *r, ctxmon_event_fn fn, void *ctx)
 			}
 			r->state = R_EVENTS;
 		}
-		if (r->on_dec) {
-			ret = next_decoded(r, &p);
-		} else {
-			ret = codec__next(r->codec, &rec, &why);
-			if (ret == -EBADMSG)
-				problem(r, r->chunk_off, true,
-					"event chunk: %s", why);
-			p = &rec;
-		}
+		ret = codec__next(r->codec, &rec, &why);
 		if (ret == 0) {
 			r->state = R_CHUNKS;
 			continue;
 		}
-		if (ret < 0)
+		if (ret < 0) {
+			if (ret == -EBADMSG)
+				problem(r, r->chunk_off, true,
+					"event chunk: %s", why);
 			return finish(r, ret);
-		ret = deliver(r, p, fn, ctx);
-		if (ret == -ENOMEM)
-			return finish(r, ret);
+		}
+		if (rec.is_task) {
+			r->info.tasks++;
+			if (tasktab__set(r->tasks, rec.tid, rec.tgid,
+					 rec.comm) < 0)
+				return finish(r, -ENOMEM);
+			if (r->task_fn) {
+				ret = r->task_fn(rec.tid, rec.tgid, rec.comm,
+						 r->task_ctx);
+				if (ret)
+					return ret;
+			}
+			continue;
+		}
+		if (!r->info.events)
+			r->info.first_ts = rec.ev.ts;
+		r->info.last_ts = rec.ev.ts;
+		r->info.events++;
+		ret = fn ? fn(&rec.ev, ctx) : 0;
+		/* After the callback: it sees the names as they were. */
+		if (rec.news &&
+		    tasktab__apply_new(r->tasks, &rec.ev, rec.news) < 0)
+			return finish(r, -ENOMEM);
 		if (ret)
 			return ret;
 	}

@@ -1272,15 +1272,5 @@ int main(void)
 		cmocka_unit_test(test_pipe),
 	};
 
-	int ret;
-
-	/* Every test twice: the reader decoding on the caller's thread, and
-	 * on its helper (rec_decode.c), which must give the same events, the
-	 * same stops and the same errors at the same places. */
-	setenv("CTXMON_READ_THREADS", "1", 1);
-	printf("reader: one thread\n");
-	ret = cmocka_run_group_tests(tests, NULL, NULL);
-	setenv("CTXMON_READ_THREADS", "2", 1);
-	printf("reader: decoding on a helper thread\n");
-	return ret | cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, NULL, NULL);
 }
