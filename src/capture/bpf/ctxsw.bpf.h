@@ -197,4 +197,35 @@ static __always_inline int on_free(struct task_struct *p)
 	return 0;
 }
 
+/*
+ * The processes the exit of @p leaves unreaped (kernel.bpf.h): each child
+ * the exiting thread hands away, and the process itself when its parent
+ * will not wait for it.  Each goes to orphan_found(), which each object
+ * defines: @c the process's task (a leader, or @p), @why =
+ * enum ctxmon_orphan_why.  The children of a selected process are
+ * selected (fork following), so they are not looked up again.
+ */
+static __always_inline void orphan_found(struct task_struct *c, __s32 tgid,
+					 __s32 parent, __u8 why);
+
+static __always_inline void orphans_of_exit(struct task_struct *p,
+					    bool group_dead)
+{
+	struct task_struct *c = NULL;
+	__s32 tgid = BPF_CORE_READ(p, tgid), ptgid = 0;
+
+	if (exit_loses_children(p, group_dead)) {
+		for (int i = 0; i < ORPHAN_WALK_MAX; i++) {
+			c = child_next(p, c);
+			if (!c)
+				break;
+			if (child_unreaped(c))
+				orphan_found(c, BPF_CORE_READ(c, tgid), tgid,
+					     0 /* CTXMON_ORPHAN_PARENT_DIED */);
+		}
+	}
+	if (group_dead && exit_autoreaped(p, &ptgid))
+		orphan_found(p, tgid, ptgid, 1 /* CTXMON_ORPHAN_AUTOREAP */);
+}
+
 #endif

@@ -755,14 +755,18 @@ int BPF_PROG(agg_sched_process_free, struct task_struct *p)
 	return on_free(p);
 }
 
-/* Mark @c's process as one its parent will not reap: its live row now,
- * and a mark user space applies to the row wherever it is by then (it may
- * be buried before or while this runs). */
-static __always_inline void agg_orphan(struct task_struct *c, __u64 ts)
+/* A process left unreaped (ctxsw.bpf.h): its live row marked now, and a
+ * mark user space applies to the row wherever it is by then (it may be
+ * buried before or while this runs). */
+static __always_inline void orphan_found(struct task_struct *c, __s32 tgid,
+					 __s32 parent, __u8 why)
 {
-	struct ctxsw_orphan_key k = { .tid = BPF_CORE_READ(c, tgid) };
+	struct ctxsw_orphan_key k = { .tid = tgid };
+	__u64 ts = bpf_ktime_get_ns();
 	struct ctxsw_row *r;
 
+	(void)parent;
+	(void)why;
 	if (k.tid <= 0)
 		return;
 	k.start = BPF_CORE_READ(c, group_leader, start_time);
@@ -774,28 +778,6 @@ static __always_inline void agg_orphan(struct task_struct *c, __u64 ts)
 	}
 	if (bpf_map_update_elem(&orphan_marks, &k, &ts, BPF_ANY))
 		count_dropped();
-}
-
-/* What the exit of @p leaves unreaped (kernel.bpf.h).  A child of a
- * selected process is selected (fork following). */
-static __always_inline void agg_orphans_of_exit(struct task_struct *p)
-{
-	bool group_dead = BPF_CORE_READ(p, signal, live.counter) == 0;
-	__u64 ts = bpf_ktime_get_ns();
-	struct task_struct *c = NULL;
-	__s32 ptgid = 0;
-
-	if (exit_loses_children(p, group_dead)) {
-		for (int i = 0; i < ORPHAN_WALK_MAX; i++) {
-			c = child_next(p, c);
-			if (!c)
-				break;
-			if (child_unreaped(c))
-				agg_orphan(c, ts);
-		}
-	}
-	if (group_dead && exit_autoreaped(p, &ptgid))
-		agg_orphan(p, ts);
 }
 
 SEC("tp_btf/sched_process_exit")
@@ -810,6 +792,7 @@ int BPF_PROG(agg_sched_process_exit, struct task_struct *p)
 	row_learn(r, &ti);
 	r->exited |= CTXSW_EXITED;
 	bpf_spin_unlock(&r->lock);
-	agg_orphans_of_exit(p);
+	/* do_exit() has decremented signal->live before the event */
+	orphans_of_exit(p, BPF_CORE_READ(p, signal, live.counter) == 0);
 	return 0;
 }

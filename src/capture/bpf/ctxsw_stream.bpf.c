@@ -348,42 +348,20 @@ static __always_inline int on_exec(struct task_struct *p, int old_pid)
 	return 0;
 }
 
-static __always_inline void orphan_rec(__s32 tid, __s32 parent, __u8 why)
+/* A process left unreaped (ctxsw.bpf.h): an ORPHAN record. */
+static __always_inline void orphan_found(struct task_struct *c, __s32 tgid,
+					 __s32 parent, __u8 why)
 {
 	struct ctxsw_orphan *r = rec_reserve(sizeof(*r), CTXSW_ORPHAN, 0);
 
+	(void)c;
 	if (!r)
 		return;
-	r->tid = tid;
+	r->tid = tgid;
 	r->parent = parent;
 	r->why = why;
 	__builtin_memset(r->pad, 0, sizeof(r->pad));
 	rec_submit(r);
-}
-
-/* The processes this exit leaves unreaped (kernel.bpf.h), after the exit
- * record: each child the exiting thread hands away, and the process
- * itself when its parent will not wait for it.  The children of a
- * selected process are selected (fork following), so they are not looked
- * up again. */
-static __always_inline void orphans_of_exit(struct task_struct *p,
-					    bool group_dead)
-{
-	struct task_struct *c = NULL;
-	__s32 tgid = BPF_CORE_READ(p, tgid), ptgid = 0;
-
-	if (exit_loses_children(p, group_dead)) {
-		for (int i = 0; i < ORPHAN_WALK_MAX; i++) {
-			c = child_next(p, c);
-			if (!c)
-				break;
-			if (child_unreaped(c))
-				orphan_rec(BPF_CORE_READ(c, tgid), tgid,
-					   0 /* CTXMON_ORPHAN_PARENT_DIED */);
-		}
-	}
-	if (group_dead && exit_autoreaped(p, &ptgid))
-		orphan_rec(tgid, ptgid, 1 /* CTXMON_ORPHAN_AUTOREAP */);
 }
 
 static __always_inline int on_exit(unsigned long long *ctx,
