@@ -461,6 +461,28 @@ static enum ctxmon_sleep_state sleep_class(uint32_t st)
 }
 
 /* Returns how the switch-out was counted (enum ctxmon_switch_kind). */
+/*
+ * A process leader @t switched out for the last time as a zombie (Z: not
+ * reaped yet).  If its parent's last thread has exited already (an exit
+ * event with group_dead seen), nobody in the tree will wait for it: its
+ * parent hands it to init, so its counters miss the command's rusage.
+ * Marked as the BPF backends' ORPHAN events mark it (rusage.c); without
+ * this, a tracepoint backend went by the times of the two last switches,
+ * which a child that outlives its parent's exit_notify() but not its last
+ * switch gets wrong.  A zombie that died before its parent began to exit
+ * may still be reaped by it, or not: no tracepoint tells (accounting.md).
+ */
+static void zombie_unreaped(struct ctxmon_account *a, struct task *t)
+{
+	struct task *p;
+
+	if (t->st.tid != t->st.tgid || t->st.ppid <= 0)
+		return;
+	p = task_find(a, t->st.ppid);
+	if (p && p->group_gone && p->st.first_ts <= t->st.first_ts)
+		t->st.orphaned = true;
+}
+
 static unsigned switch_out(struct ctxmon_account *a, struct task *t,
 			   const struct ctxmon_event *ev, uint64_t ts)
 {
@@ -496,8 +518,10 @@ static unsigned switch_out(struct ctxmon_account *a, struct task *t,
 		t->st.exit_switch++;
 		/* Z: not reaped yet, so the parent reads its counters later;
 		 * X: a thread, or a leader reaped before it switched out. */
-		if (st & CTXMON_STATE_Z)
+		if (st & CTXMON_STATE_Z) {
 			t->st.exit_counted++;
+			zombie_unreaped(a, t);
+		}
 		break;
 	}
 	/* A zombie or dead task never runs again, whatever the kind says. */
@@ -850,6 +874,12 @@ static void on_task_exit(struct ctxmon_account *a,
 	t = task_live(a, ev->exit.tid);
 	set_comm(a, t, ev->exit.comm);
 	t->st.exited = true;
+	if (ev->exit.group_dead) {
+		struct task *l = t->st.tgid > 0 ? task_find(a, t->st.tgid) : t;
+
+		if (l)
+			l->group_gone = true;
+	}
 }
 
 /* A process its parent will not reap: its latest incarnation is marked,

@@ -29,6 +29,8 @@ struct task {
 	bool lat_pending; /* a wakeup awaits its switch-in */
 	bool waked; /* a waking not yet followed by its wakeup */
 	bool early_wake; /* woken while still on its CPU */
+	bool group_gone; /* a leader: its process's last thread exited, so
+			  * it reaps no child from then on */
 	struct causes_task *cx; /* cause analysis, NULL when off */
 };
 

@@ -495,6 +495,49 @@ static void test_exit_switch(void **state)
 	ctxmon_account_free(a);
 }
 
+/* A zombie child whose parent's last thread exited before the child's
+ * last switch-out is not reaped by that parent: marked (a tracepoint
+ * backend's only sign of it); one that died while the parent lived may
+ * still be reaped, and is not. */
+static void test_zombie_parent_gone(void **state)
+{
+	static const struct who w[] = {
+		{ 700, 700, "parent" },
+		{ 701, 701, "early" },
+		{ 702, 702, "late" },
+	};
+	struct ctxmon_account *a = acc_new(CTXMON_TARGET_ALL, NULL, 0, 0);
+	struct ctxmon_event e;
+	struct ctxmon_stats *r;
+	size_t n;
+
+	(void)state;
+	use_whos(w, 3);
+	sw(a, 10, 0, 0, "R", 700);
+	fork_ev(a, 20, 0, 700, 701, 701, "early");
+	fork_ev(a, 30, 0, 700, 702, 702, "late");
+	sw(a, 40, 1, 0, "R", 701);
+	exit_ev(a, 50, 1, 701);
+	sw(a, 60, 1, 701, "Z", 702);
+	e = synth_exit(70, 0, 700);
+	e.exit.group_dead = 1;
+	ctxmon_account_feed(a, &e);
+	sw(a, 80, 0, 700, "Z", 0);
+	exit_ev(a, 90, 1, 702);
+	sw(a, 100, 1, 702, "Z", 0);
+	ctxmon_account_finish(a, 200);
+
+	r = ctxmon_account_rows(a, CTXMON_ROWS_THREADS, true, &n);
+	assert_non_null(r);
+	assert_int_equal(n, 3);
+	assert_false(row(r, n, 700, 0)->orphaned);
+	assert_false(row(r, n, 701, 0)->orphaned);
+	assert_true(row(r, n, 702, 0)->orphaned);
+	assert_int_equal(row(r, n, 702, 0)->exit_counted, 1);
+	free(r);
+	ctxmon_account_free(a);
+}
+
 static void test_pid_reuse(void **state)
 {
 	static const struct who w[] = { { 600, 600, "parent" } };
@@ -1758,6 +1801,7 @@ int main(void)
 		cmocka_unit_test(test_waking_race),
 		cmocka_unit_test(test_zero_latency),
 		cmocka_unit_test(test_exit_switch),
+		cmocka_unit_test(test_zombie_parent_gone),
 		cmocka_unit_test(test_pid_reuse),
 		cmocka_unit_test(test_exec),
 		cmocka_unit_test(test_target_cmd),
