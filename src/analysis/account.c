@@ -460,7 +460,6 @@ static enum ctxmon_sleep_state sleep_class(uint32_t st)
 	return CTXMON_SLEEP_OTHER;
 }
 
-/* Returns how the switch-out was counted (enum ctxmon_switch_kind). */
 /*
  * A process leader @t switched out for the last time as a zombie (Z: not
  * reaped yet).  If its parent's last thread has exited already (an exit
@@ -483,6 +482,7 @@ static void zombie_unreaped(struct ctxmon_account *a, struct task *t)
 		t->st.orphaned = true;
 }
 
+/* Returns how the switch-out was counted (enum ctxmon_switch_kind). */
 static unsigned switch_out(struct ctxmon_account *a, struct task *t,
 			   const struct ctxmon_event *ev, uint64_t ts)
 {

@@ -7,10 +7,10 @@
  * (signal->cnvcsw).  A process whose parent dies before reaping it is
  * reparented to init or a subreaper, which reaps it: its counters never
  * reach the command; nor do those of a child of a parent that ignores
- * SIGCHLD, released unreaped.  This model replays that fold over the thread rows of
- * a command's tree (pure: rows in, sums out), so the comparison with
- * getrusage covers exactly what the kernel covers, and the orphans' rows
- * can be marked.
+ * SIGCHLD, released unreaped.  This model replays that fold over the
+ * thread rows of a command's tree (pure: rows in, sums out), so the
+ * comparison with getrusage covers exactly what the kernel covers, and
+ * the orphans' rows can be marked.
  */
 #ifndef CTXMON_RUSAGE_H
 #define CTXMON_RUSAGE_H

@@ -140,6 +140,7 @@ static __always_inline bool exit_autoreaped(struct task_struct *p,
 {
 	struct task_struct *l = BPF_CORE_READ(p, group_leader), *par;
 	struct sighand_struct *sh;
+	struct k_sigaction *act;
 	unsigned long h = 0, fl = 0;
 
 	if (!l || BPF_CORE_READ(l, ptrace) ||
@@ -149,8 +150,9 @@ static __always_inline bool exit_autoreaped(struct task_struct *p,
 	sh = par ? BPF_CORE_READ(par, sighand) : NULL;
 	if (!sh)
 		return false;
-	bpf_core_read(&h, sizeof(h), &sh->action[KERNEL_SIGCHLD - 1].sa.sa_handler);
-	bpf_core_read(&fl, sizeof(fl), &sh->action[KERNEL_SIGCHLD - 1].sa.sa_flags);
+	act = &sh->action[KERNEL_SIGCHLD - 1];
+	bpf_core_read(&h, sizeof(h), &act->sa.sa_handler);
+	bpf_core_read(&fl, sizeof(fl), &act->sa.sa_flags);
 	*ptgid = BPF_CORE_READ(par, tgid);
 	return h == KERNEL_SIG_IGN || (fl & KERNEL_SA_NOCLDWAIT);
 }
