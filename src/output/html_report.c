@@ -254,7 +254,14 @@ static void status_box(FILE *f, const struct ctxmon_html_info *in,
 			", kernel (ru_nivcsw) %" PRIu64 ".</div>\n",
 			match ? "match" : "MISMATCH", k.traced_vol, k.ru_nvcsw,
 			k.traced_invol, k.ru_nivcsw);
-	else
+	if (in->has_rusage && k.orphan_procs)
+		fprintf(f,
+			"<div>Left out: %" PRIu64 " orphaned processes "
+			"(not reaped by their parent, or alive when the "
+			"command ended, so not in its rusage), voluntary "
+			"%" PRIu64 ", involuntary %" PRIu64 ".</div>\n",
+			k.orphan_procs, k.orphan_vol, k.orphan_invol);
+	if (!in->has_rusage)
 		fprintf(f, "<div><b>Kernel comparison:</b> not available "
 			   "(only for a command ctxmon launched and "
 			   "reaped).</div>\n");
