@@ -302,32 +302,7 @@ struct load_cfg {
 	int cg_level;
 	bool cpu_filter;
 	int sw_args, exit_args;
-	uint32_t tasks; /* entries of the per-task maps */
 };
-
-/*
- * Entries for the map of per-task counters: an LRU, so a task evicted
- * between its switch-in and switch-out only loses exactness for that one
- * switch; room for four times the threads alive now, within bounds.
- */
-static uint32_t task_slots(void)
-{
-	unsigned long running, total = 0;
-	uint64_t n;
-	FILE *f = fopen("/proc/loadavg", "re");
-
-	if (f) {
-		if (fscanf(f, "%*s %*s %*s %lu/%lu", &running, &total) != 2)
-			total = 0;
-		fclose(f);
-	}
-	n = (uint64_t)total * 4;
-	if (n < 32768)
-		n = 32768;
-	if (n > 262144)
-		n = 262144;
-	return (uint32_t)n;
-}
 
 /* The knobs both objects have (ctxsw.bpf.h), set before load. */
 #define SET_KNOBS(skel, c)                                              \
@@ -407,8 +382,6 @@ static int load_skel(struct bpf_priv *p, const struct load_cfg *c, int nposs)
 		choose_progs(st->obj, c->set, c->groups);
 		err = bpf_map__set_max_entries(st->maps.events, (__u32)c->ring);
 		if (!err)
-			err = bpf_map__set_max_entries(st->maps.csw, c->tasks);
-		if (!err)
 			err = bpf_map__set_max_entries(st->maps.cpus, ncpu);
 		if (!err)
 			err = ctxsw_stream_bpf__load(st);
@@ -484,6 +457,7 @@ static void bpf_close(void *priv)
 	free(p->cpubuf);
 	free(p->dead);
 	free(p->marks);
+	bpf_csw__clear(&p->csw);
 	fold__clear(&p->fold);
 	free(p);
 }
@@ -564,7 +538,6 @@ int bpf_backend__open(struct backend_ctx *ctx, const struct bpf_backend_opts *o,
 			goto out;
 	}
 	c.cpu_filter = o->cpus != NULL;
-	c.tasks = task_slots();
 
 	/* CTXMON_BTF names another kernel BTF (features.h) */
 	vmlinux = getenv("CTXMON_BTF") ?
@@ -691,7 +664,8 @@ static int bpf_poll_fd(void *priv)
 static int on_record(void *priv, void *data, size_t len)
 {
 	struct bpf_priv *p = priv;
-	int ret = bpf_rec__commit(p->ctx->stream, p->ctx->strs, data, len);
+	int ret = bpf_rec__commit(p->ctx->stream, p->ctx->strs, &p->csw, data,
+				  len);
 
 	if (ret == -EINVAL) {
 		p->bad_records++;
@@ -783,6 +757,7 @@ int bpf_backend__info(void *priv, struct bpf_backend_info *out)
 	out->tp_btf = p->tp_btf;
 	out->aggregate = p->aggregate;
 	out->bad_records = p->bad_records;
+	out->inexact = p->csw.inexact;
 	for (int c = 0; c < p->nposs; c++) {
 		out->lost += p->cpubuf[c].lost_total;
 		out->inexact += p->cpubuf[c].inexact;

@@ -74,7 +74,7 @@ void bpf_row__stats(const struct ctxsw_row *r, uint64_t now,
 
 static int fold_dead(struct bpf_priv *p, size_t k);
 
-/* Whether mark @m is for dead row @r: its tid, and the row began at or
+/* Whether mark @m is for row @r: its tid, and the row began at or
  * after the process started and before the mark (a later process with
  * the tid starts only after this one is reaped, after the mark). */
 static bool mark_fits(const struct bpf_orphan_mark *m,
@@ -88,8 +88,8 @@ static bool mark_fits(const struct bpf_orphan_mark *m,
  * Take the orphan marks out of the kernel's map and set them on the dead
  * rows they are for: all rows for a new mark, only those drained since
  * (from index @from) for one kept from before.  A mark whose row has not
- * died yet waits (its live row had the bit set by the program already);
- * most leave with their row.
+ * died yet waits, and is set on each copy of the live row read meanwhile
+ * (bpf_backend__read_rows()); most leave with their row.
  */
 static int apply_marks(struct bpf_priv *p, size_t from)
 {
@@ -249,6 +249,40 @@ static bool missed_out(struct bpf_priv *p, const struct ctxsw_row *r,
 	return true;
 }
 
+/*
+ * A consistent copy of live row @tid: one no program wrote while it was
+ * copied.  A program's write makes the row's seq odd and then even again
+ * (ctxsw_agg.bpf.c's row_lock()), and the kernel copies the row from its
+ * first word up, so a copy whose seq is even and equal to that of a
+ * second copy taken after it saw no write.  A row written without pause
+ * (a thread switching a million times a second) may take a few tries;
+ * after ROW_READ_TRIES the last copy is used, older by at most one event.
+ */
+#define ROW_READ_TRIES 64
+
+static int read_row(int fd, __u32 tid, struct ctxsw_row *r)
+{
+	__u32 seq;
+
+	if (bpf_map_lookup_elem(fd, &tid, r) < 0)
+		return -1;
+	for (int i = 0; i < ROW_READ_TRIES; i++) {
+		seq = r->seq;
+		if (!(seq & 1)) {
+			struct ctxsw_row again;
+
+			if (bpf_map_lookup_elem(fd, &tid, &again) < 0)
+				return -1;
+			if (again.seq == seq)
+				return 0;
+			*r = again;
+		} else if (bpf_map_lookup_elem(fd, &tid, r) < 0) {
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int bpf_backend__read_rows(void *priv, uint64_t now, struct ctxmon_stats **rows,
 			   size_t *n)
 {
@@ -277,9 +311,7 @@ int bpf_backend__read_rows(void *priv, uint64_t now, struct ctxmon_stats **rows,
 			live = l;
 			cap = nc;
 		}
-		/* under the row's lock: a consistent row */
-		if (bpf_map_lookup_elem_flags(fd, &key, &live[nlive],
-					      BPF_F_LOCK) < 0)
+		if (read_row(fd, key, &live[nlive]) < 0)
 			continue;
 		if (!live[nlive].tid)
 			continue; /* created, not yet filled in */
@@ -307,6 +339,9 @@ int bpf_backend__read_rows(void *priv, uint64_t now, struct ctxmon_stats **rows,
 				p->dead[j].first_ts == live[i].first_ts;
 		if (stale)
 			continue;
+		for (size_t j = 0; j < p->nmarks; j++)
+			if (mark_fits(&p->marks[j], &live[i]))
+				live[i].exited |= CTXSW_EXITED_ORPHAN;
 		if (missed_out(p, &live[i], cpus_ok)) {
 			/* its CPU went on without it: its switch-out was not
 			 * traced, so do not charge it run time up to now */

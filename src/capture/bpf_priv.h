@@ -15,6 +15,7 @@
 
 #include "internal.h"
 #include "ctxsw.h"
+#include "bpf_backend.h"
 
 struct bpf_map;
 struct ring_buffer;
@@ -41,6 +42,7 @@ struct bpf_priv {
 	struct ctxsw_cpu *cpubuf; /* nposs entries */
 	int cb_err; /* first error inside the ring callback */
 	uint64_t bad_records;
+	struct bpf_csw csw;	/* streaming: switch counters by tid */
 	/* aggregation: rows of dead threads drained from the kernel, and
 	 * the oldest of them folded by comm past CTXMON_EXITED_KEEP */
 	struct ctxsw_row *dead;

@@ -37,6 +37,7 @@ static int collect(const struct ctxmon_event *ev, void *ctx)
 struct fix {
 	struct stream *st;
 	struct strtab *strs;
+	struct bpf_csw csw;
 	struct sink out;
 };
 
@@ -59,6 +60,7 @@ static int teardown(void **state)
 
 	strtab__free(f->strs);
 	stream__free(f->st);
+	bpf_csw__clear(&f->csw);
 	free(f);
 	return 0;
 }
@@ -75,7 +77,7 @@ static void hdr(struct ctxsw_hdr *h, uint8_t type, uint16_t cpu, uint64_t ts,
 
 static void add(struct fix *f, const void *rec, size_t len)
 {
-	assert_int_equal(bpf_rec__commit(f->st, f->strs, rec, len), 0);
+	assert_int_equal(bpf_rec__commit(f->st, f->strs, &f->csw, rec, len), 0);
 }
 
 /* Deliver everything into f->out. */
@@ -91,16 +93,25 @@ static struct ctxsw_switch mk_switch(uint16_t cpu, uint64_t ts, int32_t prev,
 
 	memset(&r, 0, sizeof(r));
 	hdr(&r.h, CTXSW_SWITCH, cpu, ts, prev);
-	r.h.flags = CTXSW_F_KIND_EXACT;
+	r.h.flags = CTXSW_F_FOLD_KNOWN;
 	r.prev_prio = 120;
 	r.prev_state = CTXSW_STATE_S;
 	r.next_tid = next;
 	r.next_tgid = next + 1000;
 	r.next_prio = 100;
-	r.kind = CTXSW_KIND_VOLUNTARY;
 	strcpy(r.prev_comm, "prev");
 	strcpy(r.next_comm, "next");
 	return r;
+}
+
+/* Set the counters of switch @r: prev's after the switch, next's. */
+static void counters(struct ctxsw_switch *r, uint64_t pnv, uint64_t pniv,
+		     uint64_t nnv, uint64_t nniv)
+{
+	r->prev_nvcsw = pnv;
+	r->prev_nivcsw = pniv;
+	r->next_nvcsw = nnv;
+	r->next_nivcsw = nniv;
 }
 
 static void switch_fields(void **state)
@@ -114,8 +125,10 @@ static void switch_fields(void **state)
 	strcpy(b.next_comm, "prev");
 	b.preempt = 1;
 	b.prev_state = 0;
-	b.kind = CTXSW_KIND_INVOLUNTARY;
-	b.h.flags = 0;
+	/* 7 is seen first at its switch-out: the state tells, inexact */
+	counters(&a, 5, 2, 10, 3);
+	/* 8 was switched in with 10/3: nivcsw moved, the kernel's verdict */
+	counters(&b, 10, 4, 5, 2);
 	add(f, &a, sizeof(a));
 	add(f, &b, sizeof(b));
 	drain(f);
@@ -134,7 +147,7 @@ static void switch_fields(void **state)
 	assert_int_equal(e->sw.next_prio, 100);
 	assert_int_equal(e->sw.prev_state, CTXMON_STATE_S);
 	assert_int_equal(e->sw.kind, CTXMON_SW_VOLUNTARY);
-	assert_int_equal(e->flags, CTXMON_EVF_KIND_EXACT);
+	assert_int_equal(e->flags, CTXMON_EVF_FOLD_KNOWN);
 	assert_string_equal(e->sw.prev_comm, "prev");
 	assert_string_equal(e->sw.next_comm, "next");
 	/* comms are interned: one pointer per string */
@@ -142,7 +155,114 @@ static void switch_fields(void **state)
 	assert_ptr_equal(f->out.ev[1].sw.prev_comm, e->sw.next_comm);
 	assert_int_equal(f->out.ev[1].sw.preempt, 1);
 	assert_int_equal(f->out.ev[1].sw.kind, CTXMON_SW_INVOLUNTARY);
-	assert_int_equal(f->out.ev[1].flags, 0);
+	assert_int_equal(f->out.ev[1].flags,
+			 CTXMON_EVF_KIND_EXACT | CTXMON_EVF_FOLD_KNOWN);
+	assert_int_equal(f->csw.inexact, 1);
+}
+
+/* The kind comes from which of prev's counters moved since its last switch
+ * seen, whatever the state says; a dying task's counters are forgotten. */
+static void switch_kinds(void **state)
+{
+	struct fix *f = *state;
+	struct ctxsw_switch r[6];
+	const struct ctxmon_event *e = f->out.ev;
+
+	/* 7 back in (from idle) with 5/2 */
+	r[0] = mk_switch(0, 100, 0, 7);
+	counters(&r[0], 0, 0, 5, 2);
+	/* out in state R, but nvcsw moved: a sleep a signal cut short */
+	r[1] = mk_switch(0, 200, 7, 0);
+	r[1].prev_state = 0;
+	counters(&r[1], 6, 2, 0, 0);
+	/* out in S, nivcsw moved (preempted as it went to sleep) and its
+	 * counters folded: the flag stays on an involuntary switch */
+	r[2] = mk_switch(0, 300, 7, 0);
+	r[2].h.flags |= CTXSW_F_AFTER_FOLD;
+	counters(&r[2], 6, 3, 0, 0);
+	/* both moved (a switch lost between): the state's rule, inexact;
+	 * the fold flag goes with a voluntary one */
+	r[3] = mk_switch(0, 400, 7, 0);
+	r[3].h.flags |= CTXSW_F_AFTER_FOLD;
+	counters(&r[3], 7, 4, 0, 0);
+	/* it dies; a new 7 is seen first at a switch-out: inexact */
+	r[4] = mk_switch(0, 500, 7, 0);
+	r[4].kind = CTXSW_KIND_EXIT;
+	r[4].prev_state = CTXSW_STATE_X;
+	r[4].h.flags = 0;
+	counters(&r[4], 8, 4, 0, 0);
+	r[5] = mk_switch(0, 600, 7, 0);
+	counters(&r[5], 9, 4, 0, 0);
+	for (size_t i = 0; i < ARRAY_SIZE(r); i++)
+		add(f, &r[i], sizeof(r[i]));
+	drain(f);
+	assert_int_equal(f->out.n, 6);
+	assert_int_equal(e[1].sw.kind, CTXMON_SW_VOLUNTARY);
+	assert_int_equal(e[1].flags,
+			 CTXMON_EVF_KIND_EXACT | CTXMON_EVF_FOLD_KNOWN);
+	assert_int_equal(e[2].sw.kind, CTXMON_SW_INVOLUNTARY);
+	assert_int_equal(e[2].flags, CTXMON_EVF_KIND_EXACT |
+					     CTXMON_EVF_FOLD_KNOWN |
+					     CTXMON_EVF_AFTER_FOLD);
+	assert_int_equal(e[3].sw.kind, CTXMON_SW_VOLUNTARY);
+	assert_int_equal(e[3].flags, CTXMON_EVF_FOLD_KNOWN);
+	assert_int_equal(e[4].sw.kind, CTXMON_SW_EXIT);
+	assert_int_equal(e[4].flags, 0);
+	assert_int_equal(e[5].sw.kind, CTXMON_SW_VOLUNTARY);
+	assert_int_equal(e[5].flags, CTXMON_EVF_FOLD_KNOWN);
+	assert_int_equal(f->csw.inexact, 2);
+	assert_int_equal(f->csw.n, 1);
+}
+
+static int count_exact(const struct ctxmon_event *ev, void *ctx)
+{
+	size_t *n = ctx;
+
+	if (ev->flags & CTXMON_EVF_KIND_EXACT)
+		(*n)++;
+	return 0;
+}
+
+/* Many threads, half of them dying: every survivor's counters are still
+ * found after the deletions moved slots back, and the table shrinks to
+ * them. */
+static void switch_table(void **state)
+{
+	struct fix *f = *state;
+	const int32_t n = 5000;
+	size_t exact = 0;
+	struct ctxsw_switch r;
+
+	for (int32_t t = 1; t <= n; t++) {
+		r = mk_switch((uint16_t)(t & 1), (uint64_t)t, 0, t);
+		counters(&r, 0, 0, (uint64_t)t, 1);
+		add(f, &r, sizeof(r));
+		if (t % 64 == 0)
+			assert_true(stream__deliver(f->st, UINT64_MAX,
+						    count_exact, &exact) >= 0);
+	}
+	for (int32_t t = 1; t <= n; t += 2) {
+		r = mk_switch((uint16_t)(t & 1), (uint64_t)(n + t), t, 0);
+		r.kind = CTXSW_KIND_EXIT;
+		r.h.flags = 0;
+		add(f, &r, sizeof(r));
+		if (t % 64 == 1)
+			assert_true(stream__deliver(f->st, UINT64_MAX,
+						    count_exact, &exact) >= 0);
+	}
+	assert_int_equal(f->csw.n, (size_t)n / 2);
+	for (int32_t t = 2; t <= n; t += 2) {
+		r = mk_switch(0, (uint64_t)(3 * n + t), t, 0);
+		counters(&r, (uint64_t)t + 1, 1, 0, 0);
+		add(f, &r, sizeof(r));
+		if (t % 64 == 0)
+			assert_true(stream__deliver(f->st, UINT64_MAX,
+						    count_exact, &exact) >= 0);
+	}
+	assert_true(stream__deliver(f->st, UINT64_MAX, count_exact, &exact) >=
+		    0);
+	assert_int_equal(exact, (size_t)n / 2);
+	assert_int_equal(f->csw.inexact, 0);
 }
 
 static void other_types(void **state)
@@ -228,21 +348,21 @@ static void bad_records(void **state)
 	struct ctxsw_hdr h;
 
 	/* too short for its type */
-	assert_int_equal(bpf_rec__commit(f->st, f->strs, &r, sizeof(r) - 1),
+	assert_int_equal(bpf_rec__commit(f->st, f->strs, &f->csw, &r, sizeof(r) - 1),
 			 -EINVAL);
 	/* shorter than a header */
-	assert_int_equal(bpf_rec__commit(f->st, f->strs, &r, 4), -EINVAL);
+	assert_int_equal(bpf_rec__commit(f->st, f->strs, &f->csw, &r, 4), -EINVAL);
 	/* unknown type */
 	memset(&h, 0, sizeof(h));
 	h.type = 200;
-	assert_int_equal(bpf_rec__commit(f->st, f->strs, &h, sizeof(h)),
+	assert_int_equal(bpf_rec__commit(f->st, f->strs, &f->csw, &h, sizeof(h)),
 			 -EINVAL);
 	h.type = 0;
-	assert_int_equal(bpf_rec__commit(f->st, f->strs, &h, sizeof(h)),
+	assert_int_equal(bpf_rec__commit(f->st, f->strs, &f->csw, &h, sizeof(h)),
 			 -EINVAL);
 	/* a CPU the session does not have */
 	r.h.cpu = 2;
-	assert_int_equal(bpf_rec__commit(f->st, f->strs, &r, sizeof(r)),
+	assert_int_equal(bpf_rec__commit(f->st, f->strs, &f->csw, &r, sizeof(r)),
 			 -EINVAL);
 	stream__stats(f->st, &ss);
 	assert_int_equal(ss.held, 0);
@@ -431,6 +551,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(switch_fields, setup, teardown),
+		cmocka_unit_test_setup_teardown(switch_kinds, setup, teardown),
+		cmocka_unit_test_setup_teardown(switch_table, setup, teardown),
 		cmocka_unit_test_setup_teardown(other_types, setup, teardown),
 		cmocka_unit_test_setup_teardown(bad_records, setup, teardown),
 		cmocka_unit_test_setup_teardown(per_cpu_order, setup, teardown),

@@ -31,7 +31,8 @@ struct bpf_backend_opts {
 /*
  * Open like backend_bpf.open, with the options above (@o may be NULL:
  * streaming, no cgroup or CPU filter).  Aggregation needs tp_btf programs
- * (a per-row spin lock); where only raw_tp loads it fails with
+ * (plain loads of task fields), BPF atomics and bpf_loop() (its row lock,
+ * ctxsw_agg.bpf.c); where they do not load it fails with
  * -EOPNOTSUPP and the caller should stream.  0, or -errno with ctx->err
  * set; close with backend_bpf.close.
  */
@@ -75,13 +76,33 @@ int bpf_backend__info(void *priv, struct bpf_backend_info *out);
 struct ctxsw_row;
 
 /*
+ * Each thread's nvcsw/nivcsw at its last switch seen, by tid, from the
+ * switch records in ring order: what tells voluntary from involuntary
+ * (ctxsw_stream.bpf.c).  @inexact counts switches it could not tell,
+ * classified from the state (a thread's first switch-out when it was
+ * running as capture began).
+ */
+struct bpf_csw {
+	struct bpf_csw_slot {
+		int32_t tid;	/* 0: free */
+		uint32_t pad;
+		uint64_t nv, niv;
+	} *slot;
+	size_t cap, n;	/* cap: a power of two, or 0 */
+	uint64_t inexact;
+};
+
+void bpf_csw__clear(struct bpf_csw *c);
+
+/*
  * Decode one ring buffer record and commit it to @st on its CPU (the
  * stream sorts it in among that CPU's queued events), preceded by a loss
- * event when the record says records were dropped before it.  0, -EINVAL
- * for a record that is not one (nothing committed), -ENOMEM.
+ * event when the record says records were dropped before it.  A switch is
+ * classified with @csw, which records must reach in ring order.  0,
+ * -EINVAL for a record that is not one (nothing committed), -ENOMEM.
  */
-int bpf_rec__commit(struct stream *st, struct strtab *strs, const void *rec,
-		    size_t len);
+int bpf_rec__commit(struct stream *st, struct strtab *strs,
+		    struct bpf_csw *csw, const void *rec, size_t len);
 
 /* A thread's row as struct ctxmon_stats; the state still open is charged
  * up to @now (0: not at all).  The comm is interned in @strs. */

@@ -3,7 +3,7 @@
  * (src/capture/bpf.c) share: the ring buffer record layouts of streaming
  * mode, the per-thread table of aggregation mode, and the knobs.
  *
- * Only fixed-width __u/__s types and struct bpf_spin_lock: the BPF side
+ * Only fixed-width __u/__s types: the BPF side
  * gets them from vmlinux.h, user space from <linux/bpf.h>.  Record types
  * use the numbers of enum ctxmon_event_type (bpf.c checks that at compile
  * time), and switch states the bits of enum ctxmon_task_state, so user
@@ -76,6 +76,14 @@ struct ctxsw_hdr {
 	__s32 tgid;
 };
 
+/*
+ * A switch carries both tasks' nvcsw/nivcsw, prev's with the kernel's
+ * increment for this switch in: user space tells voluntary from
+ * involuntary by which of prev's moved since its last switch
+ * (bpf_rec.c).  @kind is CTXSW_KIND_EXIT for a dying prev, else decided
+ * there; CTXSW_F_AFTER_FOLD says prev's counters were folded, for an
+ * involuntary switch.
+ */
 struct ctxsw_switch {
 	struct ctxsw_hdr h;		/* h.tid/h.tgid: prev */
 	__s32 prev_prio;
@@ -83,6 +91,7 @@ struct ctxsw_switch {
 	__s32 next_tid, next_tgid, next_prio;
 	__u8 preempt, kind;
 	__u8 pad[2];
+	__u64 prev_nvcsw, prev_nivcsw, next_nvcsw, next_nivcsw;
 	char prev_comm[CTXSW_COMM_LEN];
 	char next_comm[CTXSW_COMM_LEN];
 };
@@ -138,11 +147,6 @@ struct ctxsw_sys {
 	__s64 id, ret;
 };
 
-/* Streaming mode: the task's context switch counters when last seen. */
-struct ctxsw_csw {
-	__u64 nvcsw, nivcsw;
-};
-
 /*
  * Aggregation mode: one row per thread, keyed by tid while it lives and by
  * (exit time, tid) once it died (dead_rows), so a reused tid starts a new
@@ -170,8 +174,8 @@ struct ctxsw_lat {
 #define CTXSW_RF_EARLY_WAKE (1u << 2)	/* woken while still on its CPU */
 
 struct ctxsw_row {
-	struct bpf_spin_lock lock;	/* rows only; a copy's is garbage */
-	__u32 lock_pad;
+	__u32 seq;		/* odd while a program writes (row_lock()) */
+	__u32 seq_pad;
 	__s32 tid, tgid, ppid;
 	__u8 exited, state, sleep_idx, flags;
 	char comm[CTXSW_COMM_LEN];
@@ -192,15 +196,6 @@ struct ctxsw_row {
 	__u64 nvcsw, nivcsw;	/* counters at the last switch in or out */
 	__u64 after_fold;	/* involuntary, after exit folded counters */
 	__u64 exit_counted;	/* exit switch-out in state Z */
-};
-
-/*
- * The same bytes with no spin lock in the type: the verifier lets no
- * helper read a value that holds one, so rows are created from, and
- * buried as, blobs.
- */
-struct ctxsw_row_blob {
-	__u64 w[sizeof(struct ctxsw_row) / 8];
 };
 
 /* ctxsw_row.exited bits */

@@ -28,7 +28,7 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 65536);
 	__type(key, struct ctxsw_dead_key);
-	__type(value, struct ctxsw_row_blob);
+	__type(value, struct ctxsw_row);
 } dead_rows SEC(".maps");
 
 /* Orphan marks (ctxsw.h): few, made on the exit path only, so allocated
@@ -42,34 +42,87 @@ struct {
 } orphan_marks SEC(".maps");
 
 /* An all-zero row to create rows from (too big for the BPF stack), never
- * written, and a per-CPU one to copy a dead row into. */
+ * written. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct ctxsw_row_blob);
+	__type(value, struct ctxsw_row);
 } row_zero SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct ctxsw_row_blob);
-} row_copy SEC(".maps");
-
-_Static_assert(sizeof(struct ctxsw_row) % 8 == 0, "row blobs are u64s");
 
 /* ---- aggregation ---------------------------------------------------- */
 
 /*
  * The per-thread state machine of src/analysis/account.c, run at the
  * tracepoints.  Events of one task can fire on two CPUs at once (a waking
- * takes only the task's pi_lock, its switch-out its rq lock), so every row
- * has a spin lock, and a waking that the lock serialises in the other order
- * than its timestamp is undone to what the time-ordered stream gives.
- * Nothing in a locked region calls a helper: the times, comms and counters
- * are read before.
+ * takes only the task's pi_lock, its switch-out its rq lock), so a row is
+ * written under its lock, and a waking that the lock serialises in the
+ * other order than its timestamp is undone to what the time-ordered stream
+ * gives.  Nothing in a locked region calls a helper: the times, comms and
+ * counters are read before.
  */
+
+/*
+ * The row lock is the row's sequence number: odd while a program writes
+ * the row.  It is taken with a compare-and-swap and given back with an
+ * atomic add, where bpf_spin_lock() costs two helper calls and an irq
+ * save and restore each time (a quarter of the programs' time in the pipe
+ * benchmark, BENCHMARKS.md).  User space reads a row twice and keeps it
+ * when both copies have the same even number (bpf_agg.c), which
+ * BPF_F_LOCK did before.
+ *
+ * Every program that takes it runs with preemption off, and the
+ * scheduler's (switch, waking, wakeup, migration) with interrupts off too.
+ * The others (fork, exec, exit) lock rows of the current task or of a
+ * child not yet woken, which no interrupt on their CPU can wake, so no
+ * holder waits for a program on its own CPU.  A holder on another CPU
+ * holds it for a few dozen instructions; the wait is bounded anyway (its
+ * vCPU may be stopped by the host), and an event that finds the row
+ * locked that long is dropped and counted as a row dropped.
+ */
+#define LOCK_SPINS (1 << 20)
+
+struct lock_wait {
+	__u32 *seq;
+	bool got;
+};
+
+static __always_inline bool seq_take(__u32 *seq)
+{
+	__u32 s = *(volatile __u32 *)seq;
+
+	return !(s & 1) && __sync_val_compare_and_swap(seq, s, s + 1) == s;
+}
+
+static long lock_spin(__u32 i, void *ctx)
+{
+	struct lock_wait *w = ctx;
+
+	(void)i;
+	if (!seq_take(w->seq))
+		return 0;
+	w->got = true;
+	return 1;
+}
+
+static __always_inline void count_dropped(void);
+
+static __always_inline bool row_lock(struct ctxsw_row *r)
+{
+	struct lock_wait w = { .seq = &r->seq };
+
+	if (seq_take(&r->seq))
+		return true;
+	bpf_loop(LOCK_SPINS, lock_spin, &w, 0);
+	if (!w.got)
+		count_dropped();
+	return w.got;
+}
+
+static __always_inline void row_unlock(struct ctxsw_row *r)
+{
+	__sync_fetch_and_add(&r->seq, 1);
+}
 
 struct task_info { /* what is read of a task before locking */
 	__s32 tid, tgid;
@@ -110,7 +163,7 @@ static __always_inline void count_dropped(void)
 static __always_inline struct ctxsw_row *row_get(__u32 tid, bool create)
 {
 	struct ctxsw_row *r = bpf_map_lookup_elem(&rows, &tid);
-	const struct ctxsw_row_blob *z;
+	const struct ctxsw_row *z;
 
 	if (r || !create)
 		return r;
@@ -127,25 +180,14 @@ static __always_inline struct ctxsw_row *row_get(__u32 tid, bool create)
 
 /*
  * Move a dead row to dead_rows, where a new task with its tid cannot touch
- * it.  Copied by hand past the lock into a blob: no helper may read a
- * value that holds a spin lock.  Only sched_switch (irqs off), fork and
- * exec bury, and none of them nests in another on one CPU, so one per-CPU
- * copy buffer is enough.
+ * it.  Its task has no more events: it is copied unlocked.
  */
 static __always_inline void row_bury(__u32 tid, struct ctxsw_row *r, __u64 ts)
 {
 	struct ctxsw_dead_key k = { .ts = ts, .tid = tid };
-	struct ctxsw_row_blob *b = bpf_map_lookup_elem(&row_copy, &zero);
 
-	if (b) {
-		b->w[0] = 0;
-		for (int i = 1; i < sizeof(b->w) / sizeof(b->w[0]); i++)
-			b->w[i] = ((__u64 *)r)[i];
-		if (bpf_map_update_elem(&dead_rows, &k, b, BPF_NOEXIST))
-			count_dropped();
-	} else {
+	if (bpf_map_update_elem(&dead_rows, &k, r, BPF_NOEXIST))
 		count_dropped();
-	}
 	bpf_map_delete_elem(&rows, &tid);
 }
 
@@ -469,16 +511,15 @@ static __always_inline void agg_missed_out(__s32 cur, __s32 cpu)
 
 	if (c)
 		c->missed_out++;
-	if (!r)
+	if (!r || !row_lock(r))
 		return;
-	bpf_spin_lock(&r->lock);
 	if (r->state == CTXSW_ST_RUNNING && r->cpu == cpu) {
 		r->state = CTXSW_ST_SLEEP;
 		r->sleep_idx = 2;	/* CTXMON_SLEEP_OTHER */
 		r->cpu = -1;
 		r->flags &= ~(CTXSW_RF_LAT_PENDING | CTXSW_RF_EARLY_WAKE);
 	}
-	bpf_spin_unlock(&r->lock);
+	row_unlock(r);
 }
 
 SEC("tp_btf/sched_switch")
@@ -516,11 +557,10 @@ int BPF_PROG(agg_sched_switch, bool preempt, struct task_struct *prev,
 		o.nv = prev->nvcsw;
 		o.niv = prev->nivcsw;
 		r = row_get(pi.tid, true);
-		if (r) {
-			bpf_spin_lock(&r->lock);
+		if (r && row_lock(r)) {
 			row_learn(r, &pi);
 			kind = row_switch_out(r, &o);
-			bpf_spin_unlock(&r->lock);
+			row_unlock(r);
 			if ((kind & 7) == CTXSW_KIND_EXIT)
 				row_bury(pi.tid, r, o.ts);
 			if (kind & 8) {
@@ -535,11 +575,10 @@ int BPF_PROG(agg_sched_switch, bool preempt, struct task_struct *prev,
 		nnv = next->nvcsw;
 		nniv = next->nivcsw;
 		r = row_get(ni.tid, true);
-		if (r) {
-			bpf_spin_lock(&r->lock);
+		if (r && row_lock(r)) {
 			row_learn(r, &ni);
 			row_switch_in(r, o.ts, cpu, pi.tid, nnv, nniv);
-			bpf_spin_unlock(&r->lock);
+			row_unlock(r);
 		}
 	}
 	return 0;
@@ -566,9 +605,8 @@ static __always_inline int agg_wake(struct task_struct *p, __u8 type)
 	struct task_info ti;
 	struct ctxsw_row *r = agg_row(p, &ti);
 
-	if (!r)
+	if (!r || !row_lock(r))
 		return 0;
-	bpf_spin_lock(&r->lock);
 	row_learn(r, &ti);
 	if (type == CTXSW_WAKING)
 		row_waking(r, ts, waker);
@@ -576,7 +614,7 @@ static __always_inline int agg_wake(struct task_struct *p, __u8 type)
 		row_wakeup(r, ts);
 	else
 		row_wakeup_new(r, ts, waker);
-	bpf_spin_unlock(&r->lock);
+	row_unlock(r);
 	return 0;
 }
 
@@ -586,10 +624,27 @@ int BPF_PROG(agg_sched_waking, struct task_struct *p)
 	return agg_wake(p, CTXSW_WAKING);
 }
 
+/*
+ * Most wakeups follow their waking, which did the work: they only clear
+ * its flag, without reading the clock or the task again.  The others go
+ * the whole way (row_wakeup() looks at the flag again: a waking may come
+ * between).
+ */
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(agg_sched_wakeup, struct task_struct *p)
 {
-	return agg_wake(p, CTXSW_WAKEUP);
+	struct task_info ti;
+	struct ctxsw_row *r = agg_row(p, &ti);
+	bool waked = false;
+
+	if (!r || !row_lock(r))
+		return 0;
+	if (r->flags & CTXSW_RF_WAKED) {
+		waked = true;
+		row_wakeup(r, 0);
+	}
+	row_unlock(r);
+	return waked ? 0 : agg_wake(p, CTXSW_WAKEUP);
 }
 
 SEC("tp_btf/sched_wakeup_new")
@@ -604,12 +659,11 @@ int BPF_PROG(agg_sched_migrate_task, struct task_struct *p, int dest_cpu)
 	struct task_info ti;
 	struct ctxsw_row *r = agg_row(p, &ti);
 
-	if (!r)
+	if (!r || !row_lock(r))
 		return 0;
-	bpf_spin_lock(&r->lock);
 	row_learn(r, &ti);
 	r->migrations++;
-	bpf_spin_unlock(&r->lock);
+	row_unlock(r);
 	return 0;
 }
 
@@ -633,23 +687,24 @@ int BPF_PROG(agg_sched_process_fork, struct task_struct *parent,
 	if (r) {
 		/* a row only declared (state never seen) is this child;
 		 * anything else had this tid before and died unseen */
-		bpf_spin_lock(&r->lock);
-		if (r->state == CTXSW_ST_NEW && !r->exited && !r->migrations)
-			reuse = true;
-		else if (row_alive(r))
-			row_end(r, ts);
-		bpf_spin_unlock(&r->lock);
+		if (row_lock(r)) {
+			if (r->state == CTXSW_ST_NEW && !r->exited &&
+			    !r->migrations)
+				reuse = true;
+			else if (row_alive(r))
+				row_end(r, ts);
+			row_unlock(r);
+		}
 		if (!reuse)
 			row_bury(ti.tid, r, ts);
 	}
 	r = row_get(ti.tid, true);
-	if (!r)
+	if (!r || !row_lock(r))
 		return 0;
-	bpf_spin_lock(&r->lock);
 	row_learn(r, &ti);
 	r->ppid = ppid;
 	row_start(r, CTXSW_ST_RUNNABLE, ts);
-	bpf_spin_unlock(&r->lock);
+	row_unlock(r);
 	return 0;
 }
 
@@ -673,8 +728,7 @@ static __always_inline void agg_takeover(struct task_info *ti, __u32 old_pid,
 	bool alive = false;
 	__u32 tid = ti->tid;
 
-	if (o) {
-		bpf_spin_lock(&o->lock);
+	if (o && row_lock(o)) {
 		alive = row_alive(o);
 		if (o->tgid <= 0)
 			o->tgid = tid;
@@ -693,21 +747,19 @@ static __always_inline void agg_takeover(struct task_info *ti, __u32 old_pid,
 			st.nivcsw = o->nivcsw;
 		}
 		row_end(o, ts);
-		bpf_spin_unlock(&o->lock);
+		row_unlock(o);
 		row_bury(old_pid, o, ts);
 	}
 	l = row_get(tid, false);
-	if (l) {
-		bpf_spin_lock(&l->lock);
+	if (l && row_lock(l)) {
 		if (row_alive(l))
 			row_end(l, ts);
-		bpf_spin_unlock(&l->lock);
+		row_unlock(l);
 		row_bury(tid, l, ts);
 	}
 	n = row_get(tid, true);
-	if (!n)
+	if (!n || !row_lock(n))
 		return;
-	bpf_spin_lock(&n->lock);
 	row_learn(n, ti);
 	n->tgid = tid;
 	if (alive) {
@@ -723,7 +775,7 @@ static __always_inline void agg_takeover(struct task_info *ti, __u32 old_pid,
 		n->nvcsw = st.nvcsw;
 		n->nivcsw = st.nivcsw;
 	}
-	bpf_spin_unlock(&n->lock);
+	row_unlock(n);
 }
 
 SEC("tp_btf/sched_process_exec")
@@ -741,11 +793,10 @@ int BPF_PROG(agg_sched_process_exec, struct task_struct *p, int old_pid)
 	if (old_pid > 0 && old_pid != ti.tid)
 		agg_takeover(&ti, old_pid, ts);
 	r = row_get(ti.tid, true);
-	if (!r)
+	if (!r || !row_lock(r))
 		return 0;
-	bpf_spin_lock(&r->lock);
 	row_learn(r, &ti);
-	bpf_spin_unlock(&r->lock);
+	row_unlock(r);
 	return 0;
 }
 
@@ -755,27 +806,22 @@ int BPF_PROG(agg_sched_process_free, struct task_struct *p)
 	return on_free(p);
 }
 
-/* A process left unreaped (ctxsw.bpf.h): its live row marked now, and a
- * mark user space applies to the row wherever it is by then (it may be
- * buried before or while this runs). */
+/* A process left unreaped (ctxsw.bpf.h): a mark user space sets on the
+ * process's row wherever it is by then, live or buried (bpf_agg.c).  The
+ * row is not written here: this runs with interrupts on, and a wakeup of
+ * the child from an interrupt on this CPU would wait for a lock held by
+ * the code it interrupted. */
 static __always_inline void orphan_found(struct task_struct *c, __s32 tgid,
 					 __s32 parent, __u8 why)
 {
 	struct ctxsw_orphan_key k = { .tid = tgid };
 	__u64 ts = bpf_ktime_get_ns();
-	struct ctxsw_row *r;
 
 	(void)parent;
 	(void)why;
 	if (k.tid <= 0)
 		return;
 	k.start = BPF_CORE_READ(c, group_leader, start_time);
-	r = row_get(k.tid, false);
-	if (r) {
-		bpf_spin_lock(&r->lock);
-		r->exited |= CTXSW_EXITED_ORPHAN;
-		bpf_spin_unlock(&r->lock);
-	}
 	if (bpf_map_update_elem(&orphan_marks, &k, &ts, BPF_ANY))
 		count_dropped();
 }
@@ -788,10 +834,11 @@ int BPF_PROG(agg_sched_process_exit, struct task_struct *p)
 
 	if (!r)
 		return 0;
-	bpf_spin_lock(&r->lock);
-	row_learn(r, &ti);
-	r->exited |= CTXSW_EXITED;
-	bpf_spin_unlock(&r->lock);
+	if (row_lock(r)) {
+		row_learn(r, &ti);
+		r->exited |= CTXSW_EXITED;
+		row_unlock(r);
+	}
 	/* do_exit() has decremented signal->live before the event */
 	orphans_of_exit(p, BPF_CORE_READ(p, signal, live.counter) == 0);
 	return 0;

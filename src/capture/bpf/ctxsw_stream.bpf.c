@@ -11,14 +11,14 @@
  * (ctxsw_agg.bpf.c) is in ctxsw.bpf.h.
  *
  * Voluntary or involuntary: at sched_switch the kernel has already added
- * one to prev's nvcsw or nivcsw.  We remember both counters of a task when
- * it is switched in and after each switch-out; at its next switch-out, the
- * one that moved is the kernel's own verdict.  That stays right where the
- * tracepoint's state cannot tell (a task that tried to sleep with a
- * signal pending is counted voluntary, and newer kernels show it as R),
- * and where a switch-in goes unseen.  A task already running when capture
- * starts has no remembered counters at its first switch-out: that one
- * switch is classified from the state, without CTXSW_F_KIND_EXACT.
+ * one to prev's nvcsw or nivcsw.  Each switch record carries both tasks'
+ * counters, and user space (bpf_rec.c) remembers a task's from its switch
+ * in and each switch out; at its next switch-out, the one that moved is
+ * the kernel's own verdict.  That stays right where the tracepoint's state
+ * cannot tell (a task that tried to sleep with a signal pending is counted
+ * voluntary, and newer kernels show it as R).  Remembering them here
+ * instead cost two hash map operations per switch, a third of the
+ * program's time.
  */
 #include "ctxsw.bpf.h"
 
@@ -30,14 +30,6 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 20); /* resized by the loader */
 } events SEC(".maps");
-
-/* Streaming: each task's nvcsw/nivcsw when last switched in or out. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 32768);
-	__type(key, __u32);
-	__type(value, struct ctxsw_csw);
-} csw SEC(".maps");
 
 /* ---- records ------------------------------------------------------ */
 
@@ -164,13 +156,8 @@ static __always_inline int on_switch(unsigned long long *ctx, bool preempt,
 				     struct task_struct *next, bool btf)
 {
 	__u32 prev_tid = TREAD(btf, prev, pid);
-	__u32 next_tid = TREAD(btf, next, pid);
-	__u64 nv = TREAD(btf, prev, nvcsw),
-	      niv = TREAD(btf, prev, nivcsw);
 	__u32 raw, state;
-	__u8 kind, flags = 0;
-	struct ctxsw_csw *old;
-	int moved;
+	__u8 kind = CTXSW_KIND_INVOLUNTARY, flags = 0;
 	struct ctxsw_switch *r;
 
 	if (!cpu_selected())
@@ -192,61 +179,19 @@ static __always_inline int on_switch(unsigned long long *ctx, bool preempt,
 
 	if (state & (CTXSW_STATE_X | CTXSW_STATE_Z)) {
 		kind = CTXSW_KIND_EXIT;
-		bpf_map_delete_elem(&csw, &prev_tid);
 	} else {
-		old = prev_tid ? bpf_map_lookup_elem(&csw, &prev_tid) : NULL;
-		moved = old ? csw_moved(true, old->nvcsw, old->nivcsw, nv, niv)
-			    : 0;
-		if (moved) {
-			kind = moved > 0 ? CTXSW_KIND_VOLUNTARY :
-					   CTXSW_KIND_INVOLUNTARY;
-			flags = CTXSW_F_KIND_EXACT;
-		} else {
-			/* first sight (running when capture began): the
-			 * tracepoint's own rule */
-			kind = preempt || !state ? CTXSW_KIND_INVOLUNTARY :
-						   CTXSW_KIND_VOLUNTARY;
-			if (prev_tid) {
-				struct ctxsw_cpu *c = this_cpu();
-
-				if (c)
-					c->inexact++;
-			}
-		}
 		/* __exit_signal() folds a thread's counters into its process
 		 * (a leader's are read at reap) and then clears sighand:
 		 * rusage will not see a switch after that.  exit_state alone
 		 * is not enough: exit_notify() sets it before the fold, and a
 		 * preemption in between (likely on PREEMPT_RT, where the
-		 * tasklist lock sleeps) is counted. */
-		flags |= CTXSW_F_FOLD_KNOWN;
-		if (kind == CTXSW_KIND_INVOLUNTARY &&
-		    TREAD(btf, prev, exit_state) &&
+		 * tasklist lock sleeps) is counted.  Kept by user space for
+		 * an involuntary switch. */
+		flags = CTXSW_F_FOLD_KNOWN;
+		if (TREAD(btf, prev, exit_state) &&
 		    prev_tid != TREAD(btf, prev, tgid) &&
 		    !TREAD(btf, prev, sighand))
 			flags |= CTXSW_F_AFTER_FOLD;
-		/* the counters after this switch are the base for the next
-		 * one, even if the switch-in between goes unseen */
-		if (old) {
-			old->nvcsw = nv;
-			old->nivcsw = niv;
-		} else if (prev_tid) {
-			struct ctxsw_csw cur = { .nvcsw = nv, .nivcsw = niv };
-
-			bpf_map_update_elem(&csw, &prev_tid, &cur, BPF_ANY);
-		}
-	}
-	if (next_tid) {
-		struct ctxsw_csw cur = {
-			.nvcsw = TREAD(btf, next, nvcsw),
-			.nivcsw = TREAD(btf, next, nivcsw),
-		};
-
-		old = bpf_map_lookup_elem(&csw, &next_tid);
-		if (old)
-			*old = cur;
-		else
-			bpf_map_update_elem(&csw, &next_tid, &cur, BPF_ANY);
 	}
 
 	r = rec_reserve(sizeof(*r), CTXSW_SWITCH, flags);
@@ -254,12 +199,18 @@ static __always_inline int on_switch(unsigned long long *ctx, bool preempt,
 		return 0;
 	r->prev_prio = TREAD(btf, prev, prio);
 	r->prev_state = state;
-	r->next_tid = next_tid;
+	r->next_tid = TREAD(btf, next, pid);
 	r->next_tgid = TREAD(btf, next, tgid);
 	r->next_prio = TREAD(btf, next, prio);
 	r->preempt = preempt;
 	r->kind = kind;
 	r->pad[0] = r->pad[1] = 0;
+	/* the counters, for user space to classify the switch: the
+	 * kernel has counted it in prev's already */
+	r->prev_nvcsw = TREAD(btf, prev, nvcsw);
+	r->prev_nivcsw = TREAD(btf, prev, nivcsw);
+	r->next_nvcsw = TREAD(btf, next, nvcsw);
+	r->next_nivcsw = TREAD(btf, next, nivcsw);
 	/* prev is current, but its tid/tgid in the header come from the
 	 * helper; keep them identical to the task we read */
 	r->h.tid = prev_tid;
