@@ -118,16 +118,21 @@ static __always_inline __u32 report_state(__u32 state, __u32 exit_state)
 	return bit;
 }
 
-/* Whether task @t passes the pid and cgroup filters. */
-static __always_inline bool task_selected(struct task_struct *t)
+/*
+ * Whether task @t passes the pid and cgroup filters.  @btf: @t is a
+ * trusted BTF pointer (a tp_btf argument, or bpf_get_current_task_btf()),
+ * whose ids are plain loads; a bpf_probe_read_kernel() each costs more
+ * than the rest of a filtered switch's check (~30 ns here).
+ */
+static __always_inline bool task_selected_as(struct task_struct *t, bool btf)
 {
 	if (filter_kind == CTXSW_FILTER_TIDS) {
-		__u32 id = BPF_CORE_READ(t, pid);
+		__u32 id = btf ? t->pid : BPF_CORE_READ(t, pid);
 
 		if (!bpf_map_lookup_elem(&targets, &id))
 			return false;
 	} else if (filter_kind == CTXSW_FILTER_TGIDS) {
-		__u32 id = BPF_CORE_READ(t, tgid);
+		__u32 id = btf ? t->tgid : BPF_CORE_READ(t, tgid);
 
 		if (!bpf_map_lookup_elem(&targets, &id))
 			return false;
@@ -145,6 +150,11 @@ static __always_inline bool task_selected(struct task_struct *t)
 	return true;
 }
 
+static __always_inline bool task_selected(struct task_struct *t)
+{
+	return task_selected_as(t, false);
+}
+
 static __always_inline bool filtering(void)
 {
 	return filter_kind != CTXSW_FILTER_NONE || cg_id;
@@ -153,6 +163,12 @@ static __always_inline bool filtering(void)
 static __always_inline struct task_struct *current_task(void)
 {
 	return (struct task_struct *)bpf_get_current_task();
+}
+
+/* The same as a trusted BTF pointer (tp_btf programs, Linux 5.11+). */
+static __always_inline struct task_struct *current_task_btf(void)
+{
+	return bpf_get_current_task_btf();
 }
 
 /* ---- fork following and the end of a process ----------------------- */

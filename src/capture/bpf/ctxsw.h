@@ -236,6 +236,8 @@ struct ctxsw_cpu {
 	__u64 rows_dropped;	/* aggregation: rows that found no room */
 	__u64 missed_out;	/* aggregation: switch-outs never traced */
 	__u32 hardirq, softirq;	/* interrupt handlers running (nesting) */
+	__u32 since_query;	/* records since the ring's fill was read */
+	__u32 pad;
 	struct ctxsw_cpu_agg agg;
 };
 

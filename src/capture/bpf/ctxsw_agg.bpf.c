@@ -553,7 +553,7 @@ int BPF_PROG(agg_sched_switch, bool preempt, struct task_struct *prev,
 	 * tasklist lock sleeps) is still counted */
 	o.after_fold = prev->exit_state && pi.tid != pi.tgid && !prev->sighand;
 
-	if (pi.tid > 0 && (!filtering() || task_selected(prev))) {
+	if (pi.tid > 0 && (!filtering() || task_selected_as(prev, true))) {
 		o.nv = prev->nvcsw;
 		o.niv = prev->nivcsw;
 		r = row_get(pi.tid, true);
@@ -571,7 +571,7 @@ int BPF_PROG(agg_sched_switch, bool preempt, struct task_struct *prev,
 			}
 		}
 	}
-	if (ni.tid > 0 && (!filtering() || task_selected(next))) {
+	if (ni.tid > 0 && (!filtering() || task_selected_as(next, true))) {
 		nnv = next->nvcsw;
 		nniv = next->nivcsw;
 		r = row_get(ni.tid, true);
@@ -590,7 +590,7 @@ static __always_inline struct ctxsw_row *agg_row(struct task_struct *p,
 {
 	if (!cpu_selected())
 		return NULL;
-	if (filtering() && !task_selected(p))
+	if (filtering() && !task_selected_as(p, true))
 		return NULL;
 	read_task_btf(p, ti);
 	if (ti->tid <= 0)

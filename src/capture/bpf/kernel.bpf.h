@@ -32,13 +32,16 @@ static __always_inline __u32 task_state_raw(struct task_struct *t)
 	return (__u32)BPF_CORE_READ(o, state);
 }
 
-static __always_inline __s32 task_cpu(struct task_struct *t)
+static __always_inline __s32 task_cpu(struct task_struct *t, bool btf)
 {
 	struct task_struct___pre516 *o = (void *)t;
 
+	/* @btf: @t is a trusted BTF pointer, read with plain loads (the
+	 * branch for the field this kernel lacks is dead after CO-RE) */
 	if (bpf_core_field_exists(t->thread_info.cpu))
-		return BPF_CORE_READ(t, thread_info.cpu);
-	return BPF_CORE_READ(o, cpu);
+		return btf ? t->thread_info.cpu :
+			     BPF_CORE_READ(t, thread_info.cpu);
+	return btf ? o->cpu : BPF_CORE_READ(o, cpu);
 }
 
 /* The cgroup id (kernfs node id) of @cg's ancestor at @level (@cg's own
