@@ -1331,6 +1331,35 @@ def evaluate(tracers, default_backend):
         target("stat's in-kernel BPF time <= 1.2x bpftrace count's (pipe, "
                "bpf_stats; proxy)", a <= 1.2 * b,
                "%.0f vs %.0f ns per round trip (%.1fx)" % (a, b, a / b))
+    # 2c. issue 14: stat and record against untraced on the pipe, and
+    # the aggregation's in-kernel time against what the floors take for
+    # the same events: the counter's sched_switch (its two per round trip)
+    # plus the ring's sched_waking (the one event a waking adds).
+    for key, lim in ((stat_key, 1.10), (rec_key, 1.15)):
+        v = pipe.get(key) if key else None
+        if not v or v.get("ratio") is None:
+            continue
+        floors = ", ".join(
+            "%s %.2fx" % (f, pipe[f]["ratio"]) for f in ("floor-count",
+                                                          "floor-ring")
+            if pipe.get(f, {}).get("ratio") is not None)
+        target("%s <= %.2fx untraced (pipe, median)" % (key, lim),
+               v["ratio"] <= lim,
+               "%.2fx (best %.2fx); floors %s; noise (IQR of untraced "
+               "runs) %s" % (v["ratio"], v.get("ratio_min") or 0, floors,
+                             pct(pipe.get("untraced", {}).get("noise"))))
+    fc = bc.get("floor-count", {}).get("ns_per_loop")
+    fr = bc.get("floor-ring", {})
+    a = bc.get(stat_key, {}).get("ns_per_loop")
+    if fc and fr.get("ns_per_loop") and a:
+        loops = fr["ns_total"] / fr["ns_per_loop"]
+        wk = sum(p["ns"] for p in fr.get("progs", [])
+                 if p["name"].endswith("_waking")) / loops
+        lim = 1.5 * (fc + wk)
+        target("stat's in-kernel BPF time <= 1.5x (floor counter + floor "
+               "ring's waking part) (pipe, bpf_stats)", a <= lim,
+               "%.0f vs 1.5 x (%.0f + %.0f) = %.0f ns per round trip" % (
+                   a, fc, wk, lim))
     # 3. losses, of the default stat and record (the other backends'
     # are in the table).
     mine = [k for k in (stat_key, rec_key) if k]

@@ -20,8 +20,10 @@
  * state and counted as inexact.
  *
  * Every program exists as tp_btf and as raw_tp; both call one inline body
- * that reads the tasks with BPF_CORE_READ (CO-RE against vmlinux.h), and
- * the loader keeps one set.  Only the tp_btf set can reach a blocked task's
+ * that reads the tasks with plain loads in the tp_btf set and with
+ * BPF_CORE_READ in the raw_tp one (TREAD, kernel.bpf.h; a probe read
+ * each cost ~25 ns, and a switch reads some fifteen fields), and the
+ * loader keeps one set.  Only the tp_btf set can reach a blocked task's
  * registers (bpf_task_pt_regs) to tell which syscall it blocked in.
  */
 #include "vmlinux.h"
@@ -109,8 +111,12 @@ static __always_inline struct cgagg_cpu *this_cpu(void)
 	return bpf_map_lookup_elem(&cpus, &zero);
 }
 
-static __always_inline __u64 task_cgid(struct task_struct *t)
+static __always_inline __u64 task_cgid(struct task_struct *t, bool btf)
 {
+	/* tp_btf: pointer loads past the trusted task are checked loads
+	 * (a NULL or bad pointer reads 0), as a probe read would */
+	if (btf)
+		return t->cgroups->dfl_cgrp->kn->id;
 	return BPF_CORE_READ(t, cgroups, dfl_cgrp, kn, id);
 }
 
@@ -307,7 +313,7 @@ static __always_inline __u32 block_cause(struct task_struct *t, bool btf)
 	__u32 key;
 	__u8 *cls;
 
-	if (BPF_CORE_READ(t, flags) & PF_KTHREAD)
+	if (TREAD(btf, t, flags) & PF_KTHREAD)
 		return CGAGG_CAUSE_KTHREAD;
 	if (!btf)
 		return CGAGG_CAUSE_BLOCKED;
@@ -317,9 +323,9 @@ static __always_inline __u32 block_cause(struct task_struct *t, bool btf)
 		if (!regs)
 			return CGAGG_CAUSE_BLOCKED;
 #if defined(__TARGET_ARCH_x86)
-		nr = BPF_CORE_READ(regs, orig_ax);
+		nr = regs->orig_ax;
 #elif defined(__TARGET_ARCH_arm64)
-		nr = BPF_CORE_READ(regs, syscallno);
+		nr = regs->syscallno;
 #endif
 	}
 	if (nr < 0 || nr >= CGAGG_SYSCALLS)
@@ -388,9 +394,9 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 {
 	__u64 ts = bpf_ktime_get_ns();
 	struct cgagg_cpu *c = this_cpu();
-	__u32 ptid = BPF_CORE_READ(prev, pid);
-	__u32 ntid = BPF_CORE_READ(next, pid);
-	__u64 ncg = ntid ? task_cgid(next) : 0;
+	__u32 ptid = TREAD(btf, prev, pid);
+	__u32 ntid = TREAD(btf, next, pid);
+	__u64 ncg = ntid ? task_cgid(next, btf) : 0;
 	struct cgagg_task *tk, *ntk = NULL;
 	bool next_woken = false;
 
@@ -429,8 +435,8 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	}
 
 	if (ptid && selected(prev)) {
-		__u64 nv = BPF_CORE_READ(prev, nvcsw);
-		__u64 niv = BPF_CORE_READ(prev, nivcsw);
+		__u64 nv = TREAD(btf, prev, nvcsw);
+		__u64 niv = TREAD(btf, prev, nivcsw);
 		__u64 run = 0;
 		__u32 kind, cause;
 		int moved;
@@ -438,7 +444,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 		tk = task_get(ptid, true);
 		moved = tk ? csw_moved(tk->csw_valid, tk->nvcsw, tk->nivcsw,
 				       nv, niv) : 0;
-		if (BPF_CORE_READ(prev, exit_state)) {
+		if (TREAD(btf, prev, exit_state)) {
 			kind = CGAGG_EXIT;
 		} else if (moved) {
 			kind = moved > 0 ? CGAGG_VOLUNTARY : CGAGG_INVOLUNTARY;
@@ -458,7 +464,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 					     CGAGG_CAUSE_SLICE;
 		if (tk && tk->state == CGAGG_T_RUNNING && ts > tk->state_ts)
 			run = ts - tk->state_ts;
-		acct_out(task_cgid(prev), BPF_CORE_READ(prev, tgid), kind,
+		acct_out(task_cgid(prev, btf), TREAD(btf, prev, tgid), kind,
 			 cause, run);
 		if (tk) {
 			if (kind == CGAGG_EXIT) {
@@ -498,14 +504,14 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 			lat = ts - ntk->wake_ts;
 			has_lat = 1;
 		}
-		acct_in(ncg, BPF_CORE_READ(next, tgid), wait, sleep,
+		acct_in(ncg, TREAD(btf, next, tgid), wait, sleep,
 			has_lat ? lat + 1 : 0);
 		ntk->state = CGAGG_T_RUNNING;
 		ntk->state_ts = ts;
 		ntk->wake_ts = 0;
 		ntk->early_wake = 0;
-		ntk->nvcsw = BPF_CORE_READ(next, nvcsw);
-		ntk->nivcsw = BPF_CORE_READ(next, nivcsw);
+		ntk->nvcsw = TREAD(btf, next, nvcsw);
+		ntk->nivcsw = TREAD(btf, next, nivcsw);
 		ntk->csw_valid = 1;
 	}
 	return 0;
@@ -517,10 +523,11 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
  * from an IPI) ends the sleep and starts the runnable wait, where the
  * kernel's own schedstat run_delay starts it too.
  */
-static __always_inline int on_waking(struct task_struct *p, bool new_task)
+static __always_inline int on_waking(struct task_struct *p, bool new_task,
+				     bool btf)
 {
 	__u64 ts = bpf_ktime_get_ns();
-	__u32 tid = BPF_CORE_READ(p, pid);
+	__u32 tid = TREAD(btf, p, pid);
 	struct cgagg_task *tk;
 
 	if (!tid || !selected(p))
@@ -537,14 +544,14 @@ static __always_inline int on_waking(struct task_struct *p, bool new_task)
 			tk->early_wake = 1; /* about to sleep, already woken */
 		}
 	}
-	acct_wake(task_cgid(p), BPF_CORE_READ(p, tgid), 0, 0);
+	acct_wake(task_cgid(p, btf), TREAD(btf, p, tgid), 0, 0);
 	return 0;
 }
 
-static __always_inline int on_wakeup(struct task_struct *p)
+static __always_inline int on_wakeup(struct task_struct *p, bool btf)
 {
 	__u64 ts = bpf_ktime_get_ns(), sleep;
-	__u32 tid = BPF_CORE_READ(p, pid);
+	__u32 tid = TREAD(btf, p, pid);
 	struct cgagg_task *tk;
 
 	if (!tid || !selected(p))
@@ -558,15 +565,15 @@ static __always_inline int on_wakeup(struct task_struct *p)
 	if (!tk->wake_ts)
 		tk->wake_ts = ts;
 	if (sleep)
-		acct_in(task_cgid(p), BPF_CORE_READ(p, tgid), 0, sleep, 0);
+		acct_in(task_cgid(p, btf), TREAD(btf, p, tgid), 0, sleep, 0);
 	return 0;
 }
 
-static __always_inline int on_migrate(struct task_struct *p)
+static __always_inline int on_migrate(struct task_struct *p, bool btf)
 {
-	if (!BPF_CORE_READ(p, pid) || !selected(p))
+	if (!TREAD(btf, p, pid) || !selected(p))
 		return 0;
-	acct_wake(task_cgid(p), BPF_CORE_READ(p, tgid), 0, 1);
+	acct_wake(task_cgid(p, btf), TREAD(btf, p, tgid), 0, 1);
 	return 0;
 }
 
@@ -614,25 +621,25 @@ int BPF_PROG(btf_switch, bool preempt, struct task_struct *prev,
 SEC("tp_btf/sched_waking")
 int BPF_PROG(btf_waking, struct task_struct *p)
 {
-	return on_waking(p, false);
+	return on_waking(p, false, true);
 }
 
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(btf_wakeup, struct task_struct *p)
 {
-	return on_wakeup(p);
+	return on_wakeup(p, true);
 }
 
 SEC("tp_btf/sched_wakeup_new")
 int BPF_PROG(btf_wakeup_new, struct task_struct *p)
 {
-	return on_waking(p, true);
+	return on_waking(p, true, true);
 }
 
 SEC("tp_btf/sched_migrate_task")
 int BPF_PROG(btf_migrate, struct task_struct *p)
 {
-	return on_migrate(p);
+	return on_migrate(p, true);
 }
 
 SEC("tp_btf/sched_process_exit")
@@ -659,25 +666,25 @@ int BPF_PROG(raw_switch, bool preempt, struct task_struct *prev,
 SEC("raw_tp/sched_waking")
 int BPF_PROG(raw_waking, struct task_struct *p)
 {
-	return on_waking(p, false);
+	return on_waking(p, false, false);
 }
 
 SEC("raw_tp/sched_wakeup")
 int BPF_PROG(raw_wakeup, struct task_struct *p)
 {
-	return on_wakeup(p);
+	return on_wakeup(p, false);
 }
 
 SEC("raw_tp/sched_wakeup_new")
 int BPF_PROG(raw_wakeup_new, struct task_struct *p)
 {
-	return on_waking(p, true);
+	return on_waking(p, true, false);
 }
 
 SEC("raw_tp/sched_migrate_task")
 int BPF_PROG(raw_migrate, struct task_struct *p)
 {
-	return on_migrate(p);
+	return on_migrate(p, false);
 }
 
 SEC("raw_tp/sched_process_exit")

@@ -146,21 +146,6 @@ static __always_inline __u8 irq_ctx(void)
 
 /* ---- event bodies -------------------------------------------------- */
 
-/*
- * A field of a task: a plain load (CO-RE offset) in a tp_btf program, whose
- * task pointers are trusted BTF pointers, a bpf_probe_read_kernel() in its
- * raw_tp twin.  @btf is a constant of each twin, so the other branch is
- * compiled out of each.
- */
-#define TREAD(btf, t, f) ((btf) ? (t)->f : BPF_CORE_READ(t, f))
-#define TREAD_COMM(btf, dst, t)                                        \
-	do {                                                           \
-		if (btf)                                               \
-			__builtin_memcpy(dst, (t)->comm, sizeof(dst)); \
-		else                                                   \
-			bpf_core_read(dst, sizeof(dst), &(t)->comm);   \
-	} while (0)
-
 static __always_inline int on_switch(unsigned long long *ctx, bool preempt,
 				     struct task_struct *prev,
 				     struct task_struct *next, bool btf)

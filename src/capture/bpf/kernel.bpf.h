@@ -5,11 +5,27 @@
  * thread_info since), the id of a cgroup's ancestor (->ancestor_ids before
  * 6.1, ->ancestors since), the kernel's own verdict on a switch-out from
  * its nvcsw/nivcsw counters, and a loop-free log2 for histogram buckets
- * (no loop may run under a BPF spin lock).  Include after vmlinux.h and
- * the libbpf headers.
+ * (no loop in a locked region), and task fields read as plainly as the
+ * program type allows (TREAD).  Include after vmlinux.h and the libbpf
+ * headers.
  */
 #ifndef CTXMON_KERNEL_BPF_H
 #define CTXMON_KERNEL_BPF_H
+
+/*
+ * A field of a task: a plain load (CO-RE offset) in a tp_btf program, whose
+ * task pointers are trusted BTF pointers, a bpf_probe_read_kernel() in its
+ * raw_tp twin.  @btf is a constant of each twin, so the other branch is
+ * compiled out of each.
+ */
+#define TREAD(btf, t, f) ((btf) ? (t)->f : BPF_CORE_READ(t, f))
+#define TREAD_COMM(btf, dst, t)                                        \
+	do {                                                           \
+		if (btf)                                               \
+			__builtin_memcpy(dst, (t)->comm, sizeof(dst)); \
+		else                                                   \
+			bpf_core_read(dst, sizeof(dst), &(t)->comm);   \
+	} while (0)
 
 struct task_struct___pre514 {
 	long state;
