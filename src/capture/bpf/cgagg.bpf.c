@@ -444,7 +444,13 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 		tk = task_get(ptid, true);
 		moved = tk ? csw_moved(tk->csw_valid, tk->nvcsw, tk->nivcsw,
 				       nv, niv) : 0;
-		if (TREAD(btf, prev, exit_state)) {
+		/* the last switch-out of a dying task (X, or Z for a leader)
+		 * as sched_switch reports it: not any switch once exit_state
+		 * is set (on PREEMPT_RT a task is preempted in exit_notify(),
+		 * and the kernel counts that switch) */
+		if (!preempt &&
+		    (report_state(prev_state, TREAD(btf, prev, exit_state)) &
+		     (K_TASK_X | K_TASK_Z))) {
 			kind = CGAGG_EXIT;
 		} else if (moved) {
 			kind = moved > 0 ? CGAGG_VOLUNTARY : CGAGG_INVOLUNTARY;

@@ -67,15 +67,7 @@ struct {
 	__type(value, __u8);
 } fork_roots SEC(".maps");
 
-/* ---- kernel layouts that changed across versions ------------------- */
-
-/* task_struct.__state and exit_state bits (include/linux/sched.h) */
-#define K_TASK_REPORT 0x7f
-#define K_TASK_NOLOAD 0x0400
-#define K_TASK_IDLE (0x0002 | K_TASK_NOLOAD)
-#define K_TASK_RTLOCK_WAIT 0x1000
-#define K_TASK_FROZEN 0x8000
-#define K_TASK_REPORT_IDLE 0x80
+/* (the kernel layouts that changed across versions: kernel.bpf.h) */
 
 static const __u32 zero;
 
@@ -96,26 +88,6 @@ static __always_inline bool cpu_selected(void)
 	cpu = bpf_get_smp_processor_id();
 	on = bpf_map_lookup_elem(&cpus, &cpu);
 	return on && *on;
-}
-
-/* The kernel's __trace_sched_switch_state(), as enum ctxmon_task_state. */
-static __always_inline __u32 report_state(__u32 state, __u32 exit_state)
-{
-	__u32 s = (state | exit_state) & K_TASK_REPORT;
-	__u32 bit = 0;
-
-	if ((state & K_TASK_IDLE) == K_TASK_IDLE)
-		return K_TASK_REPORT_IDLE;
-	if (state & (K_TASK_RTLOCK_WAIT | K_TASK_FROZEN))
-		return CTXSW_STATE_D;
-	/* fls(): the highest bit wins, as in the kernel */
-	for (int i = 6; i >= 0; i--) {
-		if (s & (1u << i)) {
-			bit = 1u << i;
-			break;
-		}
-	}
-	return bit;
 }
 
 /*

@@ -27,6 +27,39 @@
 			bpf_core_read(dst, sizeof(dst), &(t)->comm);   \
 	} while (0)
 
+/* task_struct.__state and exit_state bits (include/linux/sched.h) */
+#define K_TASK_REPORT 0x7f
+#define K_TASK_NOLOAD 0x0400
+#define K_TASK_IDLE (0x0002 | K_TASK_NOLOAD)
+#define K_TASK_RTLOCK_WAIT 0x1000
+#define K_TASK_FROZEN 0x8000
+#define K_TASK_REPORT_IDLE 0x80
+#define K_TASK_D 0x02 /* reported states */
+#define K_TASK_X 0x10
+#define K_TASK_Z 0x20
+
+/* The kernel's __trace_sched_switch_state(): the task state bit
+ * sched_switch reports (S 0x1, D 0x2, ... X 0x10, Z 0x20, P 0x40, the
+ * bits of enum ctxmon_task_state), or K_TASK_REPORT_IDLE. */
+static __always_inline __u32 report_state(__u32 state, __u32 exit_state)
+{
+	__u32 s = (state | exit_state) & K_TASK_REPORT;
+	__u32 bit = 0;
+
+	if ((state & K_TASK_IDLE) == K_TASK_IDLE)
+		return K_TASK_REPORT_IDLE;
+	if (state & (K_TASK_RTLOCK_WAIT | K_TASK_FROZEN))
+		return K_TASK_D;
+	/* fls(): the highest bit wins, as in the kernel */
+	for (int i = 6; i >= 0; i--) {
+		if (s & (1u << i)) {
+			bit = 1u << i;
+			break;
+		}
+	}
+	return bit;
+}
+
 struct task_struct___pre514 {
 	long state;
 } __attribute__((preserve_access_index));
