@@ -252,33 +252,28 @@ static bool missed_out(struct bpf_priv *p, const struct ctxsw_row *r,
 /*
  * A consistent copy of live row @tid: one no program wrote while it was
  * copied.  A program's write makes the row's seq odd and then even again
- * (ctxsw_agg.bpf.c's row_lock()), and the kernel copies the row from its
- * first word up, so a copy whose seq is even and equal to that of a
- * second copy taken after it saw no write.  A row written without pause
- * (a thread switching a million times a second) may take a few tries;
- * after ROW_READ_TRIES the last copy is used, older by at most one event.
+ * (ctxsw_agg.bpf.c's row_lock()).  The kernel's copy is a memcpy, whose
+ * loads need not go in address order (x86's fast string moves), so the
+ * seq of one copy does not date its other words: a copy is kept when the
+ * next one is the same, bytes and even seq, which no write in between can
+ * give.  A row written without pause (a thread switching a million times a
+ * second) may take a few tries; after ROW_READ_TRIES the last copy is
+ * used, at most one event off.
  */
 #define ROW_READ_TRIES 64
 
 static int read_row(int fd, __u32 tid, struct ctxsw_row *r)
 {
-	__u32 seq;
+	struct ctxsw_row again;
 
 	if (bpf_map_lookup_elem(fd, &tid, r) < 0)
 		return -1;
 	for (int i = 0; i < ROW_READ_TRIES; i++) {
-		seq = r->seq;
-		if (!(seq & 1)) {
-			struct ctxsw_row again;
-
-			if (bpf_map_lookup_elem(fd, &tid, &again) < 0)
-				return -1;
-			if (again.seq == seq)
-				return 0;
-			*r = again;
-		} else if (bpf_map_lookup_elem(fd, &tid, r) < 0) {
+		if (bpf_map_lookup_elem(fd, &tid, &again) < 0)
 			return -1;
-		}
+		if (!(again.seq & 1) && !memcmp(r, &again, sizeof(again)))
+			return 0;
+		*r = again;
 	}
 	return 0;
 }

@@ -67,8 +67,8 @@ struct {
  * the row.  It is taken with a compare-and-swap and given back with an
  * atomic add, where bpf_spin_lock() costs two helper calls and an irq
  * save and restore each time (a quarter of the programs' time in the pipe
- * benchmark, BENCHMARKS.md).  User space reads a row twice and keeps it
- * when both copies have the same even number (bpf_agg.c), which
+ * benchmark, BENCHMARKS.md).  User space keeps a copy of a row when the
+ * next copy is the same, with an even number (bpf_agg.c), which
  * BPF_F_LOCK did before.
  *
  * Every program that takes it runs with preemption off, and the
