@@ -75,9 +75,14 @@ static void hdr(struct ctxsw_hdr *h, uint8_t type, uint16_t cpu, uint64_t ts,
 	h->tgid = tid + 1000;
 }
 
+static int commit(struct fix *f, const void *rec, size_t len)
+{
+	return bpf_rec__commit(f->st, f->strs, &f->csw, rec, len);
+}
+
 static void add(struct fix *f, const void *rec, size_t len)
 {
-	assert_int_equal(bpf_rec__commit(f->st, f->strs, &f->csw, rec, len), 0);
+	assert_int_equal(commit(f, rec, len), 0);
 }
 
 /* Deliver everything into f->out. */
@@ -348,22 +353,18 @@ static void bad_records(void **state)
 	struct ctxsw_hdr h;
 
 	/* too short for its type */
-	assert_int_equal(bpf_rec__commit(f->st, f->strs, &f->csw, &r, sizeof(r) - 1),
-			 -EINVAL);
+	assert_int_equal(commit(f, &r, sizeof(r) - 1), -EINVAL);
 	/* shorter than a header */
-	assert_int_equal(bpf_rec__commit(f->st, f->strs, &f->csw, &r, 4), -EINVAL);
+	assert_int_equal(commit(f, &r, 4), -EINVAL);
 	/* unknown type */
 	memset(&h, 0, sizeof(h));
 	h.type = 200;
-	assert_int_equal(bpf_rec__commit(f->st, f->strs, &f->csw, &h, sizeof(h)),
-			 -EINVAL);
+	assert_int_equal(commit(f, &h, sizeof(h)), -EINVAL);
 	h.type = 0;
-	assert_int_equal(bpf_rec__commit(f->st, f->strs, &f->csw, &h, sizeof(h)),
-			 -EINVAL);
+	assert_int_equal(commit(f, &h, sizeof(h)), -EINVAL);
 	/* a CPU the session does not have */
 	r.h.cpu = 2;
-	assert_int_equal(bpf_rec__commit(f->st, f->strs, &f->csw, &r, sizeof(r)),
-			 -EINVAL);
+	assert_int_equal(commit(f, &r, sizeof(r)), -EINVAL);
 	stream__stats(f->st, &ss);
 	assert_int_equal(ss.held, 0);
 }
