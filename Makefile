@@ -193,7 +193,7 @@ BPF_OUT    := $(O)/bpf
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(BPF_ARCH) \
 	-I$(BPF_SRC) -Wall -Werror
 
-$(BPF_OUT)/ctxsw_%.bpf.o: $(BPF_SRC)/ctxsw_%.bpf.c $(BPF_SRC)/ctxsw.bpf.h $(BPF_SRC)/ctxsw.h $(BPF_SRC)/kernel.bpf.h $(BPF_SRC)/vmlinux.h
+$(BPF_OUT)/ctxsw_%.bpf.o: $(BPF_SRC)/ctxsw_%.bpf.c $(BPF_SRC)/ctxsw.bpf.h $(BPF_SRC)/ctxsw.h $(BPF_SRC)/kernel.bpf.h $(BPF_SRC)/csw.h $(BPF_SRC)/vmlinux.h
 	@mkdir -p $(dir $@)
 	$(BPF_CLANG) $(BPF_CFLAGS) -c -o $@ $<
 	$(LLVM_STRIP) -g $@
@@ -205,7 +205,8 @@ $(BPF_OUT)/ctxsw_%.skel.h: $(BPF_OUT)/ctxsw_%.bpf.o
 
 $(O)/src/capture/bpf.o: $(BPF_OUT)/ctxsw_stream.skel.h $(BPF_OUT)/ctxsw_agg.skel.h
 $(O)/src/capture/bpf.o $(O)/src/capture/bpf_rec.o $(O)/src/capture/bpf_agg.o: \
-	$(BPF_SRC)/ctxsw.h $(BPF_SRC)/bpf_backend.h src/capture/bpf_priv.h
+	$(BPF_SRC)/ctxsw.h $(BPF_SRC)/csw.h $(BPF_SRC)/bpf_backend.h \
+	src/capture/bpf_priv.h
 $(O)/src/capture/bpf.o $(O)/src/capture/bpf_rec.o $(O)/src/capture/bpf_agg.o: \
 	CFLAGS += -I$(BPF_OUT) -I$(BPF_SRC)
 
@@ -259,7 +260,7 @@ $(O)/src/capture/features.o: CFLAGS += -I$(BPF_OUT) -I$(BPF_SRC)
 # `ctxmon serve`: the per-cgroup / per-process aggregation programs
 # (src/capture/bpf/cgagg.bpf.c, their own object and skeleton, built like
 # ctxsw's above) and the HTTP endpoint (libmicrohttpd, CLI only).
-$(BPF_OUT)/cgagg.bpf.o: $(BPF_SRC)/cgagg.bpf.c $(BPF_SRC)/cgagg.h $(BPF_SRC)/kernel.bpf.h $(BPF_SRC)/vmlinux.h
+$(BPF_OUT)/cgagg.bpf.o: $(BPF_SRC)/cgagg.bpf.c $(BPF_SRC)/cgagg.h $(BPF_SRC)/kernel.bpf.h $(BPF_SRC)/csw.h $(BPF_SRC)/vmlinux.h
 	@mkdir -p $(dir $@)
 	$(BPF_CLANG) $(BPF_CFLAGS) -c -o $@ $<
 	$(LLVM_STRIP) -g $@
@@ -292,7 +293,7 @@ endif
 # `ctxmon profile`: src/capture/bpf/profile.bpf.c as a skeleton (built like
 # ctxsw's above), symbols through libdw (elfutils), pprof output through
 # protobuf-c from src/output/profile.proto (generated into $(O)/gen).
-$(BPF_OUT)/profile.bpf.o: $(BPF_SRC)/profile.bpf.c $(BPF_SRC)/profile.h $(BPF_SRC)/kernel.bpf.h $(BPF_SRC)/vmlinux.h
+$(BPF_OUT)/profile.bpf.o: $(BPF_SRC)/profile.bpf.c $(BPF_SRC)/profile.h $(BPF_SRC)/kernel.bpf.h $(BPF_SRC)/csw.h $(BPF_SRC)/vmlinux.h
 	@mkdir -p $(dir $@)
 	$(BPF_CLANG) $(BPF_CFLAGS) -c -o $@ $<
 	$(LLVM_STRIP) -g $@

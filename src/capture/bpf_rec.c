@@ -17,6 +17,7 @@
 
 #include "internal.h"
 #include "ctxsw.h"
+#include "csw.h"
 #include "bpf_backend.h"
 
 static const char *comm(struct strtab *strs, const char *c)
@@ -155,20 +156,18 @@ static int csw_classify(struct bpf_csw *c, const struct ctxsw_switch *r,
 {
 	int32_t prev = r->h.tid;
 	struct bpf_csw_slot *old;
-	int ret = 0;
+	int moved, ret = 0;
 
 	if (r->kind == CTXSW_KIND_EXIT) {
 		*kind = CTXSW_KIND_EXIT;
 		csw_del(c, prev);
 	} else {
 		old = prev ? csw_find(c, prev) : NULL;
-		if (old && r->prev_nvcsw != old->nv &&
-		    r->prev_nivcsw == old->niv) {
-			*kind = CTXSW_KIND_VOLUNTARY;
-			*flags |= CTXSW_F_KIND_EXACT;
-		} else if (old && r->prev_nivcsw != old->niv &&
-			   r->prev_nvcsw == old->nv) {
-			*kind = CTXSW_KIND_INVOLUNTARY;
+		moved = old ? csw_moved(1, old->nv, old->niv, r->prev_nvcsw,
+					r->prev_nivcsw) : 0;
+		if (moved) {
+			*kind = moved > 0 ? CTXSW_KIND_VOLUNTARY :
+					    CTXSW_KIND_INVOLUNTARY;
 			*flags |= CTXSW_F_KIND_EXACT;
 		} else {
 			/* first sight: the tracepoint's own rule */

@@ -151,6 +151,8 @@ static __always_inline int on_switch(unsigned long long *ctx, bool preempt,
 				     struct task_struct *next, bool btf)
 {
 	__u32 prev_tid = TREAD(btf, prev, pid);
+	__u32 prev_tgid = TREAD(btf, prev, tgid);
+	__u32 exit_state = TREAD(btf, prev, exit_state);
 	__u32 raw, state;
 	__u8 kind = CTXSW_KIND_INVOLUNTARY, flags = 0;
 	struct ctxsw_switch *r;
@@ -163,8 +165,7 @@ static __always_inline int on_switch(unsigned long long *ctx, bool preempt,
 		raw = (__u32)ctx[3];
 	else
 		raw = task_state_raw(prev);
-	state = preempt ? 0 :
-			  report_state(raw, TREAD(btf, prev, exit_state));
+	state = preempt ? 0 : report_state(raw, exit_state);
 
 	if (filtering() && !task_selected_as(prev, btf) &&
 	    !task_selected_as(next, btf))
@@ -184,8 +185,7 @@ static __always_inline int on_switch(unsigned long long *ctx, bool preempt,
 		 * tasklist lock sleeps) is counted.  Kept by user space for
 		 * an involuntary switch. */
 		flags = CTXSW_F_FOLD_KNOWN;
-		if (TREAD(btf, prev, exit_state) &&
-		    prev_tid != TREAD(btf, prev, tgid) &&
+		if (exit_state && prev_tid != prev_tgid &&
 		    !TREAD(btf, prev, sighand))
 			flags |= CTXSW_F_AFTER_FOLD;
 	}
@@ -210,7 +210,7 @@ static __always_inline int on_switch(unsigned long long *ctx, bool preempt,
 	/* prev is current, but its tid/tgid in the header come from the
 	 * helper; keep them identical to the task we read */
 	r->h.tid = prev_tid;
-	r->h.tgid = TREAD(btf, prev, tgid);
+	r->h.tgid = prev_tgid;
 	TREAD_COMM(btf, r->prev_comm, prev);
 	TREAD_COMM(btf, r->next_comm, next);
 	rec_submit(r);

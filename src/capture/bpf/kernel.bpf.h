@@ -4,13 +4,15 @@
  * 5.14, ->__state since), the task's CPU (->cpu before 5.16, in
  * thread_info since), the id of a cgroup's ancestor (->ancestor_ids before
  * 6.1, ->ancestors since), the kernel's own verdict on a switch-out from
- * its nvcsw/nivcsw counters, and a loop-free log2 for histogram buckets
+ * its nvcsw/nivcsw counters (csw.h), and a loop-free log2 for histogram buckets
  * (no loop in a locked region), and task fields read as plainly as the
  * program type allows (TREAD).  Include after vmlinux.h and the libbpf
  * headers.
  */
 #ifndef CTXMON_KERNEL_BPF_H
 #define CTXMON_KERNEL_BPF_H
+
+#include "csw.h" /* csw_moved() */
 
 /*
  * A field of a task: a plain load (CO-RE offset) in a tp_btf program, whose
@@ -110,25 +112,6 @@ static __always_inline __u64 cgroup_ancestor_id(struct cgroup *cg, int level)
 		bpf_core_read(&id, sizeof(id), &o->ancestor_ids[level]);
 	}
 	return id;
-}
-
-/*
- * Voluntary or involuntary, as the kernel counted it: __schedule() adds one
- * to prev's nvcsw or nivcsw before the sched_switch tracepoint, so of the
- * counters last seen (@onv, @oniv; @have: seen at all) and now (@nv, @niv),
- * the one that moved is the verdict.  1: voluntary, -1: involuntary, 0:
- * cannot tell (never seen, or switch-outs went unseen in between).
- */
-static __always_inline int csw_moved(bool have, __u64 onv, __u64 oniv,
-				     __u64 nv, __u64 niv)
-{
-	if (!have)
-		return 0;
-	if (nv != onv && niv == oniv)
-		return 1;
-	if (niv != oniv && nv == onv)
-		return -1;
-	return 0;
 }
 
 /*
