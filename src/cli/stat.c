@@ -546,6 +546,7 @@ int cmd_stat(int argc, char **argv)
 			.has_exit = r.child_done,
 			.wstatus = r.wstatus,
 			.has_rusage = r.child_done,
+			.root = ctxmon_session_child(r.s),
 			.ru_nvcsw = (uint64_t)r.ru.ru_nvcsw,
 			.ru_nivcsw = (uint64_t)r.ru.ru_nivcsw,
 		};

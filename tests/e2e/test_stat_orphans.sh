@@ -143,6 +143,17 @@ if "$CTXMON" stat --backend bpf -o /dev/null -- true 2>/dev/null; then
 	[ "$res" = '[true, ["orphsleep", "orphsleep", "sleep"]]' ] ||
 		fail "report: want a match with the two zombies and the orphan marked, got $res"
 	[ "$n" -ge 3 ] || fail "script: $n ctxmon_orphan lines, want at least 3"
+	# stat --html's status box: the same comparison as its text (it
+	# summed every row before it was given the command's pid)
+	rc=0
+	"$CTXMON" stat --backend bpf --html "$T/z.html" -o /dev/null -- \
+		sh -c "$O 0.01 & $O 0.02 & (sleep 0.05 &); exec sleep 0.3" \
+		2>"$T/zhtml.err" || rc=$?
+	[ "$rc" = 0 ] || fail "stat --html of the zombies: exit $rc"
+	box=$(grep -o 'Kernel comparison: [a-zA-Z]*\|Left out: [0-9]* orphaned' "$T/z.html" | tr '\n' ' ')
+	echo "stat --html of 2 zombies and an orphan: $box"
+	[ "$box" = 'Kernel comparison: match Left out: 3 orphaned ' ] ||
+		fail "stat --html: want a match with 3 orphaned processes left out, got '$box'"
 fi
 
 # --check and the verdict on stderr
