@@ -2,7 +2,7 @@
 # tp_btf set where the kernel has BTF, whose task fields and cgroup id are
 # plain loads), and a scrape after a ping-pong run in a cgroup of its own
 # agrees with the kernel's counters, read by kcount from wait4():
-#   process row (comm pingpong): voluntary + leader exit == ru_nvcsw (the
+#   process row (the pingpong's pid): voluntary + leader exit == ru_nvcsw (the
 #     leader's last switch, counted by the kernel when it was reaped, is an
 #     exit switch for serve), involuntary == ru_nivcsw (up to 2 more: a
 #     thread preempted after its counters were folded into the process,
@@ -44,11 +44,13 @@ sh -c "echo \$\$ > $CG/cgroup.procs && exec \"$WL/kcount\" \"$WL/pingpong\" 5000
 # the process's row is folded into "other" 1 s after its exit
 # (docs/metrics.md): keep the last scrape that still has it, taken at
 # least two collections after the exit
+# (by its pid: another ping-pong, an earlier script's, may have a row)
+P=$(kcount_get kcount.err pid)
 sleep 0.4
 : >metrics.txt
 for i in $(seq 1 10); do
 	wget -q -O m.txt "http://127.0.0.1:$PORT/metrics" 2>/dev/null &&
-		grep -q 'comm="pingpong"' m.txt && cp m.txt metrics.txt
+		grep -q "pid=\"$P\"" m.txt && cp m.txt metrics.txt
 	sleep 0.2
 done
 [ -s metrics.txt ] || cp m.txt metrics.txt 2>/dev/null
@@ -72,9 +74,9 @@ sample() {
 		[ "$ok" = 1 ] && { echo "${l##* }"; break; }
 	done
 }
-pvol=$(sample ctxmon_process_switches_total 'comm="pingpong"' 'kind="voluntary"')
-pinv=$(sample ctxmon_process_switches_total 'comm="pingpong"' 'kind="involuntary"')
-pexit=$(sample ctxmon_process_switches_total 'comm="pingpong"' 'kind="exit"')
+pvol=$(sample ctxmon_process_switches_total "pid=\"$P\"" 'kind="voluntary"')
+pinv=$(sample ctxmon_process_switches_total "pid=\"$P\"" 'kind="involuntary"')
+pexit=$(sample ctxmon_process_switches_total "pid=\"$P\"" 'kind="exit"')
 cvol=$(sample ctxmon_cgroup_switches_total 'cgroup="/ctxmon-serve"' 'kind="voluntary"')
 lost=$(sample ctxmon_lost_events_total)
 [ -n "$lost" ] || lost=$(sed -n 's/^ctxmon_lost_events_total //p' metrics.txt)
