@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -337,11 +338,108 @@ static void skel_detach(struct bpf_priv *p)
 
 static void skel_destroy(struct bpf_priv *p)
 {
+	if (p->rows_mem)
+		munmap(p->rows_mem, p->rows_len);
+	p->rows_mem = NULL;
+	p->next_slot = NULL;
+	p->ndrained = 0;
 	ctxsw_stream_bpf__destroy(p->st);
 	ctxsw_agg_bpf__destroy(p->ag);
 	p->st = NULL;
 	p->ag = NULL;
 	memset(&p->maps, 0, sizeof(p->maps));
+}
+
+/* One number from a /proc file, @dflt when it cannot be read. */
+static long proc_long(const char *path, long dflt)
+{
+	char buf[64];
+	long v;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return dflt;
+	buf[n] = 0;
+	v = strtol(buf, NULL, 10);
+	return v > 0 ? v : dflt;
+}
+
+/*
+ * Size the aggregation object's rows (ctxsw_agg.bpf.c): tid_slot covers
+ * the tid space (pid_max, at least 32768), and the rows array has room
+ * for four times the threads the machine has now and 4096 more, at
+ * least 8192 and at most 65536 rows (CTXMON_BPF_ROWS to choose), since
+ * it is allocated whole.  Slots of the dead come back at each read, so
+ * it only has to hold the live threads and those that die between two
+ * reads; a thread that finds no room is counted as a row dropped.
+ */
+static int size_rows(struct bpf_priv *p, struct ctxsw_agg_bpf *a)
+{
+	long pid_max = proc_long("/proc/sys/kernel/pid_max", 4194304);
+	const char *env = getenv("CTXMON_BPF_ROWS");
+	unsigned long want;
+	long threads = 0;
+	char buf[128];
+	int fd, err;
+
+	fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t n = read(fd, buf, sizeof(buf) - 1);
+		char *slash;
+
+		close(fd);
+		buf[n > 0 ? n : 0] = 0;
+		slash = strchr(buf, '/');
+		if (slash)
+			threads = strtol(slash + 1, NULL, 10);
+	}
+	want = (unsigned long)(threads > 0 ? threads : 0) * 4 + 4096;
+	if (want < 8192)
+		want = 8192;
+	if (want > 65536)
+		want = 65536;
+	if (env && *env) {
+		char *end;
+		unsigned long v = strtoul(env, &end, 10);
+
+		if (*end || v < 1 || v > (1u << 22))
+			return -EINVAL;
+		want = v;
+	}
+	if (pid_max < 32768)
+		pid_max = 32768;
+	p->nslots = (uint32_t)want;
+	a->rodata->nslots = p->nslots;
+	err = bpf_map__set_max_entries(a->maps.rows, p->nslots);
+	if (!err)
+		err = bpf_map__set_max_entries(a->maps.free_slots, p->nslots);
+	if (!err)
+		err = bpf_map__set_max_entries(a->maps.tid_slot,
+					       (__u32)pid_max);
+	return err;
+}
+
+/* Map the loaded object's rows array into p->rows_mem. */
+static int map_rows(struct bpf_priv *p, struct ctxsw_agg_bpf *a)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t len;
+	void *m;
+
+	p->row_sz = (sizeof(struct ctxsw_row) + 7) & ~(size_t)7;
+	len = p->row_sz * p->nslots;
+	len = (len + (size_t)page - 1) & ~((size_t)page - 1);
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 bpf_map__fd(a->maps.rows), 0);
+	if (m == MAP_FAILED)
+		return -errno;
+	p->rows_mem = m;
+	p->rows_len = len;
+	p->next_slot = &a->bss->next_slot;
+	return 0;
 }
 
 /*
@@ -367,10 +465,14 @@ static int load_skel(struct bpf_priv *p, const struct load_cfg *c, int nposs)
 		choose_progs(a->obj, c->set, c->groups);
 		err = bpf_map__set_max_entries(a->maps.cpus, ncpu);
 		if (!err)
+			err = size_rows(p, a);
+		if (!err)
 			err = ctxsw_agg_bpf__load(a);
+		if (!err)
+			err = map_rows(p, a);
 		SHARED_MAPS(p, a);
 		p->maps.rows = a->maps.rows;
-		p->maps.dead_rows = a->maps.dead_rows;
+		p->maps.free_slots = a->maps.free_slots;
 		p->maps.orphan_marks = a->maps.orphan_marks;
 	} else {
 		struct ctxsw_stream_bpf *st = ctxsw_stream_bpf__open_opts(&oo);
@@ -456,6 +558,8 @@ static void bpf_close(void *priv)
 		close(p->stats_fd);
 	free(p->cpubuf);
 	free(p->dead);
+	free(p->drained_rows);
+	free(p->dropped_told);
 	free(p->marks);
 	bpf_csw__clear(&p->csw);
 	fold__clear(&p->fold);
@@ -491,7 +595,8 @@ int bpf_backend__open(struct backend_ctx *ctx, const struct bpf_backend_opts *o,
 		goto out;
 	}
 	p->cpubuf = calloc((size_t)p->nposs, sizeof(*p->cpubuf));
-	if (!p->cpubuf) {
+	p->dropped_told = calloc((size_t)p->nposs, sizeof(*p->dropped_told));
+	if (!p->cpubuf || !p->dropped_told) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -714,6 +819,31 @@ static int report_pending_lost(struct bpf_priv *p)
 	return 0;
 }
 
+/*
+ * Aggregation's read: drain the rows of dead threads, so the kernel's
+ * table keeps room (they wait here for read_rows), and tell the stream
+ * of the rows the programs had to drop (no room, or a row locked too
+ * long), as lost events of their CPU: the capture is then incomplete,
+ * as it says.
+ */
+static int agg_read(struct bpf_priv *p, uint64_t now)
+{
+	int ret = bpf_agg__drain_dead(p, now);
+
+	if (ret < 0 || bpf__read_cpu_state(p) < 0)
+		return ret;
+	for (int c = 0; c < p->nposs; c++) {
+		uint64_t d = p->cpubuf[c].rows_dropped;
+
+		if (d > p->dropped_told[c]) {
+			stream__lost(p->ctx->stream, c, d - p->dropped_told[c],
+				     now);
+			p->dropped_told[c] = d;
+		}
+	}
+	return 0;
+}
+
 static int bpf_read(void *priv, uint64_t *safe_ts)
 {
 	struct bpf_priv *p = priv;
@@ -725,9 +855,7 @@ static int bpf_read(void *priv, uint64_t *safe_ts)
 
 	*safe_ts = now > STREAM_SLACK_NS ? now - STREAM_SLACK_NS : 0;
 	if (p->aggregate)
-		/* keep the kernel's table of dead threads small: the rows
-		 * wait here for read_rows */
-		return bpf_agg__drain_dead(p);
+		return agg_read(p, now);
 	if (!p->rb)
 		return 0;
 	p->cb_err = 0;

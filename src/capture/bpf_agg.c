@@ -132,53 +132,145 @@ static int apply_marks(struct bpf_priv *p, size_t from)
 	return 0;
 }
 
-int bpf_agg__drain_dead(struct bpf_priv *p)
+/* The row in slot @i of the mapped array. */
+static struct ctxsw_row *slot_at(const struct bpf_priv *p, uint32_t i)
 {
-	int fd = bpf_map__fd(p->maps.dead_rows);
-	struct ctxsw_dead_key key, next, *keys = NULL;
-	size_t n = 0, cap = 0, before = p->ndead;
-	int ret = 0;
-	void *prev = NULL;
+	return (struct ctxsw_row *)(p->rows_mem + (size_t)i * p->row_sz);
+}
 
-	/* collect the keys first: deleting while walking restarts walks */
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		if (n == cap) {
-			size_t nc = cap ? cap * 2 : 256;
-			void *k = realloc(keys, nc * sizeof(*keys));
+/* The slots handed out so far: no row lies past them. */
+static uint32_t slots_used(const struct bpf_priv *p)
+{
+	uint32_t n = __atomic_load_n(p->next_slot, __ATOMIC_ACQUIRE);
 
-			if (!k) {
-				ret = -ENOMEM;
-				goto out;
-			}
-			keys = k;
-			cap = nc;
-		}
-		keys[n++] = next;
-		key = next;
-		prev = &key;
+	return n < p->nslots ? n : p->nslots;
+}
+
+/*
+ * A consistent copy of row @src: one no program wrote while it was
+ * copied.  A program's write makes the row's seq odd and then even again
+ * (ctxsw_agg.bpf.c's row_lock()).  A copy's loads need not go in address
+ * order (x86's fast string moves), so the seq of one copy does not date
+ * its other words: a copy is kept when the next one is the same, bytes and
+ * even seq, which no write in between can give.  A row written without
+ * pause (a thread switching a million times a second) may take a few
+ * tries; after ROW_READ_TRIES the last copy is used, at most one event
+ * off.
+ */
+#define ROW_READ_TRIES 64
+
+static void read_row(const struct ctxsw_row *src, struct ctxsw_row *r)
+{
+	struct ctxsw_row again;
+
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	memcpy(r, src, sizeof(*r));
+	for (int i = 0; i < ROW_READ_TRIES; i++) {
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		memcpy(&again, src, sizeof(again));
+		if (!(again.seq & 1) && !memcmp(r, &again, sizeof(again)))
+			return;
+		*r = again;
 	}
-	for (size_t i = 0; i < n; i++) {
-		struct ctxsw_row r;
+}
 
-		if (bpf_map_lookup_elem(fd, &keys[i], &r) < 0)
+static bool row_buried(const struct ctxsw_row *src)
+{
+	return __atomic_load_n(&src->exited, __ATOMIC_ACQUIRE) & CTXSW_BURIED;
+}
+
+/*
+ * How long a drained row's slot is kept from the programs after its
+ * burial: longer than a program that found the row just before could
+ * still be running (microseconds, or a few milliseconds if the host
+ * stopped its vCPU meanwhile).
+ */
+#define SLOT_GRACE_NS 10000000ull
+
+/* Zero the drained rows buried SLOT_GRACE_NS before @now or earlier and
+ * give their slots back to the programs. */
+static int free_drained(struct bpf_priv *p, uint64_t now)
+{
+	int fd = bpf_map__fd(p->maps.free_slots), ret = 0;
+	size_t k = 0, i;
+
+	for (i = 0; i < p->ndrained; i++) {
+		const struct bpf_drained *d = &p->drained_rows[i];
+
+		if (d->bury_ts + SLOT_GRACE_NS > now) {
+			p->drained_rows[k++] = *d;
 			continue;
-		if (p->ndead == p->dead_cap) {
-			size_t nc = p->dead_cap ? p->dead_cap * 2 : 256;
-			void *d = realloc(p->dead, nc * sizeof(*p->dead));
-
-			if (!d) {
-				ret = -ENOMEM;
-				goto out;
-			}
-			p->dead = d;
-			p->dead_cap = nc;
 		}
-		p->dead[p->ndead++] = r;
-		bpf_map_delete_elem(fd, &keys[i]);
+		memset(slot_at(p, d->slot), 0, sizeof(struct ctxsw_row));
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+		if (bpf_map_update_elem(fd, NULL, &d->slot, BPF_ANY) < 0) {
+			ret = -errno;
+			break;
+		}
 	}
+	for (; i < p->ndrained; i++)	/* the rest, after an error */
+		p->drained_rows[k++] = p->drained_rows[i];
+	p->ndrained = k;
+	return ret;
+}
+
+static int grow(void **v, size_t *cap, size_t n, size_t sz, size_t first)
+{
+	size_t nc;
+	void *m;
+
+	if (n < *cap)
+		return 0;
+	nc = *cap ? *cap * 2 : first;
+	m = realloc(*v, nc * sz);
+	if (!m)
+		return -ENOMEM;
+	*v = m;
+	*cap = nc;
+	return 0;
+}
+
+int bpf_agg__drain_dead(struct bpf_priv *p, uint64_t now)
+{
+	size_t n = 0, before = p->ndead;
+	uint32_t used;
+	int ret = 0;
+
+	if (!p->rows_mem)
+		return 0;
+	used = slots_used(p);
+	for (uint32_t i = 0; i < used; i++) {
+		struct ctxsw_row *src = slot_at(p, i);
+		struct ctxsw_row *r;
+
+		if (!row_buried(src) ||
+		    (__atomic_load_n(&src->exited, __ATOMIC_RELAXED) &
+		     CTXSW_DRAINED))
+			continue;
+		ret = grow((void **)&p->dead, &p->dead_cap, p->ndead,
+			   sizeof(*p->dead), 256);
+		if (!ret)
+			ret = grow((void **)&p->drained_rows, &p->drained_cap,
+				   p->ndrained, sizeof(*p->drained_rows), 256);
+		if (ret)
+			break;
+		r = &p->dead[p->ndead++];
+		read_row(src, r);
+		/* no program writes it any more (it is buried), and its slot
+		 * goes back once the grace is over */
+		__atomic_fetch_or(&src->exited, CTXSW_DRAINED,
+				  __ATOMIC_RELAXED);
+		p->drained_rows[p->ndrained].slot = i;
+		p->drained_rows[p->ndrained++].bury_ts = r->bury_ts;
+		n++;
+	}
+	if (!ret)
+		ret = free_drained(p, now);
+	if (ret < 0)
+		return ret;
 	ret = apply_marks(p, before);
 	if (ret < 0)
-		goto out;
+		return ret;
 	/* a command's rows are all kept: its rusage comparison needs each
 	 * process (analysis/rusage.c); stat folds them for display */
 	if (p->ndead >= 2 * CTXMON_EXITED_KEEP &&
@@ -186,8 +278,6 @@ int bpf_agg__drain_dead(struct bpf_priv *p)
 		ret = fold_dead(p, p->ndead - n < p->ndead - CTXMON_EXITED_KEEP ?
 					   p->ndead - n :
 					   p->ndead - CTXMON_EXITED_KEEP);
-out:
-	free(keys);
 	return ret;
 }
 
@@ -249,35 +339,6 @@ static bool missed_out(struct bpf_priv *p, const struct ctxsw_row *r,
 	return true;
 }
 
-/*
- * A consistent copy of live row @tid: one no program wrote while it was
- * copied.  A program's write makes the row's seq odd and then even again
- * (ctxsw_agg.bpf.c's row_lock()).  The kernel's copy is a memcpy, whose
- * loads need not go in address order (x86's fast string moves), so the
- * seq of one copy does not date its other words: a copy is kept when the
- * next one is the same, bytes and even seq, which no write in between can
- * give.  A row written without pause (a thread switching a million times a
- * second) may take a few tries; after ROW_READ_TRIES the last copy is
- * used, at most one event off.
- */
-#define ROW_READ_TRIES 64
-
-static int read_row(int fd, __u32 tid, struct ctxsw_row *r)
-{
-	struct ctxsw_row again;
-
-	if (bpf_map_lookup_elem(fd, &tid, r) < 0)
-		return -1;
-	for (int i = 0; i < ROW_READ_TRIES; i++) {
-		if (bpf_map_lookup_elem(fd, &tid, &again) < 0)
-			return -1;
-		if (!(again.seq & 1) && !memcmp(r, &again, sizeof(again)))
-			return 0;
-		*r = again;
-	}
-	return 0;
-}
-
 int bpf_backend__read_rows(void *priv, uint64_t now, struct ctxmon_stats **rows,
 			   size_t *n)
 {
@@ -285,37 +346,32 @@ int bpf_backend__read_rows(void *priv, uint64_t now, struct ctxmon_stats **rows,
 	struct ctxsw_row *live = NULL;
 	struct ctxmon_stats *out = NULL;
 	size_t nlive = 0, cap = 0, cnt = 0;
-	__u32 key, next, *prev = NULL;
-	int fd, ret = 0;
+	uint32_t used;
+	int ret = 0;
 	bool cpus_ok;
 
-	if (!p->aggregate)
+	if (!p->aggregate || !p->rows_mem)
 		return -EINVAL;
-	fd = bpf_map__fd(p->maps.rows);
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		key = next;
-		prev = &key;
-		if (nlive == cap) {
-			size_t nc = cap ? cap * 2 : 256;
-			void *l = realloc(live, nc * sizeof(*live));
+	used = slots_used(p);
+	for (uint32_t i = 0; i < used; i++) {
+		const struct ctxsw_row *src = slot_at(p, i);
 
-			if (!l) {
-				ret = -ENOMEM;
-				goto out;
-			}
-			live = l;
-			cap = nc;
-		}
-		if (read_row(fd, key, &live[nlive]) < 0)
+		/* free, created and not yet filled in, or dead (drained
+		 * below) */
+		if (!__atomic_load_n(&src->tid, __ATOMIC_RELAXED) ||
+		    row_buried(src))
 			continue;
-		if (!live[nlive].tid)
-			continue; /* created, not yet filled in */
-		nlive++;
+		ret = grow((void **)&live, &cap, nlive, sizeof(*live), 256);
+		if (ret < 0)
+			goto out;
+		read_row(src, &live[nlive]);
+		if (live[nlive].tid && !(live[nlive].exited & CTXSW_BURIED))
+			nlive++;
 	}
 	cpus_ok = bpf__read_cpu_state(p) == 0;
 	/* after the live walk: a thread that died meanwhile is found here,
 	 * and its stale live copy dropped below */
-	ret = bpf_agg__drain_dead(p);
+	ret = bpf_agg__drain_dead(p, now);
 	if (ret < 0)
 		goto out;
 

@@ -30,9 +30,22 @@ struct bpf_priv {
 	struct {
 		struct bpf_map *cpu_state, *cpus, *targets, *fork_roots;
 		struct bpf_map *events;		/* streaming */
-		struct bpf_map *rows, *dead_rows;	/* aggregation */
+		struct bpf_map *rows, *free_slots;	/* aggregation */
 		struct bpf_map *orphan_marks;		/* aggregation */
 	} maps;
+	/* aggregation: the rows array mapped (nslots rows of row_sz bytes),
+	 * the object's count of slots handed out, and the slots drained
+	 * but not yet given back to the programs (bpf_agg.c) */
+	unsigned char *rows_mem;
+	size_t rows_len, row_sz;
+	uint32_t nslots;
+	const volatile uint32_t *next_slot;
+	struct bpf_drained {
+		uint32_t slot;
+		uint64_t bury_ts;
+	} *drained_rows;
+	size_t ndrained, drained_cap;
+	uint64_t *dropped_told;	/* per CPU: rows_dropped told the stream */
 	struct ring_buffer *rb;
 	uint32_t filter_kind;
 	bool tp_btf, aggregate;
@@ -64,7 +77,7 @@ int bpf__read_cpu_state(struct bpf_priv *p);
 
 /* bpf_agg.c: move the rows of dead threads from the kernel's table into
  * p->dead (folding the oldest past CTXMON_EXITED_KEEP); 0 or -errno. */
-int bpf_agg__drain_dead(struct bpf_priv *p);
+int bpf_agg__drain_dead(struct bpf_priv *p, uint64_t now);
 /* the backend's forget_exited: drop the rows of dead threads read */
 void bpf_agg__forget_exited(void *priv);
 

@@ -115,6 +115,9 @@ struct capture_loop {
 	ctxmon_event_fn fn;
 	int (*tick)(void *ctx);
 	void *ctx;
+	/* when the next tick is due (session clock), or NULL: the loop
+	 * wakes just after it, once events up to it can be read */
+	const uint64_t *due;
 	bool child_done;	/* out: the command was reaped */
 	int wstatus;		/* out */
 	struct rusage ru;	/* out */

@@ -427,7 +427,20 @@ int capture__loop(const char *cmd, struct capture_loop *l)
 	int ret, t;
 
 	for (;;) {
-		ret = ctxmon_session_poll(l->s, 100, l->fn, l->ctx);
+		int wait_ms = 100;
+
+		if (l->due) {
+			/* the reader's slack (STREAM_SLACK_NS) past the tick,
+			 * and a millisecond */
+			uint64_t at = *l->due + 11000000ull,
+				 now = ctxmon_clock_ns();
+
+			if (at <= now)
+				wait_ms = 0;
+			else if (at - now < 100000000ull)
+				wait_ms = (int)((at - now + 999999) / 1000000);
+		}
+		ret = ctxmon_session_poll(l->s, wait_ms, l->fn, l->ctx);
 		/* the command's own failure (a write error...) first: a
 		 * callback's return is its, not the session's */
 		if (l->tick && (t = l->tick(l->ctx)) != 0)

@@ -398,6 +398,20 @@ static int stat_tick(void *ctx)
 
 	if (r->werr)
 		return r->werr;
+	if (ctxmon_session_caps(r->s) & CTXMON_CAP_COUNTS) {
+		/* Counted in the kernel: the tables hold everything up to
+		 * now, which no read can take back to the tick, so the
+		 * interval ends now (a few ms after the tick, the loop
+		 * wakes for it). */
+		uint64_t now = ctxmon_clock_ns();
+
+		if (r->interval_ns && now >= r->next_tick) {
+			emit(r, now, false);
+			while (r->next_tick <= now)
+				r->next_tick += r->interval_ns;
+		}
+		return 0;
+	}
 	ctxmon_session_get_stats(r->s, &st);
 	while (r->interval_ns && st.delivered_to >= r->next_tick && !r->werr) {
 		emit(r, r->next_tick, false);
@@ -418,6 +432,7 @@ static int capture_loop(struct stat_run *r)
 		.fn = on_event,
 		.tick = stat_tick,
 		.ctx = r,
+		.due = r->interval_ns ? &r->next_tick : NULL,
 	};
 	int ret = capture__loop(CMD, &l);
 

@@ -444,7 +444,11 @@ static void text_report(FILE *f, const struct output_opts *o, struct report *r)
 					c->lost_per_cpu[i]);
 		fprintf(f, " (numbers above may be incomplete)\n");
 		/* what to do about it; text parsing is the slowest reader */
-		if (!r->source && r->text_reader)
+		if (r->counted)
+			fprintf(f, "  to lose less: more rows in the kernel's "
+				   "table (CTXMON_BPF_ROWS=N, by default four "
+				   "per thread on the machine at the start)\n");
+		else if (!r->source && r->text_reader)
 			fprintf(f, "  to lose less: larger per-CPU buffers "
 				   "(-m KB), or a binary backend (--backend "
 				   "ftrace or bpf), which reads faster\n");

@@ -3,7 +3,10 @@
 # that interval's own counts; summed over the intervals they must equal the
 # kernel's counts for the whole run (kcount's wait4 rusage), and the last
 # record must carry the comparison, matching.  Intervals must tile the run:
-# each record's duration is its own, and they add up to the capture.
+# each record's duration is its own, and they add up to the capture.  And
+# no thread has more time in an interval (run + wait + sleep) than the
+# interval lasted: bpf-agg's rows, read up to 100 ms after the tick, once
+# showed 600 ms of sleep in an interval of 500.
 . "$(dirname "$0")/lib.sh"
 skip_unless_capture
 
@@ -34,6 +37,13 @@ for r in recs:
             inv += t["involuntary"] - t.get("after_fold", 0)
     if [r2["interval"] for r2 in recs] != list(range(len(recs))):
         ok = False
+    for t in r["threads"]:
+        life = t["run_ns"] + t["wait_ns"] + t["sleep_s_ns"] + \
+            t["sleep_d_ns"] + t["sleep_other_ns"]
+        if life > r["duration_ns"] + 1000000:
+            print("  FAIL: interval %d lasted %d ns, thread %d has %d ns" % (
+                r["interval"], r["duration_ns"], t["tid"], life))
+            ok = False
 last = recs[-1]
 k = last.get("kernel")
 print("  summed over intervals (workload): voluntary %d, involuntary %d;"

@@ -148,10 +148,12 @@ struct ctxsw_sys {
 };
 
 /*
- * Aggregation mode: one row per thread, keyed by tid while it lives and by
- * (exit time, tid) once it died (dead_rows), so a reused tid starts a new
- * row.  The fields mirror struct ctxmon_stats; the in-flight state (what
- * the thread is doing and since when) follows them.  The state machine is
+ * Aggregation mode: one row per thread, in a slot of an array (rows) that
+ * the thread's tid points to while it lives (tid_slot).  When it dies the
+ * tid lets go of the slot, so a reused tid starts a new row, and user
+ * space drains the row and gives the slot back (ctxsw_agg.bpf.c).  The
+ * fields mirror struct ctxmon_stats; the in-flight state (what the thread
+ * is doing and since when) follows them.  The state machine is
  * the one of src/analysis/account.c, so both modes give the same numbers.
  */
 struct ctxsw_lat {
@@ -175,7 +177,7 @@ struct ctxsw_lat {
 
 struct ctxsw_row {
 	__u32 seq;		/* odd while a program writes (row_lock()) */
-	__u32 seq_pad;
+	__u32 slot;		/* its own index + 1, 0 in a free slot */
 	__s32 tid, tgid, ppid;
 	__u8 exited, state, sleep_idx, flags;
 	char comm[CTXSW_COMM_LEN];
@@ -196,28 +198,25 @@ struct ctxsw_row {
 	__u64 nvcsw, nivcsw;	/* counters at the last switch in or out */
 	__u64 after_fold;	/* involuntary, after exit folded counters */
 	__u64 exit_counted;	/* exit switch-out in state Z */
+	__u64 bury_ts;		/* when it was buried (CTXSW_BURIED) */
 };
 
 /* ctxsw_row.exited bits */
 #define CTXSW_EXITED 1		/* sched_process_exit seen */
 #define CTXSW_EXITED_ORPHAN 2	/* its parent will not reap it */
+#define CTXSW_BURIED 4		/* dead, its tid let go: for user space */
+#define CTXSW_DRAINED 8		/* copied out by user space (bpf_agg.c) */
 
 /*
  * Aggregation: a process its parent will not reap (kernel.bpf.h), for
  * user space to mark the row of, by tid and a start no later than the
- * row's first time: the row may be buried already, under a key the
- * program cannot know.  The value is the time of the mark.
+ * row's first time: the row may be buried already, in a slot the
+ * program cannot find.  The value is the time of the mark.
  */
 struct ctxsw_orphan_key {
 	__s32 tid;
 	__u32 pad;
 	__u64 start;	/* task->start_time, on the programs' clock */
-};
-
-struct ctxsw_dead_key {
-	__u64 ts;		/* exit switch-out */
-	__s32 tid;
-	__u32 pad;
 };
 
 /* Per-CPU numbers of aggregation mode (account.c's struct cpu). */

@@ -13,23 +13,43 @@ char LICENSE[] SEC("license") = "GPL";
 
 /* ---- maps of this object ------------------------------------------ */
 
-/* Aggregation: live threads by tid, dead ones by (exit time, tid).  Rows
- * are big and their number unknown: allocate as they come. */
+/*
+ * Aggregation: the rows, in an array, so that finding one is an index
+ * and not a hash lookup (the lookups were a third of these programs' time
+ * in the pipe benchmark, BENCHMARKS.md).  A live thread's tid points to
+ * its row's slot (tid_slot, slot + 1, 0 for none), an array as long as
+ * the tid space at load time.  The loader sizes both (bpf.c).
+ *
+ * Slots are handed out in order (next_slot), then from the ones user
+ * space gives back (free_slots).  A dead thread's row is buried: its tid
+ * lets go of the slot, user space copies the row out, and zeroes it and
+ * gives the slot back once no program that found the row before it was
+ * buried can still be running (bpf_agg.c).  The
+ * rows array is mmap'ed by user space, which reads rows in place.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 65536);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct ctxsw_row);
 } rows SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 65536);
-	__type(key, struct ctxsw_dead_key);
-	__type(value, struct ctxsw_row);
-} dead_rows SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} tid_slot SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_QUEUE);
+	__uint(max_entries, 1);
+	__type(value, __u32);
+} free_slots SEC(".maps");
+
+const volatile __u32 nslots = 1; /* = rows' max_entries */
+__u32 next_slot;		 /* slots below it have been handed out */
 
 /* Orphan marks (ctxsw.h): few, made on the exit path only, so allocated
  * as they come. */
@@ -40,15 +60,6 @@ struct {
 	__type(key, struct ctxsw_orphan_key);
 	__type(value, __u64);
 } orphan_marks SEC(".maps");
-
-/* An all-zero row to create rows from (too big for the BPF stack), never
- * written. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct ctxsw_row);
-} row_zero SEC(".maps");
 
 /* ---- aggregation ---------------------------------------------------- */
 
@@ -159,36 +170,73 @@ static __always_inline void count_dropped(void)
 		__sync_fetch_and_add(&c->rows_dropped, 1);
 }
 
+static __always_inline struct ctxsw_row *slot_row(__u32 s)
+{
+	__u32 k = s - 1;
+
+	return bpf_map_lookup_elem(&rows, &k);
+}
+
+/* A free slot (+ 1, its row all zero), or 0 when there is none. */
+static __always_inline __u32 slot_alloc(void)
+{
+	__u32 s;
+
+	if (next_slot < nslots) {
+		s = __sync_fetch_and_add(&next_slot, 1);
+		if (s < nslots)
+			return s + 1;
+	}
+	if (bpf_map_pop_elem(&free_slots, &s) == 0 && s < nslots)
+		return s + 1;
+	return 0;
+}
+
 /* The live row of @tid, created (all zero, tid 0) when missing. */
 static __always_inline struct ctxsw_row *row_get(__u32 tid, bool create)
 {
-	struct ctxsw_row *r = bpf_map_lookup_elem(&rows, &tid);
-	const struct ctxsw_row *z;
+	__u32 *ts = bpf_map_lookup_elem(&tid_slot, &tid);
+	struct ctxsw_row *r;
+	__u32 s, mine;
 
-	if (r || !create)
-		return r;
-	z = bpf_map_lookup_elem(&row_zero, &zero);
-	if (!z)
+	if (!ts) { /* a tid past the table: pid_max grew since the load */
+		if (create)
+			count_dropped();
 		return NULL;
-	/* -EEXIST: another CPU created it first, fine */
-	bpf_map_update_elem(&rows, &tid, z, BPF_NOEXIST);
-	r = bpf_map_lookup_elem(&rows, &tid);
-	if (!r)
+	}
+	s = *(volatile __u32 *)ts;
+	if (s || !create)
+		return s ? slot_row(s) : NULL;
+	mine = slot_alloc();
+	r = mine ? slot_row(mine) : NULL;
+	if (!r) {
 		count_dropped();
-	return r;
+		return NULL;
+	}
+	r->slot = mine;
+	s = __sync_val_compare_and_swap(ts, 0, mine);
+	if (!s)
+		return r;
+	/* another CPU made it first: give this one back, all zero */
+	r->slot = 0;
+	mine -= 1;
+	bpf_map_push_elem(&free_slots, &mine, 0);
+	return slot_row(s);
 }
 
 /*
- * Move a dead row to dead_rows, where a new task with its tid cannot touch
- * it.  Its task has no more events: it is copied unlocked.
+ * Let go of a dead row: its tid no longer finds it, so a new task with
+ * the tid starts a row of its own, and user space drains it.  Its task
+ * has no more events: it is marked unlocked.
  */
 static __always_inline void row_bury(__u32 tid, struct ctxsw_row *r, __u64 ts)
 {
-	struct ctxsw_dead_key k = { .ts = ts, .tid = tid };
+	__u32 *t = bpf_map_lookup_elem(&tid_slot, &tid);
 
-	if (bpf_map_update_elem(&dead_rows, &k, r, BPF_NOEXIST))
-		count_dropped();
-	bpf_map_delete_elem(&rows, &tid);
+	if (t)
+		__sync_val_compare_and_swap(t, r->slot, 0);
+	r->bury_ts = ts;
+	r->exited |= CTXSW_BURIED;
 }
 
 /* First use of a row created by row_get() (under its lock). */
