@@ -64,8 +64,12 @@ void bpf_row__stats(const struct ctxsw_row *r, uint64_t now,
 
 		if (r->state == CTXSW_ST_RUNNING)
 			s->run_ns += d;
-		else if (r->state == CTXSW_ST_RUNNABLE)
+		else if (r->state == CTXSW_ST_RUNNABLE &&
+			 !(r->flags & CTXSW_RF_MAYBE_WOKEN))
 			s->wait_ns += d;
+		/* runnable or asleep, the next event tells: the time it
+		 * can last is a sleep's (ctxsw_agg.bpf.c), so charged as
+		 * one until then */
 		else
 			s->sleep_ns[r->sleep_idx < 3 ? r->sleep_idx : 2] += d;
 		s->last_ts = now;

@@ -172,8 +172,10 @@ struct ctxsw_lat {
 
 /* row.flags */
 #define CTXSW_RF_LAT_PENDING (1u << 0)	/* a wakeup awaits its switch-in */
-#define CTXSW_RF_WAKED (1u << 1)	/* a waking not yet followed by wakeup */
 #define CTXSW_RF_EARLY_WAKE (1u << 2)	/* woken while still on its CPU */
+#define CTXSW_RF_MAYBE_WOKEN (1u << 3)	/* runnable, unless the next waking
+					 * comes before the switch-in: then
+					 * asleep (ctxsw_agg.bpf.c) */
 
 struct ctxsw_row {
 	__u32 seq;		/* odd while a program writes (row_lock()) */

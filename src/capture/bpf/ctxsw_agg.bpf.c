@@ -6,6 +6,8 @@
  * and send nothing; the loader reads the tables.  Voluntary or
  * involuntary comes from the task's own nvcsw/nivcsw, as in the streaming
  * object (ctxsw_stream.bpf.c).  What the two share is in ctxsw.bpf.h.
+ * Unlike the stream it does without sched_wakeup (row_waking(), and
+ * docs/accounting.md, "A wakeup while the task is still on its CPU").
  */
 #include "ctxsw.bpf.h"
 
@@ -83,7 +85,8 @@ struct {
  * BPF_F_LOCK did before.
  *
  * Every program that takes it runs with preemption off, and the
- * scheduler's (switch, waking, wakeup, migration) with interrupts off too.
+ * scheduler's (switch, waking, wakeup_new, migration) with interrupts off
+ * too.
  * The others (fork, exec, exit) lock rows of the current task or of a
  * child not yet woken, which no interrupt on their CPU can wake, so no
  * holder waits for a program on its own CPU.  A holder on another CPU
@@ -130,9 +133,22 @@ static __always_inline bool row_lock(struct ctxsw_row *r)
 	return w.got;
 }
 
+/*
+ * Only the holder writes an odd seq.  On x86, which keeps stores in
+ * order and whose BPF JIT keeps them where they are, a plain store gives
+ * the lock back after the row's writes without a locked instruction (a
+ * third of what the lock costs); elsewhere an atomic add orders them.
+ */
 static __always_inline void row_unlock(struct ctxsw_row *r)
 {
+#if defined(__TARGET_ARCH_x86)
+	__u32 s = *(volatile __u32 *)&r->seq;
+
+	barrier();
+	*(volatile __u32 *)&r->seq = s + 1;
+#else
 	__sync_fetch_and_add(&r->seq, 1);
+#endif
 }
 
 struct task_info { /* what is read of a task before locking */
@@ -152,14 +168,14 @@ static __always_inline void read_task(struct task_struct *t,
  * The same for the aggregation programs, which are tp_btf only: there the
  * task is a trusted BTF pointer and its fields are plain loads (with CO-RE
  * offsets), not a bpf_probe_read_kernel() call each, which is most of the
- * cost of a program this size.
+ * cost of a program this size.  The comm is read into the row only when
+ * it is wanted (row_learn_btf()).
  */
 static __always_inline void read_task_btf(struct task_struct *t,
 					  struct task_info *ti)
 {
 	ti->tid = t->pid;
 	ti->tgid = t->tgid;
-	__builtin_memcpy(ti->comm, t->comm, sizeof(ti->comm));
 }
 
 static __always_inline void count_dropped(void)
@@ -260,6 +276,27 @@ static __always_inline void row_learn(struct ctxsw_row *r,
 	if (ti->tgid > 0)
 		r->tgid = ti->tgid;
 	__builtin_memcpy(r->comm, ti->comm, sizeof(r->comm));
+}
+
+/*
+ * row_learn() for the tp_btf programs, with the comm read from @t itself:
+ * into a new row, and when @comm.  Every task that runs switches out, and
+ * those switch-outs (and exec and exit) pass @comm: a name the task gives
+ * itself, or is given through /proc, is in its row by its next switch-out
+ * (16 bytes read and written on 2 of the 6 events of a pipe round trip
+ * instead of all 6).
+ */
+static __always_inline void row_learn_btf(struct ctxsw_row *r,
+					  const struct task_info *ti,
+					  struct task_struct *t, bool comm)
+{
+	if (!r->tid)
+		comm = true;
+	row_init(r, ti);
+	if (ti->tgid > 0)
+		r->tgid = ti->tgid;
+	if (comm)
+		__builtin_memcpy(r->comm, t->comm, sizeof(r->comm));
 }
 
 static __always_inline bool row_alive(const struct ctxsw_row *r)
@@ -408,7 +445,7 @@ static __always_inline __u32 row_switch_out(struct ctxsw_row *r,
 		return kind | guessed;
 	}
 	r->cpu = -1;
-	r->flags &= ~CTXSW_RF_LAT_PENDING;
+	r->flags &= ~(CTXSW_RF_LAT_PENDING | CTXSW_RF_MAYBE_WOKEN);
 	if (kind == CTXSW_KIND_VOLUNTARY && !o->preempt && o->state) {
 		if (!(r->flags & CTXSW_RF_EARLY_WAKE)) {
 			r->state = CTXSW_ST_SLEEP;
@@ -422,7 +459,12 @@ static __always_inline __u32 row_switch_out(struct ctxsw_row *r,
 			r->state = CTXSW_ST_RUNNABLE;
 			lat_begin(r, r->early_ts, r->early_waker);
 		} else {
+			/* woken before it left, or the waking was one the
+			 * kernel found it still queued for (it ran on, and
+			 * this is a later sleep): row_waking() tells */
 			r->state = CTXSW_ST_RUNNABLE;
+			r->sleep_idx = sleep_class(o->state);
+			r->flags |= CTXSW_RF_MAYBE_WOKEN;
 			lat_begin(r, ts, r->early_waker);
 		}
 	} else {
@@ -444,6 +486,7 @@ static __always_inline void row_switch_in(struct ctxsw_row *r, __u64 ts,
 		lat_end(r, ts, cpu, prev_tid);
 	r->switch_in++;
 	r->state = CTXSW_ST_RUNNING;
+	r->flags &= ~CTXSW_RF_MAYBE_WOKEN; /* it was woken, as it seemed */
 	r->cpu = cpu;
 	r->nvcsw = nv;
 	r->nivcsw = niv;
@@ -454,7 +497,15 @@ static __always_inline void row_waking(struct ctxsw_row *r, __u64 ts,
 				       __s32 waker)
 {
 	r->wakeups++;
-	r->flags |= CTXSW_RF_WAKED;
+	if (r->state == CTXSW_ST_RUNNABLE &&
+	    (r->flags & CTXSW_RF_MAYBE_WOKEN)) {
+		/* A waking before the switch-in: the one seen while it ran
+		 * was not for this sleep (the kernel found the task still
+		 * queued, set it running and let it go on), so it slept
+		 * from its switch-out (state_ts, sleep_idx) to this one. */
+		r->flags &= ~(CTXSW_RF_MAYBE_WOKEN | CTXSW_RF_LAT_PENDING);
+		r->state = CTXSW_ST_SLEEP;
+	}
 	if (r->state == CTXSW_ST_NEW) {
 		row_start(r, CTXSW_ST_RUNNABLE, ts);
 		lat_begin(r, ts, waker);
@@ -471,30 +522,12 @@ static __always_inline void row_waking(struct ctxsw_row *r, __u64 ts,
 			lat_begin(r, ts, waker);
 		}
 	} else if (r->state == CTXSW_ST_RUNNING && ts >= r->state_ts) {
-		/* it will sleep at once, already woken, or it is woken
-		 * before it left: the wakeup that follows tells which */
+		/* it is woken before it left, or the kernel finds it still
+		 * queued and lets it run on: its next switch-out and what
+		 * follows it tell which (row_switch_out()) */
 		r->flags |= CTXSW_RF_EARLY_WAKE;
 		r->early_waker = waker < 0 ? -1 : waker;
 		r->early_ts = ts;
-	}
-}
-
-static __always_inline void row_wakeup(struct ctxsw_row *r, __u64 ts)
-{
-	if (r->flags & CTXSW_RF_WAKED) {
-		r->flags &= ~CTXSW_RF_WAKED;
-		if (r->state == CTXSW_ST_RUNNING)
-			r->flags &= ~CTXSW_RF_EARLY_WAKE;
-		return;
-	}
-	r->wakeups++;
-	if (r->state == CTXSW_ST_NEW) {
-		row_start(r, CTXSW_ST_RUNNABLE, ts);
-		lat_begin(r, ts, -1);
-	} else if (r->state == CTXSW_ST_SLEEP) {
-		row_advance(r, ts);
-		r->state = CTXSW_ST_RUNNABLE;
-		lat_begin(r, ts, -1);
 	}
 }
 
@@ -565,7 +598,8 @@ static __always_inline void agg_missed_out(__s32 cur, __s32 cpu)
 		r->state = CTXSW_ST_SLEEP;
 		r->sleep_idx = 2;	/* CTXMON_SLEEP_OTHER */
 		r->cpu = -1;
-		r->flags &= ~(CTXSW_RF_LAT_PENDING | CTXSW_RF_EARLY_WAKE);
+		r->flags &= ~(CTXSW_RF_LAT_PENDING | CTXSW_RF_EARLY_WAKE |
+			      CTXSW_RF_MAYBE_WOKEN);
 	}
 	row_unlock(r);
 }
@@ -606,7 +640,7 @@ int BPF_PROG(agg_sched_switch, bool preempt, struct task_struct *prev,
 		o.niv = prev->nivcsw;
 		r = row_get(pi.tid, true);
 		if (r && row_lock(r)) {
-			row_learn(r, &pi);
+			row_learn_btf(r, &pi, prev, true);
 			kind = row_switch_out(r, &o);
 			row_unlock(r);
 			if ((kind & 7) == CTXSW_KIND_EXIT)
@@ -624,7 +658,7 @@ int BPF_PROG(agg_sched_switch, bool preempt, struct task_struct *prev,
 		nniv = next->nivcsw;
 		r = row_get(ni.tid, true);
 		if (r && row_lock(r)) {
-			row_learn(r, &ni);
+			row_learn_btf(r, &ni, next, false);
 			row_switch_in(r, o.ts, cpu, pi.tid, nnv, nniv);
 			row_unlock(r);
 		}
@@ -655,11 +689,9 @@ static __always_inline int agg_wake(struct task_struct *p, __u8 type)
 
 	if (!r || !row_lock(r))
 		return 0;
-	row_learn(r, &ti);
+	row_learn_btf(r, &ti, p, false);
 	if (type == CTXSW_WAKING)
 		row_waking(r, ts, waker);
-	else if (type == CTXSW_WAKEUP)
-		row_wakeup(r, ts);
 	else
 		row_wakeup_new(r, ts, waker);
 	row_unlock(r);
@@ -670,29 +702,6 @@ SEC("tp_btf/sched_waking")
 int BPF_PROG(agg_sched_waking, struct task_struct *p)
 {
 	return agg_wake(p, CTXSW_WAKING);
-}
-
-/*
- * Most wakeups follow their waking, which did the work: they only clear
- * its flag, without reading the clock or the task again.  The others go
- * the whole way (row_wakeup() looks at the flag again: a waking may come
- * between).
- */
-SEC("tp_btf/sched_wakeup")
-int BPF_PROG(agg_sched_wakeup, struct task_struct *p)
-{
-	struct task_info ti;
-	struct ctxsw_row *r = agg_row(p, &ti);
-	bool waked = false;
-
-	if (!r || !row_lock(r))
-		return 0;
-	if (r->flags & CTXSW_RF_WAKED) {
-		waked = true;
-		row_wakeup(r, 0);
-	}
-	row_unlock(r);
-	return waked ? 0 : agg_wake(p, CTXSW_WAKEUP);
 }
 
 SEC("tp_btf/sched_wakeup_new")
@@ -709,7 +718,7 @@ int BPF_PROG(agg_sched_migrate_task, struct task_struct *p, int dest_cpu)
 
 	if (!r || !row_lock(r))
 		return 0;
-	row_learn(r, &ti);
+	row_learn_btf(r, &ti, p, false);
 	r->migrations++;
 	row_unlock(r);
 	return 0;
@@ -883,7 +892,7 @@ int BPF_PROG(agg_sched_process_exit, struct task_struct *p)
 	if (!r)
 		return 0;
 	if (row_lock(r)) {
-		row_learn(r, &ti);
+		row_learn_btf(r, &ti, p, true);
 		r->exited |= CTXSW_EXITED;
 		row_unlock(r);
 	}
