@@ -14,56 +14,50 @@ skip_unless_capture
 "$CTXMON" stat --backend bpf-agg -o /dev/null -- true 2>/dev/null ||
 	skip "bpf-agg does not load here"
 
-# shellcheck disable=SC2016
-churn='for i in $(seq 40); do "$1" 8 4; sleep 0.05; done'
-rc=0
-CTXMON_BPF_ROWS=96 "$CTXMON" stat --backend bpf-agg --check --json \
-	-o "$T/reuse.json" -- sh -c "$churn" sh "$WL/forkstorm" \
-	2>"$T/reuse.err" || rc=$?
-echo "reuse: CTXMON_BPF_ROWS=96 ctxmon stat --backend bpf-agg --check -- 40 x forkstorm 8 4 -> exit $rc"
-sed 's/^/  | /' "$T/reuse.err"
-san_check reuse "$T/reuse.err"
-[ "$rc" = 0 ] || fail "reuse: exit $rc"
-res=$(python3 - "$T/reuse.json" <<'PY'
+# agg NAME ROWS EXPECTED_RC CMD...: stat --check --json of CMD with a
+# table of ROWS rows; sets res to "lost= complete= match= processes=
+# percpu=".
+agg() {
+	local name=$1 rows=$2 want=$3 rc=0
+	shift 3
+	CTXMON_BPF_ROWS=$rows "$CTXMON" stat --backend bpf-agg --check --json \
+		-o "$T/$name.json" -- "$@" 2>"$T/$name.err" || rc=$?
+	echo "$name: CTXMON_BPF_ROWS=$rows ctxmon stat --backend bpf-agg --check -- $* -> exit $rc"
+	sed 's/^/  | /' "$T/$name.err"
+	san_check "$name" "$T/$name.err"
+	[ "$rc" = "$want" ] || fail "$name: exit $rc, not $want"
+	res=$(python3 - "$T/$name.json" <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1]))
 c, k = j["capture"], j["kernel"]
-print("lost=%d complete=%s match=%s processes=%d" % (
-    c["lost"], c["complete"], k["match"], len(j["processes"])))
+print("lost=%d complete=%s match=%s processes=%d percpu=%d" % (
+    c["lost"], c["complete"], k["match"], len(j["processes"]),
+    sum(c["lost_per_cpu"])))
 PY
 )
-echo "  $res"
+	echo "  $res"
+}
+
+# shellcheck disable=SC2016
+agg reuse 96 0 sh -c 'for i in $(seq 40); do "$1" 8 4; sleep 0.05; done' \
+	sh "$WL/forkstorm"
 case $res in
 "lost=0 complete=True match=True processes="*) ;;
 *) fail "reuse: $res" ;;
 esac
 n=${res##*processes=}
+n=${n%% *}
 [ "$n" -gt 384 ] 2>/dev/null ||
 	fail "reuse: $n processes, not enough to go round 96 slots 4 times"
 
-rc=0
-CTXMON_BPF_ROWS=8 "$CTXMON" stat --backend bpf-agg --check --json \
-	-o "$T/full.json" -- sh -c \
-	'for i in 1 2 3 4 5 6 7 8 9 10 11 12; do sleep 0.3 & done; wait' \
-	2>"$T/full.err" || rc=$?
-echo "full: CTXMON_BPF_ROWS=8 ctxmon stat --backend bpf-agg --check -- 12 x sleep 0.3 & -> exit $rc"
-sed 's/^/  | /' "$T/full.err"
-san_check full "$T/full.err"
-[ "$rc" = 3 ] || fail "full: exit $rc, not 3 (counts that cannot match)"
-res=$(python3 - "$T/full.json" <<'PY'
-import json, sys
-j = json.load(open(sys.argv[1]))
-c = j["capture"]
-print("lost=%d complete=%s percpu=%d" % (
-    c["lost"], c["complete"], sum(c["lost_per_cpu"])))
-PY
-)
-echo "  $res"
+# exit 3: counts that cannot match
+agg full 8 3 sh -c \
+	'for i in 1 2 3 4 5 6 7 8 9 10 11 12; do sleep 0.3 & done; wait'
 lost=${res#lost=}
 lost=${lost%% *}
 [ "$lost" -gt 0 ] 2>/dev/null || fail "full: no loss reported ($res)"
 case $res in
-*"complete=False percpu=$lost") ;;
+*"complete=False match=False "*"percpu=$lost") ;;
 *) fail "full: $res" ;;
 esac
 "$CTXMON" stat --backend bpf-agg -o "$T/full.txt" -- true 2>/dev/null

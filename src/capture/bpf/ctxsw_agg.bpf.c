@@ -604,6 +604,28 @@ static __always_inline void agg_missed_out(__s32 cur, __s32 cpu)
 	row_unlock(r);
 }
 
+/*
+ * The row of task @t (@ti read from it) when the filters let it in, made
+ * if missing; NULL otherwise.  Under a pid filter a live row of the same
+ * process is one they let in already: an index away, where the filter is
+ * a hash lookup (a third of what a switch cost under `stat -- CMD`).  A
+ * thread can leave a cgroup, so that filter is asked every time.
+ */
+static __always_inline struct ctxsw_row *row_of(struct task_struct *t,
+						const struct task_info *ti)
+{
+	struct ctxsw_row *r;
+
+	if (filtering() && !cg_id) {
+		r = row_get(ti->tid, false);
+		if (r && r->tgid == ti->tgid)
+			return r;
+	}
+	if (filtering() && !task_selected_as(t, true))
+		return NULL;
+	return row_get(ti->tid, true);
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(agg_sched_switch, bool preempt, struct task_struct *prev,
 	     struct task_struct *next)
@@ -635,11 +657,10 @@ int BPF_PROG(agg_sched_switch, bool preempt, struct task_struct *prev,
 	 * tasklist lock sleeps) is still counted */
 	o.after_fold = prev->exit_state && pi.tid != pi.tgid && !prev->sighand;
 
-	if (pi.tid > 0 && (!filtering() || task_selected_as(prev, true))) {
+	if (pi.tid > 0 && (r = row_of(prev, &pi))) {
 		o.nv = prev->nvcsw;
 		o.niv = prev->nivcsw;
-		r = row_get(pi.tid, true);
-		if (r && row_lock(r)) {
+		if (row_lock(r)) {
 			row_learn_btf(r, &pi, prev, true);
 			kind = row_switch_out(r, &o);
 			row_unlock(r);
@@ -653,11 +674,10 @@ int BPF_PROG(agg_sched_switch, bool preempt, struct task_struct *prev,
 			}
 		}
 	}
-	if (ni.tid > 0 && (!filtering() || task_selected_as(next, true))) {
+	if (ni.tid > 0 && (r = row_of(next, &ni))) {
 		nnv = next->nvcsw;
 		nniv = next->nivcsw;
-		r = row_get(ni.tid, true);
-		if (r && row_lock(r)) {
+		if (row_lock(r)) {
 			row_learn_btf(r, &ni, next, false);
 			row_switch_in(r, o.ts, cpu, pi.tid, nnv, nniv);
 			row_unlock(r);
@@ -672,12 +692,10 @@ static __always_inline struct ctxsw_row *agg_row(struct task_struct *p,
 {
 	if (!cpu_selected())
 		return NULL;
-	if (filtering() && !task_selected_as(p, true))
-		return NULL;
 	read_task_btf(p, ti);
 	if (ti->tid <= 0)
 		return NULL;
-	return row_get(ti->tid, true);
+	return row_of(p, ti);
 }
 
 static __always_inline int agg_wake(struct task_struct *p, __u8 type)
