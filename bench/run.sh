@@ -9,6 +9,8 @@
 #
 #   BENCH_QUICK=1        a ~2-minute smoke run (short workloads, 3 runs)
 #   BENCH_RUNS=N         workload runs per measurement (default 5, quick 3)
+#   BENCH_BPFCOST_ROUNDS=N  interleaved rounds of the in-kernel timing (default
+#                        3, quick 1); the median round is kept
 #   BENCH_ONLY=LIST      sections: overhead,loss,bpfcost,analysis,rss
 #                        (default all);
 #                        "saturation" runs only the saturated part of loss
