@@ -350,20 +350,18 @@ static void skel_destroy(struct bpf_priv *p)
 	memset(&p->maps, 0, sizeof(p->maps));
 }
 
-/* One number from a /proc file, @dflt when it cannot be read. */
-static long proc_long(const char *path, long dflt)
+/* The number in /proc file @path after @sep (at its start when NULL),
+ * or @dflt when it cannot be read. */
+static long proc_long(const char *path, char sep, long dflt)
 {
-	char buf[64];
-	long v;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	size_t len;
+	char *text = sys__read_text(path, 4096, &len), *at;
+	long v = 0;
 
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
-		return dflt;
-	buf[n] = 0;
-	v = strtol(buf, NULL, 10);
+	at = text && sep ? strchr(text, sep) : text;
+	if (at)
+		v = strtol(at + (sep != 0), NULL, 10);
+	free(text);
 	return v > 0 ? v : dflt;
 }
 
@@ -378,25 +376,13 @@ static long proc_long(const char *path, long dflt)
  */
 static int size_rows(struct bpf_priv *p, struct ctxsw_agg_bpf *a)
 {
-	long pid_max = proc_long("/proc/sys/kernel/pid_max", 4194304);
+	long pid_max = proc_long("/proc/sys/kernel/pid_max", 0, 4194304);
+	/* "runnable/threads" */
+	long threads = proc_long("/proc/loadavg", '/', 0);
 	const char *env = getenv("CTXMON_BPF_ROWS");
-	unsigned long want;
-	long threads = 0;
-	char buf[128];
-	int fd, err;
+	unsigned long want = (unsigned long)threads * 4 + 4096;
+	int err;
 
-	fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		ssize_t n = read(fd, buf, sizeof(buf) - 1);
-		char *slash;
-
-		close(fd);
-		buf[n > 0 ? n : 0] = 0;
-		slash = strchr(buf, '/');
-		if (slash)
-			threads = strtol(slash + 1, NULL, 10);
-	}
-	want = (unsigned long)(threads > 0 ? threads : 0) * 4 + 4096;
 	if (want < 8192)
 		want = 8192;
 	if (want > 65536)

@@ -67,16 +67,33 @@ void bpf_row__stats(const struct ctxsw_row *r, uint64_t now,
 		else if (r->state == CTXSW_ST_RUNNABLE &&
 			 !(r->flags & CTXSW_RF_MAYBE_WOKEN))
 			s->wait_ns += d;
-		/* runnable or asleep, the next event tells: the time it
-		 * can last is a sleep's (ctxsw_agg.bpf.c), so charged as
-		 * one until then */
-		else
+		else	/* asleep; or runnable or asleep, which the next event
+			 * tells (MAYBE_WOKEN), for what may be a sleep's time,
+			 * so charged as one until then */
 			s->sleep_ns[r->sleep_idx < 3 ? r->sleep_idx : 2] += d;
 		s->last_ts = now;
 	}
 }
 
 static int fold_dead(struct bpf_priv *p, size_t k);
+
+/* Room for element @n of the array *@v of *@cap elements of @sz bytes
+ * (@first at the start); 0 or -ENOMEM. */
+static int grow(void **v, size_t *cap, size_t n, size_t sz, size_t first)
+{
+	size_t nc;
+	void *m;
+
+	if (n < *cap)
+		return 0;
+	nc = *cap ? *cap * 2 : first;
+	m = realloc(*v, nc * sz);
+	if (!m)
+		return -ENOMEM;
+	*v = m;
+	*cap = nc;
+	return 0;
+}
 
 /* Whether mark @m is for row @r: its tid, and the row began at or
  * after the process started and before the mark (a later process with
@@ -103,15 +120,9 @@ static int apply_marks(struct bpf_priv *p, size_t from)
 	void *prev = NULL;
 
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		if (p->nmarks == p->marks_cap) {
-			size_t nc = p->marks_cap ? p->marks_cap * 2 : 64;
-			void *m = realloc(p->marks, nc * sizeof(*p->marks));
-
-			if (!m)
-				return -ENOMEM;
-			p->marks = m;
-			p->marks_cap = nc;
-		}
+		if (grow((void **)&p->marks, &p->marks_cap, p->nmarks,
+			 sizeof(*p->marks), 64) < 0)
+			return -ENOMEM;
 		p->marks[p->nmarks].k = next;
 		if (bpf_map_lookup_elem(fd, &next, &p->marks[p->nmarks].ts) == 0)
 			p->nmarks++;
@@ -218,22 +229,6 @@ static int free_drained(struct bpf_priv *p, uint64_t now)
 	return ret;
 }
 
-static int grow(void **v, size_t *cap, size_t n, size_t sz, size_t first)
-{
-	size_t nc;
-	void *m;
-
-	if (n < *cap)
-		return 0;
-	nc = *cap ? *cap * 2 : first;
-	m = realloc(*v, nc * sz);
-	if (!m)
-		return -ENOMEM;
-	*v = m;
-	*cap = nc;
-	return 0;
-}
-
 int bpf_agg__drain_dead(struct bpf_priv *p, uint64_t now)
 {
 	size_t n = 0, before = p->ndead;
@@ -247,9 +242,9 @@ int bpf_agg__drain_dead(struct bpf_priv *p, uint64_t now)
 		struct ctxsw_row *src = slot_at(p, i);
 		struct ctxsw_row *r;
 
-		if (!row_buried(src) ||
-		    (__atomic_load_n(&src->exited, __ATOMIC_RELAXED) &
-		     CTXSW_DRAINED))
+		/* buried, and not drained yet */
+		if ((__atomic_load_n(&src->exited, __ATOMIC_ACQUIRE) &
+		     (CTXSW_BURIED | CTXSW_DRAINED)) != CTXSW_BURIED)
 			continue;
 		ret = grow((void **)&p->dead, &p->dead_cap, p->ndead,
 			   sizeof(*p->dead), 256);

@@ -417,6 +417,11 @@ static bool targets_alive(const struct capture_opts *c)
 	return false;
 }
 
+/* How long after a tick (capture_loop.due) the loop wakes: the stream's
+ * reading slack (STREAM_SLACK_NS, 10 ms), after which every event up to
+ * the tick has been delivered, and a millisecond. */
+#define TICK_LATE_NS 11000000ull
+
 int capture__loop(const char *cmd, struct capture_loop *l)
 {
 	const struct capture_opts *c = l->cap;
@@ -430,9 +435,7 @@ int capture__loop(const char *cmd, struct capture_loop *l)
 		int wait_ms = 100;
 
 		if (l->due) {
-			/* the reader's slack (STREAM_SLACK_NS) past the tick,
-			 * and a millisecond */
-			uint64_t at = *l->due + 11000000ull,
+			uint64_t at = *l->due + TICK_LATE_NS,
 				 now = ctxmon_clock_ns();
 
 			if (at <= now)

@@ -26,8 +26,8 @@ char LICENSE[] SEC("license") = "GPL";
  * space gives back (free_slots).  A dead thread's row is buried: its tid
  * lets go of the slot, user space copies the row out, and zeroes it and
  * gives the slot back once no program that found the row before it was
- * buried can still be running (bpf_agg.c).  The
- * rows array is mmap'ed by user space, which reads rows in place.
+ * buried can still be running (bpf_agg.c).  The rows array is mmap'ed by
+ * user space, which reads rows in place.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -269,12 +269,22 @@ static __always_inline void row_init(struct ctxsw_row *r,
 	r->lat.max_prev_tid = -1;
 }
 
-static __always_inline void row_learn(struct ctxsw_row *r,
-				      const struct task_info *ti)
+/* row_init() and the tgid; true for a new row. */
+static __always_inline bool row_learn_ids(struct ctxsw_row *r,
+					  const struct task_info *ti)
 {
+	bool fresh = !r->tid;
+
 	row_init(r, ti);
 	if (ti->tgid > 0)
 		r->tgid = ti->tgid;
+	return fresh;
+}
+
+static __always_inline void row_learn(struct ctxsw_row *r,
+				      const struct task_info *ti)
+{
+	row_learn_ids(r, ti);
 	__builtin_memcpy(r->comm, ti->comm, sizeof(r->comm));
 }
 
@@ -290,12 +300,7 @@ static __always_inline void row_learn_btf(struct ctxsw_row *r,
 					  const struct task_info *ti,
 					  struct task_struct *t, bool comm)
 {
-	if (!r->tid)
-		comm = true;
-	row_init(r, ti);
-	if (ti->tgid > 0)
-		r->tgid = ti->tgid;
-	if (comm)
+	if (row_learn_ids(r, ti) || comm)
 		__builtin_memcpy(r->comm, t->comm, sizeof(r->comm));
 }
 
@@ -616,14 +621,14 @@ static __always_inline struct ctxsw_row *row_of(struct task_struct *t,
 {
 	struct ctxsw_row *r;
 
-	if (filtering() && !cg_id) {
+	if (!filtering())
+		return row_get(ti->tid, true);
+	if (!cg_id) {
 		r = row_get(ti->tid, false);
 		if (r && r->tgid == ti->tgid)
 			return r;
 	}
-	if (filtering() && !task_selected_as(t, true))
-		return NULL;
-	return row_get(ti->tid, true);
+	return task_selected_as(t, true) ? row_get(ti->tid, true) : NULL;
 }
 
 SEC("tp_btf/sched_switch")
