@@ -244,8 +244,9 @@ pid_t ctxmon_reader_tgid(const struct ctxmon_reader *r, pid_t tid);
  * Format @ev as one trace_pipe line (no newline) in this kernel's print
  * formats: "comm-tid [cpu] secs.usecs: event: fields", the comm of the
  * line being the one ctxmon_reader_comm() gives.  Call it from the read
- * callback.  Returns the length (the text is cut to fit @len, NUL
- * terminated), or a negative errno.
+ * callback.  Returns the length of the whole line, or a negative errno;
+ * the text is cut to fit @len (NUL terminated), so a return of @len or
+ * more asks for a buffer of that length + 1 (a long irq name or path).
  */
 int ctxmon_reader_format_event(const struct ctxmon_reader *r,
 			       const struct ctxmon_event *ev, unsigned flags,

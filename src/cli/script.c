@@ -144,8 +144,8 @@ static int parse(struct script_run *s, int argc, char **argv)
 static int on_event(const struct ctxmon_event *ev, void *ctx)
 {
 	struct script_run *s = ctx;
-	char line[2048];
-	int n;
+	char line[2048], *text = line;
+	int n, ret = 0;
 
 	if (s->cpu_set && (ev->cpu < 0 || (size_t)ev->cpu >= s->ncpu_set ||
 			   !s->cpu_set[ev->cpu]))
@@ -153,11 +153,22 @@ static int on_event(const struct ctxmon_event *ev, void *ctx)
 	n = ctxmon_reader_format_event(s->r, ev, s->flags, line, sizeof(line));
 	if (n < 0)
 		return 0; /* a type with no text form */
-	if (fputs(line, s->f) == EOF || putc('\n', s->f) == EOF) {
-		s->werr = errno ? errno : EIO;
-		return -EIO;
+	if ((size_t)n >= sizeof(line)) {
+		/* a long irq name or path (an imported line holds up to
+		 * 8 KiB): the whole line, never a cut one */
+		text = malloc((size_t)n + 1);
+		if (!text)
+			return -ENOMEM;
+		ctxmon_reader_format_event(s->r, ev, s->flags, text,
+					   (size_t)n + 1);
 	}
-	return 0;
+	if (fputs(text, s->f) == EOF || putc('\n', s->f) == EOF) {
+		s->werr = errno ? errno : EIO;
+		ret = -EIO;
+	}
+	if (text != line)
+		free(text);
+	return ret;
 }
 
 /* Metadata from the @from-th key on, as comments (`ctxmon import` skips

@@ -45,4 +45,19 @@ for in in "$D"/*; do
 	n=$((n + 1))
 done
 [ "$n" -ge 1 ] || fail "no repro input ran"
+
+# An irq name longer than script's line buffer (the fuzzer's finding,
+# tests/fuzz/corpus/import/long-irq-name.txt): script printed the line cut
+# at 2047 bytes, and the round trip above stays stable on the cut text.
+name=$(head -c 3000 /dev/zero | tr '\0' 'q')
+printf '          <idle>-0       [000]  1234.567896: irq_handler_entry: irq=44 name=%s\n' \
+	"$name" >"$T/longirq.txt"
+"$CTXMON" import "$T/longirq.txt" -o "$T/longirq.ctx" 2>"$T/longirq.err" ||
+	fail "long irq name: import exited: $(tail -n 1 "$T/longirq.err")"
+"$CTXMON" script -i "$T/longirq.ctx" >"$T/longirq.out" 2>"$T/longirq.serr"
+san_check "long irq name script" "$T/longirq.serr"
+got=$(sed -n 's/.* irq_handler_entry: irq=44 name=//p' "$T/longirq.out")
+echo "long irq name: ${#name} bytes in, ${#got} bytes out of script"
+[ "$got" = "$name" ] ||
+	fail "long irq name: script printed ${#got} of its ${#name} bytes"
 finish

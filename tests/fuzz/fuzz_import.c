@@ -42,14 +42,22 @@ static void append(struct text *t, const char *s, size_t n)
 static int print(const struct ctxmon_event *ev, void *p)
 {
 	struct text *t = p;
-	char line[2048];
+	char line[2048], *text = line;
 	int n = ctxmon_reader_format_event(t->r, ev, CTXMON_TEXT_NS, line,
-					   sizeof(line) - 1);
+					   sizeof(line));
 
-	if (n < 0 || n >= (int)sizeof(line) - 1)
+	if (n < 0)
 		abort();
-	line[n] = '\n';
-	append(t, line, (size_t)n + 1);
+	if ((size_t)n >= sizeof(line)) { /* a long irq name or path */
+		text = malloc((size_t)n + 1);
+		if (!text || ctxmon_reader_format_event(t->r, ev, CTXMON_TEXT_NS,
+							text, (size_t)n + 1) != n)
+			abort();
+	}
+	append(t, text, (size_t)n);
+	append(t, "\n", 1);
+	if (text != line)
+		free(text);
 	return 0;
 }
 
