@@ -189,6 +189,14 @@ void ctxmon_reader_set_task_fn(struct ctxmon_reader *r, ctxmon_task_fn fn,
  * a cut-short file is not an error here), a callback's non-zero return,
  * -EBADMSG when damaged data stopped the reading (events before it were
  * delivered), or another negative errno.  Reads the file once.
+ *
+ * From a file or memory, helper threads check, decompress and decode the
+ * chunks ahead, one per CPU this thread may run on beyond its own (at
+ * most three; CTXMON_READ_THREADS=N sets the threads in all, 1 for none).
+ * The callbacks still run on the calling thread, in the same order, with
+ * the same records and the same stop as with none.  The helpers end when
+ * the reading does, and with ctxmon_reader_close().  A pipe is read on
+ * the calling thread only: a chunk's events come as soon as it has.
  */
 int ctxmon_reader_read(struct ctxmon_reader *r, ctxmon_event_fn fn, void *ctx);
 

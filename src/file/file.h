@@ -181,6 +181,8 @@ int codec__finish(struct codec *c, struct fbuf *out);
  */
 int codec__load(struct codec *c, const uint8_t *p, size_t len,
 		struct strtab *strs, const char **why);
+/* Decoder: records of the loaded chunk not decoded yet. */
+size_t codec__left(const struct codec *c);
 
 /*
  * The task facts (comm, tgid) a decoded event gives that a task table fed
@@ -201,12 +203,13 @@ enum {
 	TASK_NEW_ALL = (1u << 5) - 1,
 };
 
+/* A decoded record.  A task declaration (is_task) is given in ev.tid,
+ * ev.tgid and ev.sw.prev_comm; this keeps the record small, for the
+ * reader's helpers hand records over to another CPU by the million. */
 struct codec_rec {
+	struct ctxmon_event ev;
+	uint8_t news;			/* an event's TASK_NEW_* */
 	bool is_task;
-	struct ctxmon_event ev;		/* !is_task */
-	unsigned news;			/* !is_task: TASK_NEW_* */
-	int32_t tid, tgid;		/* is_task */
-	const char *comm;
 };
 
 /* Decoder: next record; 1 when one is returned, 0 at the end of the

@@ -708,6 +708,11 @@ size_t codec__records(const struct codec *c)
 	return c->nrec;
 }
 
+size_t codec__left(const struct codec *c)
+{
+	return c->left;
+}
+
 size_t codec__raw_size(const struct codec *c)
 {
 	size_t n = c->strbuf.len + 16 + 10 * COL__N;
@@ -818,12 +823,11 @@ int codec__next(struct codec *c, struct codec_rec *r, const char **why)
 	memset(&r->ev, 0, sizeof(r->ev));
 	r->is_task = false;
 	r->news = 0;
-	r->tid = r->tgid = 0;
-	r->comm = NULL;
 	type = rd_u8(c, COL_TYPE);
 	if (type == REC_TASK) {
 		r->is_task = true;
-		code_task(c, false, &r->tid, &r->tgid, &r->comm);
+		code_task(c, false, &r->ev.tid, &r->ev.tgid,
+			  &r->ev.sw.prev_comm);
 	} else if (type < CTXMON_EV__MAX) {
 		mask = rd_uvar(c, COL_MISS);
 		r->ev.type = type;
@@ -834,10 +838,10 @@ int codec__next(struct codec *c, struct codec_rec *r, const char **why)
 			uint64_t none = 0;
 
 			code_event(c, false, &none, &r->ev);
-			r->news = dec_news(&r->ev, none);
+			r->news = (uint8_t)dec_news(&r->ev, none);
 		} else {
 			code_event(c, false, &mask, &r->ev);
-			r->news = dec_news(&r->ev, mask);
+			r->news = (uint8_t)dec_news(&r->ev, mask);
 		}
 	} else {
 		*why = "unknown record type (written by a newer ctxmon?)";

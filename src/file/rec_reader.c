@@ -24,66 +24,58 @@
 
 #include "capture/textparse.h"
 #include "file/file.h"
+#include "file/rec_reader_int.h"
 
-struct meta_ent {
-	char *key;
-	uint8_t *val; /* len bytes + a NUL not counted in len */
-	size_t len;
-};
-
-enum rstate { R_CHUNKS, R_EVENTS, R_DONE };
-
-struct ctxmon_reader {
-	int fd; /* -1: reading from memory */
-	const uint8_t *mem;
-	size_t memlen;
-	uint64_t off; /* offset of the next unread byte */
-
-	struct strtab *strs;
-	struct codec *codec;
-	ZSTD_DCtx *zd;
-	struct fbuf stored, raw;
-	uint64_t chunk_off; /* offset of the chunk being decoded */
-
-	enum rstate state;
-	bool pending; /* an EVENTS chunk read by open(), undecoded */
-	int result; /* read()'s result once R_DONE */
-
-	struct meta_ent *meta;
-	size_t nmeta, meta_cap, meta_bytes;
-
-	struct tasktab *tasks;
-	ctxmon_task_fn task_fn;
-	void *task_ctx;
-
-	struct ctxmon_reader_info info;
-	char err[256];
-};
-
+static void note(struct rerr *e, uint64_t off, bool damaged,
+		 const char *fmt, ...) PRINTF_LIKE(4, 5);
 static void problem(struct ctxmon_reader *r, uint64_t off, bool damaged,
 		    const char *fmt, ...) PRINTF_LIKE(4, 5);
+
+static void vnote(struct rerr *e, uint64_t off, bool damaged,
+		  const char *fmt, va_list ap)
+{
+	e->set = true;
+	e->damaged = damaged;
+	e->off = off;
+	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+}
+
+static void note(struct rerr *e, uint64_t off, bool damaged,
+		 const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vnote(e, off, damaged, fmt, ap);
+	va_end(ap);
+}
 
 /* Record what stops the reading: the first problem, except that damage
  * found after a cut (data after a "cut short" end marker) is the one
  * told. */
-static void problem(struct ctxmon_reader *r, uint64_t off, bool damaged,
-		    const char *fmt, ...)
+void reader__tell(struct ctxmon_reader *r, const struct rerr *e)
 {
-	va_list ap;
-	int n;
-
-	if (r->err[0] && (!damaged || r->info.damaged))
+	if (!e->set || (r->err[0] && (!e->damaged || r->info.damaged)))
 		return;
-	if (damaged)
+	if (e->damaged)
 		r->info.damaged = true;
 	else
 		r->info.truncated = true;
-	r->info.problem_offset = off;
-	n = snprintf(r->err, sizeof(r->err), "offset %" PRIu64 ": ", off);
+	r->info.problem_offset = e->off;
+	snprintf(r->err, sizeof(r->err), "offset %" PRIu64 ": %s", e->off,
+		 e->msg);
+}
+
+static void problem(struct ctxmon_reader *r, uint64_t off, bool damaged,
+		    const char *fmt, ...)
+{
+	struct rerr e;
+	va_list ap;
+
 	va_start(ap, fmt);
-	if (n > 0 && (size_t)n < sizeof(r->err))
-		vsnprintf(r->err + n, sizeof(r->err) - (size_t)n, fmt, ap);
+	vnote(&e, off, damaged, fmt, ap);
 	va_end(ap);
+	reader__tell(r, &e);
 }
 
 /* Read up to @n bytes; returns how many were read (fewer only at the end
@@ -215,36 +207,23 @@ bad:
 
 /* ---- chunks -------------------------------------------------------- */
 
-struct chunk {
-	uint16_t type, flags;
-	const uint8_t *data; /* payload after decompression */
-	size_t len;
-};
-
-/*
- * Read and check the next chunk.  1: one is in @ch; 0: the data ends
- * cleanly between chunks; -EBADMSG: truncated or damaged (see r->err);
- * other negative errno: I/O or memory.
- */
-static int next_chunk(struct ctxmon_reader *r, struct chunk *ch)
+int reader__chunk_read(struct ctxmon_reader *r, struct chunk *ch,
+		       struct fbuf *stored, struct rerr *e)
 {
 	uint8_t h[CHUNK_HEADER_LEN];
-	uint32_t stored, rawlen;
 	uint64_t at = r->off;
 	ssize_t n;
-	size_t z;
 
-	r->chunk_off = at;
+	ch->off = at;
 	n = src_read(r, h, sizeof(h));
 	if (n < 0)
 		return (int)n;
 	if (n == 0)
 		return 0;
 	if (n < (ssize_t)sizeof(h)) {
-		problem(r, at, false,
-			"file ends inside a chunk header "
-			"(%zd of %d bytes)",
-			n, CHUNK_HEADER_LEN);
+		note(e, at, false,
+		     "file ends inside a chunk header (%zd of %d bytes)", n,
+		     CHUNK_HEADER_LEN);
 		return -EBADMSG;
 	}
 	if (le32_get(h) != CHUNK_MAGIC) {
@@ -255,69 +234,97 @@ static int next_chunk(struct ctxmon_reader *r, struct chunk *ch)
 		/* A crash can leave the file longer than its data, padded
 		 * with zeros: that is a cut, not damage. */
 		if (zeros)
-			problem(r, at, false, "file ends in zeros");
+			note(e, at, false, "file ends in zeros");
 		else
-			problem(r, at, true, "no chunk here (bad chunk magic)");
+			note(e, at, true, "no chunk here (bad chunk magic)");
 		return -EBADMSG;
 	}
 	if (le32_get(h + 20) != crc32c__sum(0, h, 20)) {
-		problem(r, at, true, "chunk header checksum mismatch");
+		note(e, at, true, "chunk header checksum mismatch");
 		return -EBADMSG;
 	}
 	ch->type = le16_get(h + 4);
 	ch->flags = le16_get(h + 6);
-	stored = le32_get(h + 8);
-	rawlen = le32_get(h + 12);
-	if (stored > CHUNK_STORED_MAX || rawlen > CHUNK_RAW_MAX) {
-		problem(r, at, true,
-			"chunk size %" PRIu32 "/%" PRIu32
-			" beyond the %u MiB limit",
-			stored, rawlen, CHUNK_RAW_MAX >> 20);
+	ch->stored = le32_get(h + 8);
+	ch->rawlen = le32_get(h + 12);
+	ch->crc = le32_get(h + 16);
+	if (ch->stored > CHUNK_STORED_MAX || ch->rawlen > CHUNK_RAW_MAX) {
+		note(e, at, true,
+		     "chunk size %" PRIu32 "/%" PRIu32 " beyond the %u MiB limit",
+		     ch->stored, ch->rawlen, CHUNK_RAW_MAX >> 20);
 		return -EBADMSG;
 	}
-	if (!(ch->flags & CHUNK_F_ZSTD) && stored != rawlen) {
-		problem(r, at, true, "stored chunk with two different sizes");
+	if (!(ch->flags & CHUNK_F_ZSTD) && ch->stored != ch->rawlen) {
+		note(e, at, true, "stored chunk with two different sizes");
 		return -EBADMSG;
 	}
-	if (stored > src_left(r)) {
-		problem(r, at, false,
-			"file ends inside a chunk (%zu of %" PRIu32 " bytes)",
-			src_left(r), stored);
+	if (ch->stored > src_left(r)) {
+		note(e, at, false,
+		     "file ends inside a chunk (%zu of %" PRIu32 " bytes)",
+		     src_left(r), ch->stored);
 		return -EBADMSG;
 	}
-	r->stored.len = 0;
-	if (!fbuf__reserve(&r->stored, stored ? stored : 1))
+	stored->len = 0;
+	if (!fbuf__reserve(stored, ch->stored ? ch->stored : 1))
 		return -ENOMEM;
-	n = src_read(r, r->stored.p, stored);
+	n = src_read(r, stored->p, ch->stored);
 	if (n < 0)
 		return (int)n;
-	if ((size_t)n < stored) {
-		problem(r, at, false,
-			"file ends inside a chunk (%zd of %" PRIu32 " bytes)",
-			n, stored);
+	if ((size_t)n < ch->stored) {
+		note(e, at, false,
+		     "file ends inside a chunk (%zd of %" PRIu32 " bytes)", n,
+		     ch->stored);
 		return -EBADMSG;
 	}
-	if (le32_get(h + 16) != crc32c__sum(0, r->stored.p, stored)) {
-		problem(r, at, true, "chunk checksum mismatch");
+	stored->len = ch->stored;
+	ch->end = r->off;
+	return 1;
+}
+
+int reader__chunk_unpack(struct chunk *ch, struct fbuf *stored,
+			 struct fbuf *raw, ZSTD_DCtx *zd, struct rerr *e)
+{
+	size_t z;
+
+	if (ch->crc != crc32c__sum(0, stored->p, ch->stored)) {
+		note(e, ch->off, true, "chunk checksum mismatch");
 		return -EBADMSG;
 	}
 	if (!(ch->flags & CHUNK_F_ZSTD)) {
-		ch->data = r->stored.p;
-		ch->len = stored;
+		ch->data = stored->p;
+		ch->len = ch->stored;
 		return 1;
 	}
-	r->raw.len = 0;
-	if (!fbuf__reserve(&r->raw, rawlen ? rawlen : 1))
+	raw->len = 0;
+	if (!fbuf__reserve(raw, ch->rawlen ? ch->rawlen : 1))
 		return -ENOMEM;
-	z = ZSTD_decompressDCtx(r->zd, r->raw.p, rawlen, r->stored.p, stored);
-	if (ZSTD_isError(z) || z != rawlen) {
-		problem(r, at, true, "chunk does not decompress (%s)",
-			ZSTD_isError(z) ? ZSTD_getErrorName(z) : "wrong size");
+	z = ZSTD_decompressDCtx(zd, raw->p, ch->rawlen, stored->p, ch->stored);
+	if (ZSTD_isError(z) || z != ch->rawlen) {
+		note(e, ch->off, true, "chunk does not decompress (%s)",
+		     ZSTD_isError(z) ? ZSTD_getErrorName(z) : "wrong size");
 		return -EBADMSG;
 	}
-	ch->data = r->raw.p;
-	ch->len = rawlen;
+	ch->data = raw->p;
+	ch->len = ch->rawlen;
 	return 1;
+}
+
+/*
+ * Read and check the next chunk on the caller's thread.  1: one is in
+ * @ch; 0: the data ends cleanly between chunks; -EBADMSG: truncated or
+ * damaged (see r->err); other negative errno: I/O or memory.
+ */
+static int next_chunk(struct ctxmon_reader *r, struct chunk *ch)
+{
+	struct rerr e = { 0 };
+	int ret;
+
+	r->chunk_off = r->off;
+	ret = reader__chunk_read(r, ch, &r->stored, &e);
+	if (ret == 1)
+		ret = reader__chunk_unpack(ch, &r->stored, &r->raw, r->zd, &e);
+	reader__tell(r, &e);
+	return ret;
 }
 
 static int handle_end(struct ctxmon_reader *r, const struct chunk *ch)
@@ -354,6 +361,36 @@ static int handle_end(struct ctxmon_reader *r, const struct chunk *ch)
 	return 0;
 }
 
+int reader__chunk_done(struct ctxmon_reader *r, const struct chunk *ch,
+		       int ret)
+{
+	if (ret == 0)
+		problem(r, r->off, false, "file ends without its end marker");
+	/* A cut file is read up to the cut without error. */
+	if (ret == -EBADMSG && !r->info.damaged)
+		ret = 0;
+	if (ret <= 0)
+		return ret;
+	r->info.bytes = ch->end;
+	switch (ch->type) {
+	case CHUNK_META:
+		ret = parse_meta(r, ch->data, ch->len);
+		return ret < 0 ? ret : CH_NEXT;
+	case CHUNK_EVENTS:
+		return CH_EVENTS;
+	case CHUNK_END:
+		ret = handle_end(r, ch);
+		return ret < 0 ? ret : 0;
+	default:
+		if (ch->flags & CHUNK_F_SKIP)
+			return CH_NEXT;
+		problem(r, r->chunk_off, true,
+			"unknown chunk type %u (written by a newer ctxmon?)",
+			ch->type);
+		return -EBADMSG;
+	}
+}
+
 /*
  * Read chunks until an EVENTS chunk is loaded in the codec (1), the file
  * ends (0) or a problem stops it (<0).
@@ -364,46 +401,16 @@ static int load_events(struct ctxmon_reader *r)
 	const char *why = NULL;
 	int ret;
 
-	for (;;) {
-		ret = next_chunk(r, &ch);
-		if (ret == 0)
-			problem(r, r->off, false,
-				"file ends without its end marker");
-		/* A cut file is read up to the cut without error. */
-		if (ret == -EBADMSG && !r->info.damaged)
-			ret = 0;
-		if (ret <= 0)
-			return ret;
-		r->info.bytes = r->off;
-		switch (ch.type) {
-		case CHUNK_META:
-			ret = parse_meta(r, ch.data, ch.len);
-			if (ret < 0)
-				return ret;
-			break;
-		case CHUNK_EVENTS:
-			ret = codec__load(r->codec, ch.data, ch.len, r->strs,
-					  &why);
-			if (ret == -EBADMSG)
-				problem(r, r->chunk_off, true,
-					"event chunk: %s", why);
-			if (ret < 0)
-				return ret;
-			r->info.chunks++;
-			return 1;
-		case CHUNK_END:
-			ret = handle_end(r, &ch);
-			return ret < 0 ? ret : 0;
-		default:
-			if (ch.flags & CHUNK_F_SKIP)
-				break;
-			problem(r, r->chunk_off, true,
-				"unknown chunk type %u "
-				"(written by a newer ctxmon?)",
-				ch.type);
-			return -EBADMSG;
-		}
-	}
+	do
+		ret = reader__chunk_done(r, &ch, next_chunk(r, &ch));
+	while (ret == CH_NEXT);
+	if (ret != CH_EVENTS)
+		return ret;
+	ret = codec__load(r->codec, ch.data, ch.len, r->strs, &why);
+	if (ret < 0)
+		return reader__events_failed(r, ret, why);
+	r->info.chunks++;
+	return 1;
 }
 
 /* ---- open / close -------------------------------------------------- */
@@ -557,6 +564,7 @@ void ctxmon_reader_close(struct ctxmon_reader *r)
 		free(r->meta[i].val);
 	}
 	free(r->meta);
+	rpool__free(r->pool);
 	codec__free(r->codec);
 	ZSTD_freeDCtx(r->zd);
 	fbuf__free(&r->stored);
@@ -575,11 +583,33 @@ void ctxmon_reader_set_task_fn(struct ctxmon_reader *r, ctxmon_task_fn fn,
 
 /* ---- reading ------------------------------------------------------- */
 
-static int finish(struct ctxmon_reader *r, int ret)
+int reader__finish(struct ctxmon_reader *r, int ret)
 {
+	rpool__free(r->pool);
+	r->pool = NULL;
 	r->state = R_DONE;
 	r->result = ret;
 	return ret;
+}
+
+int reader__events_failed(struct ctxmon_reader *r, int ret, const char *why)
+{
+	if (ret == -EBADMSG)
+		problem(r, r->chunk_off, true, "event chunk: %s", why);
+	return reader__finish(r, ret);
+}
+
+/* A task declaration, for reader__deliver(). */
+int reader__deliver_task(struct ctxmon_reader *r, const struct codec_rec *rec)
+{
+	const struct ctxmon_event *t = &rec->ev;
+
+	r->info.tasks++;
+	if (tasktab__set(r->tasks, t->tid, t->tgid, t->sw.prev_comm) < 0)
+		return reader__finish(r, -ENOMEM);
+	return r->task_fn ? r->task_fn(t->tid, t->tgid, t->sw.prev_comm,
+				       r->task_ctx) :
+			    0;
 }
 
 int ctxmon_reader_read(struct ctxmon_reader *r, ctxmon_event_fn fn, void *ctx)
@@ -588,16 +618,28 @@ int ctxmon_reader_read(struct ctxmon_reader *r, ctxmon_event_fn fn, void *ctx)
 	const char *why = NULL;
 	int ret;
 
+	/* The helpers start on the chunks after the one open() loaded while
+	 * this thread decodes that one. */
+	if (r->state != R_DONE && !r->pool && r->pending) {
+		r->pool = rpool__new(r);
+		if (r->pool)
+			rpool__fill(r);
+	}
 	for (;;) {
 		if (r->state == R_DONE)
 			return r->result;
+		if (r->state == R_PAR)
+			return rpool__read(r, fn, ctx);
 		if (r->state == R_CHUNKS) {
 			if (r->pending) {
 				r->pending = false;
+			} else if (r->pool) {
+				r->state = R_PAR;
+				continue;
 			} else {
 				ret = load_events(r);
 				if (ret <= 0)
-					return finish(r, ret);
+					return reader__finish(r, ret);
 			}
 			r->state = R_EVENTS;
 		}
@@ -606,34 +648,9 @@ int ctxmon_reader_read(struct ctxmon_reader *r, ctxmon_event_fn fn, void *ctx)
 			r->state = R_CHUNKS;
 			continue;
 		}
-		if (ret < 0) {
-			if (ret == -EBADMSG)
-				problem(r, r->chunk_off, true,
-					"event chunk: %s", why);
-			return finish(r, ret);
-		}
-		if (rec.is_task) {
-			r->info.tasks++;
-			if (tasktab__set(r->tasks, rec.tid, rec.tgid,
-					 rec.comm) < 0)
-				return finish(r, -ENOMEM);
-			if (r->task_fn) {
-				ret = r->task_fn(rec.tid, rec.tgid, rec.comm,
-						 r->task_ctx);
-				if (ret)
-					return ret;
-			}
-			continue;
-		}
-		if (!r->info.events)
-			r->info.first_ts = rec.ev.ts;
-		r->info.last_ts = rec.ev.ts;
-		r->info.events++;
-		ret = fn ? fn(&rec.ev, ctx) : 0;
-		/* After the callback: it sees the names as they were. */
-		if (rec.news &&
-		    tasktab__apply_new(r->tasks, &rec.ev, rec.news) < 0)
-			return finish(r, -ENOMEM);
+		if (ret < 0)
+			return reader__events_failed(r, ret, why);
+		ret = reader__deliver(r, &rec, fn, ctx);
 		if (ret)
 			return ret;
 	}

@@ -6,8 +6,10 @@
  * full disk leaves a readable file.  Also prints the bytes per event of a
  * switch-heavy synthetic stream.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -1255,6 +1257,198 @@ static void test_pipe(void **state)
 	strtab__free(strs);
 }
 
+struct live_read {
+	struct evs evs;
+	int go; /* told when the first chunk's records have come */
+};
+
+static int tell_after_first_chunk(const struct ctxmon_event *ev, void *ctx)
+{
+	struct live_read *l = ctx;
+
+	if (l->evs.n == 999)
+		assert_int_equal(write(l->go, "g", 1), 1);
+	return collect(ev, &l->evs);
+}
+
+/*
+ * A pipe from a recording still being written: the records of a chunk
+ * come as soon as the chunk has, not when more chunks follow.  The writer
+ * waits (10 s at most) for the reader to have the first chunk's records
+ * before it writes the rest; a reader that read ahead first would wait
+ * for it in turn, and the writer would give up.
+ */
+static void test_pipe_live(void **state)
+{
+	struct ctxmon_record_opts o = { .sz = sizeof(o),
+					.chunk_events = 1000 };
+	struct strtab *strs = strtab__new();
+	struct live_read l = { .evs = { 0 } };
+	struct evs in = { 0 };
+	struct ctxmon_record *w;
+	int p[2], go[2], status;
+	struct sim s;
+	pid_t pid;
+
+	(void)state;
+	sim_init(&s, strs);
+	sim_run(&s, &in, 5000);
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(pipe(go), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct pollfd pf = { .fd = go[0], .events = POLLIN };
+
+		close(p[0]);
+		close(go[1]);
+		w = ctxmon_record_fdopen(p[1], &o);
+		for (size_t i = 0; w && i < in.n; i++) {
+			/* 1000 written: the first chunk is in the pipe */
+			if (i == 1500 && poll(&pf, 1, 10000) != 1)
+				_exit(2);
+			if (ctxmon_record_write(w, &in.v[i]))
+				_exit(1);
+		}
+		_exit(w && ctxmon_record_close(w) == 0 ? 0 : 1);
+	}
+	close(p[1]);
+	close(go[0]);
+	l.go = go[1];
+	{
+		struct ctxmon_reader *r = ctxmon_reader_fdopen(p[0]);
+
+		assert_non_null(r);
+		assert_int_equal(ctxmon_reader_read(r, tell_after_first_chunk,
+						    &l),
+				 0);
+		assert_int_equal(l.evs.n, in.n);
+		assert_same(&l.evs, &in, in.n);
+		ctxmon_reader_close(r);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	close(go[1]);
+	free(in.v);
+	free(l.evs.v);
+	strtab__free(strs);
+}
+
+/* Threads of this process, as the kernel lists them. */
+static int nthreads(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+struct thread_watch {
+	struct evs evs;
+	int most; /* threads seen at most while events were handed over */
+};
+
+static int watch_threads(const struct ctxmon_event *ev, void *ctx)
+{
+	struct thread_watch *w = ctx;
+
+	if (w->evs.n % 512 == 0) {
+		int n = nthreads();
+
+		if (n > w->most)
+			w->most = n;
+	}
+	return collect(ev, &w->evs);
+}
+
+/* Read @m with @threads threads in all (CTXMON_READ_THREADS): every
+ * record is the one written, the kernel lists the helpers while the
+ * records come in, and they are gone when the reading ends. */
+static void read_with_threads(const struct memrec *m, const struct evs *in,
+			      int threads, size_t stop_every)
+{
+	struct thread_watch w = { .most = 0 };
+	struct ctxmon_reader *r;
+	int before = nthreads(), ret;
+	char v[16];
+
+	snprintf(v, sizeof(v), "%d", threads);
+	setenv("CTXMON_READ_THREADS", v, 1);
+	r = ctxmon_reader_open_mem(m->p, m->len);
+	assert_non_null(r);
+	do {
+		w.evs.stop_at = stop_every ? w.evs.n + stop_every : 0;
+		ret = ctxmon_reader_read(r, watch_threads, &w);
+	} while (ret == 5);
+	assert_int_equal(ret, 0);
+	assert_int_equal(w.evs.n, in->n);
+	assert_same(&w.evs, in, in->n);
+	/* ended with the reading, before close() */
+	assert_int_equal(nthreads(), before);
+	assert_int_equal(w.most, before + threads - 1);
+	ctxmon_reader_close(r);
+	free(w.evs.v);
+}
+
+/*
+ * The helpers are asked for by CTXMON_READ_THREADS (1: none), decode
+ * chunks of the usual size, leave larger ones (another writer's) to the
+ * caller's thread, and a reading stopped by its callback goes on where it
+ * stopped.
+ */
+static void test_helper_threads(void **state)
+{
+	const char *saved = getenv("CTXMON_READ_THREADS");
+	char *keep = saved ? strdup(saved) : NULL;
+	static const struct {
+		unsigned events, chunk;
+		size_t stop_every;
+	} files[] = {
+		{ 40000, 2000, 0 },
+		{ 40000, 2000, 777 },
+		/* past the 64 Ki records a helper holds */
+		{ 150000, 70000, 0 },
+		{ 150000, 70000, 30001 },
+	};
+
+	(void)state;
+	for (size_t f = 0; f < ARRAY_SIZE(files); f++) {
+		struct evs in = { 0 };
+		struct strtab *strs;
+		struct memrec m;
+
+		strs = small_file(&m, &in, files[f].events, files[f].chunk);
+		for (int threads = 1; threads <= 3; threads++)
+			read_with_threads(&m, &in, threads,
+					  files[f].stop_every);
+		memrec_free(&m);
+		free(in.v);
+		strtab__free(strs);
+	}
+	if (keep)
+		setenv("CTXMON_READ_THREADS", keep, 1);
+	else
+		unsetenv("CTXMON_READ_THREADS");
+	free(keep);
+}
+
+static int one_thread(void **state)
+{
+	(void)state;
+	return setenv("CTXMON_READ_THREADS", "1", 1);
+}
+
+static int helpers(void **state)
+{
+	(void)state;
+	return setenv("CTXMON_READ_THREADS", "3", 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1270,7 +1464,14 @@ int main(void)
 		cmocka_unit_test(test_disk_full),
 		cmocka_unit_test(test_mode_0600),
 		cmocka_unit_test(test_pipe),
+		cmocka_unit_test(test_pipe_live),
+		cmocka_unit_test(test_helper_threads),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	/* Every test on one thread, then with two helper threads decoding
+	 * ahead, whatever the CPUs of the machine running them. */
+	return cmocka_run_group_tests_name("read on one thread", tests,
+					   one_thread, NULL) |
+	       cmocka_run_group_tests_name("read with helper threads", tests,
+					   helpers, NULL);
 }

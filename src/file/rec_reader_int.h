@@ -1,0 +1,141 @@
+/*
+ * rec_reader_int.h - what the reader's two files share.  rec_reader.c
+ * reads a recording in order on the caller's thread; rec_reader_par.c
+ * checks, decompresses and decodes the chunks ahead of it on helper
+ * threads, and hands their records over in the same order.  A problem is
+ * noted where it is found (struct rerr) and told when the reading gets
+ * there, so both ways stop at the same record with the same message.
+ * Private to src/file.
+ */
+#ifndef CTXMON_FILE_REC_READER_INT_H
+#define CTXMON_FILE_REC_READER_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <zstd.h>
+
+#include <ctxmon/record.h>
+
+#include "file/file.h"
+
+struct meta_ent {
+	char *key;
+	uint8_t *val; /* len bytes + a NUL not counted in len */
+	size_t len;
+};
+
+/* R_PAR: the chunks after the current one go through the helpers. */
+enum rstate { R_CHUNKS, R_EVENTS, R_PAR, R_DONE };
+
+struct rpool;
+
+struct ctxmon_reader {
+	int fd; /* -1: reading from memory */
+	const uint8_t *mem;
+	size_t memlen;
+	uint64_t off; /* offset of the next unread byte */
+
+	struct strtab *strs;
+	struct codec *codec;
+	ZSTD_DCtx *zd;
+	struct fbuf stored, raw;
+	uint64_t chunk_off; /* offset of the chunk being decoded */
+
+	enum rstate state;
+	bool pending; /* an EVENTS chunk read by open(), undecoded */
+	int result; /* read()'s result once R_DONE */
+	struct rpool *pool; /* NULL: everything on the caller's thread */
+
+	struct meta_ent *meta;
+	size_t nmeta, meta_cap, meta_bytes;
+
+	struct tasktab *tasks;
+	ctxmon_task_fn task_fn;
+	void *task_ctx;
+
+	struct ctxmon_reader_info info;
+	char err[256];
+};
+
+/* A problem found, not yet told. */
+struct rerr {
+	bool set, damaged;
+	uint64_t off;
+	char msg[200];
+};
+
+struct chunk {
+	uint16_t type, flags;
+	uint32_t stored, rawlen, crc;
+	uint64_t off, end; /* offsets of its header and of the byte after it */
+	const uint8_t *data; /* payload after decompression */
+	size_t len;
+};
+
+/* What reader__chunk_done() makes of a chunk: go on to the next one, or
+ * decode this one's events. */
+enum { CH_NEXT = 1, CH_EVENTS = 2 };
+
+/*
+ * Read the next chunk's header and stored bytes into @stored, in file
+ * order (caller's thread only).  1: read, @ch filled; 0: the data ends
+ * cleanly between chunks; -EBADMSG: cut or damaged, the reason in @e;
+ * another negative errno: I/O or memory.
+ */
+int reader__chunk_read(struct ctxmon_reader *r, struct chunk *ch,
+		       struct fbuf *stored, struct rerr *e);
+/* Check the stored bytes against their checksum and decompress them into
+ * @raw (any thread); sets ch->data and ch->len.  1, or -EBADMSG with the
+ * reason in @e, or -ENOMEM. */
+int reader__chunk_unpack(struct chunk *ch, struct fbuf *stored,
+			 struct fbuf *raw, ZSTD_DCtx *zd, struct rerr *e);
+/* Tell @e as the reader's problem, if it is one to tell. */
+void reader__tell(struct ctxmon_reader *r, const struct rerr *e);
+/* Act on a chunk that reading and unpacking left as @ret, in file order:
+ * CH_NEXT, CH_EVENTS, 0 at the end, or what stops the reading. */
+int reader__chunk_done(struct ctxmon_reader *r, const struct chunk *ch,
+		       int ret);
+/* Stop reading with @ret (the pool's threads are ended). */
+int reader__finish(struct ctxmon_reader *r, int ret);
+int reader__deliver_task(struct ctxmon_reader *r, const struct codec_rec *rec);
+
+/* Hand one decoded record to the caller: 0 to go on, or what read()
+ * returns now.  Inline: it runs for every event, on the one thread that
+ * must see them all. */
+static inline int reader__deliver(struct ctxmon_reader *r,
+				  const struct codec_rec *rec,
+				  ctxmon_event_fn fn, void *ctx)
+{
+	int ret;
+
+	if (__builtin_expect(rec->is_task, 0))
+		return reader__deliver_task(r, rec);
+	if (!r->info.events)
+		r->info.first_ts = rec->ev.ts;
+	r->info.last_ts = rec->ev.ts;
+	r->info.events++;
+	ret = fn ? fn(&rec->ev, ctx) : 0;
+	/* After the callback: it sees the names as they were. */
+	if (rec->news && tasktab__apply_new(r->tasks, &rec->ev, rec->news) < 0)
+		return reader__finish(r, -ENOMEM);
+	return ret;
+}
+/* Stop reading at an EVENTS chunk the codec refused with @ret (-EBADMSG:
+ * damaged, for reason @why). */
+int reader__events_failed(struct ctxmon_reader *r, int ret, const char *why);
+
+/* rec_reader_par.c */
+/* Helper threads for @r, by CTXMON_READ_THREADS or the CPUs this thread
+ * may run on; NULL when there is one CPU, when @r reads a pipe or a
+ * terminal, or when they cannot be had (the reading then stays on the
+ * caller's thread). */
+struct rpool *rpool__new(struct ctxmon_reader *r);
+void rpool__free(struct rpool *p);
+/* Read chunks ahead so the helpers have work (caller's thread). */
+void rpool__fill(struct ctxmon_reader *r);
+/* ctxmon_reader_read() once the reading is in the pool's hands. */
+int rpool__read(struct ctxmon_reader *r, ctxmon_event_fn fn, void *ctx);
+
+#endif

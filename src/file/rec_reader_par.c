@@ -1,0 +1,369 @@
+/*
+ * rec_reader_par.c - decode a recording's chunks on several CPUs.
+ *
+ * Every EVENTS chunk decodes on its own (the codec's predictions restart
+ * at each one), so chunks can be checked, decompressed and decoded in any
+ * order; only handing the records over must follow the file.  The
+ * caller's thread reads chunks ahead into a ring of jobs (the reading is
+ * sequential and cheap: a header and a block of compressed bytes) and
+ * hands the records of the oldest job over; helper threads take the
+ * other jobs and decode each into an array of records.  When the oldest
+ * job is still waiting, the caller's thread decodes it itself, and while
+ * a helper holds it, it decodes a later one, so no CPU waits while there
+ * is work and the reading runs at the speed of both.
+ *
+ * A problem is kept with its job and told when the job is reached, after
+ * the records before it: the caller sees the same records, in the same
+ * order, stopped at the same place with the same message, as on one
+ * thread (the fuzz harness of the reader compares the two).  Memory is a
+ * few chunks' worth, whatever the file's size.
+ *
+ * Locks are taken per chunk, never per record: a chunk holds up to 64 Ki
+ * records.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "file/rec_reader_int.h"
+
+#define POOL_HELPERS_MAX 3
+/* Records a job holds decoded (80 bytes each): ctxmon's writer puts 64 Ki
+ * in a chunk.  A larger chunk, which another writer may make (up to
+ * 16 MiB of columns), is decoded by the caller's thread as it hands the
+ * records over, as on one thread, so that memory stays a few chunks'. */
+#define JOB_RECS_MAX 65536
+
+enum jstate { J_FREE, J_READY, J_BUSY, J_DONE };
+
+struct rjob {
+	enum jstate state;
+	struct chunk ch;
+	int ret; /* reading, then unpacking: 1, or what stops it */
+	struct rerr e;
+	struct fbuf stored, raw;
+	ZSTD_DCtx *zd;
+	struct codec *codec;
+	/* EVENTS: the records decoded, and what ended the decoding (0: the
+	 * chunk's end; <0 after the last good one, with @why). */
+	struct codec_rec *recs;
+	size_t nrec, cap, pos; /* pos: the next one to hand over */
+	int load_ret, dec_ret;
+	const char *why;
+	bool big; /* more than JOB_RECS_MAX: left in the codec, undecoded */
+	bool started; /* the chunk itself was acted on (caller's thread) */
+};
+
+struct rpool {
+	struct ctxmon_reader *r;
+	pthread_mutex_t mu, strs_mu;
+	pthread_cond_t work, done;
+	pthread_t thr[POOL_HELPERS_MAX];
+	unsigned nthr;
+	bool stop;
+	bool eof; /* the job that ends the reading has been read */
+	size_t njobs;
+	struct rjob *jobs;
+	uint64_t head, tail; /* jobs [head, tail) are in use, oldest first */
+};
+
+/* Helpers for the CPUs this thread may use, less itself; the variable
+ * CTXMON_READ_THREADS counts all threads (1: none). */
+static unsigned helpers_wanted(void)
+{
+	const char *s = getenv("CTXMON_READ_THREADS");
+	cpu_set_t set;
+	long n = 0;
+
+	if (s && *s) {
+		char *end;
+
+		n = strtol(s, &end, 10);
+		if (*end || n < 1)
+			n = 1;
+	} else if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+		n = CPU_COUNT(&set);
+	}
+	if (n <= 1)
+		return 0;
+	return n - 1 < POOL_HELPERS_MAX ? (unsigned)n - 1 : POOL_HELPERS_MAX;
+}
+
+static struct rjob *job_at(struct rpool *p, uint64_t i)
+{
+	return &p->jobs[i % p->njobs];
+}
+
+/* Decode @j's chunk into its records (any thread, no lock held). */
+static void job_work(struct rpool *p, struct rjob *j)
+{
+	struct codec_rec *recs;
+	size_t want;
+	int ret;
+
+	j->nrec = j->pos = 0;
+	j->load_ret = j->dec_ret = 0;
+	j->big = false;
+	j->ret =
+		reader__chunk_unpack(&j->ch, &j->stored, &j->raw, j->zd, &j->e);
+	if (j->ret != 1 || j->ch.type != CHUNK_EVENTS)
+		return;
+	/* The string table goes into the reader's interned strings, which
+	 * the records point into. */
+	pthread_mutex_lock(&p->strs_mu);
+	j->load_ret = codec__load(j->codec, j->ch.data, j->ch.len, p->r->strs,
+				  &j->why);
+	pthread_mutex_unlock(&p->strs_mu);
+	if (j->load_ret < 0)
+		return;
+	/* One more than counted: codec__next() is asked once more, to
+	 * end the chunk (and check its columns are used up). */
+	want = codec__left(j->codec) + 1;
+	if (want > JOB_RECS_MAX + 1) {
+		j->big = true;
+		return;
+	}
+	if (want > j->cap) {
+		recs = realloc(j->recs, want * sizeof(*recs));
+		if (!recs) {
+			j->dec_ret = -ENOMEM;
+			return;
+		}
+		j->recs = recs;
+		j->cap = want;
+	}
+	while ((ret = codec__next(j->codec, &j->recs[j->nrec], &j->why)) > 0)
+		j->nrec++;
+	j->dec_ret = ret;
+}
+
+/* Take the oldest job waiting, from @from on; NULL when none.  p->mu is
+ * held. */
+static struct rjob *claim(struct rpool *p, uint64_t from)
+{
+	for (uint64_t i = from; i < p->tail; i++) {
+		struct rjob *j = job_at(p, i);
+
+		if (j->state == J_READY) {
+			j->state = J_BUSY;
+			return j;
+		}
+	}
+	return NULL;
+}
+
+/* Run @j with p->mu dropped, then mark it done. */
+static void run_job(struct rpool *p, struct rjob *j)
+{
+	pthread_mutex_unlock(&p->mu);
+	job_work(p, j);
+	pthread_mutex_lock(&p->mu);
+	j->state = J_DONE;
+	pthread_cond_broadcast(&p->done);
+}
+
+static void *helper(void *arg)
+{
+	struct rpool *p = arg;
+	struct rjob *j;
+
+	pthread_mutex_lock(&p->mu);
+	while (!p->stop) {
+		j = claim(p, p->head);
+		if (j)
+			run_job(p, j);
+		else
+			pthread_cond_wait(&p->work, &p->mu);
+	}
+	pthread_mutex_unlock(&p->mu);
+	return NULL;
+}
+
+void rpool__free(struct rpool *p)
+{
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->mu);
+	p->stop = true;
+	pthread_cond_broadcast(&p->work);
+	pthread_mutex_unlock(&p->mu);
+	for (unsigned i = 0; i < p->nthr; i++)
+		pthread_join(p->thr[i], NULL);
+	for (size_t i = 0; p->jobs && i < p->njobs; i++) {
+		struct rjob *j = &p->jobs[i];
+
+		fbuf__free(&j->stored);
+		fbuf__free(&j->raw);
+		ZSTD_freeDCtx(j->zd);
+		codec__free(j->codec);
+		free(j->recs);
+	}
+	free(p->jobs);
+	pthread_cond_destroy(&p->work);
+	pthread_cond_destroy(&p->done);
+	pthread_mutex_destroy(&p->strs_mu);
+	pthread_mutex_destroy(&p->mu);
+	free(p);
+}
+
+/* Reading ahead must never wait for data: on a pipe from a live
+ * recording, the records of a chunk already there would wait for chunks
+ * still to come. */
+static bool reads_ahead_freely(const struct ctxmon_reader *r)
+{
+	struct stat st;
+
+	return r->fd < 0 || (fstat(r->fd, &st) == 0 && S_ISREG(st.st_mode));
+}
+
+struct rpool *rpool__new(struct ctxmon_reader *r)
+{
+	unsigned want = helpers_wanted();
+	sigset_t all, old;
+	struct rpool *p;
+
+	if (!want || !reads_ahead_freely(r))
+		return NULL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->r = r;
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_mutex_init(&p->strs_mu, NULL);
+	pthread_cond_init(&p->work, NULL);
+	pthread_cond_init(&p->done, NULL);
+	/* One job for each helper to decode, one for the caller to hand
+	 * over, and one read ahead for whoever is done first. */
+	p->njobs = want + 2;
+	p->jobs = calloc(p->njobs, sizeof(*p->jobs));
+	if (!p->jobs)
+		goto fail;
+	for (size_t i = 0; i < p->njobs; i++) {
+		p->jobs[i].zd = ZSTD_createDCtx();
+		p->jobs[i].codec = codec__new(false);
+		if (!p->jobs[i].zd || !p->jobs[i].codec)
+			goto fail;
+	}
+	/* Signals stay with the caller's threads. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	for (; p->nthr < want; p->nthr++)
+		if (pthread_create(&p->thr[p->nthr], NULL, helper, p))
+			break;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!p->nthr)
+		goto fail;
+	return p;
+fail:
+	rpool__free(p);
+	return NULL;
+}
+
+void rpool__fill(struct ctxmon_reader *r)
+{
+	struct rpool *p = r->pool;
+	struct rjob *j;
+
+	while (!p->eof && p->tail - p->head < p->njobs) {
+		j = job_at(p, p->tail);
+		memset(&j->e, 0, sizeof(j->e));
+		j->ret = reader__chunk_read(r, &j->ch, &j->stored, &j->e);
+		/* A chunk that cannot be read ends the reading, and so does
+		 * the end marker; this one is then the last job. */
+		if (j->ret != 1 || j->ch.type == CHUNK_END)
+			p->eof = true;
+		pthread_mutex_lock(&p->mu);
+		j->state = j->ret == 1 ? J_READY : J_DONE;
+		p->tail++;
+		pthread_cond_signal(&p->work);
+		pthread_mutex_unlock(&p->mu);
+	}
+}
+
+/* Wait for the oldest job, decoding whatever is waiting meanwhile. */
+static struct rjob *oldest_done(struct rpool *p)
+{
+	struct rjob *h = job_at(p, p->head), *j;
+
+	pthread_mutex_lock(&p->mu);
+	while (h->state != J_DONE) {
+		j = claim(p, p->head);
+		if (j)
+			run_job(p, j);
+		else
+			pthread_cond_wait(&p->done, &p->mu);
+	}
+	pthread_mutex_unlock(&p->mu);
+	return h;
+}
+
+/* Hand over what is left of the oldest job.  True when it is used up;
+ * false with *@ret what read() returns now. */
+static bool hand_over(struct ctxmon_reader *r, struct rjob *j,
+		      ctxmon_event_fn fn, void *ctx, int *ret)
+{
+	r->chunk_off = j->ch.off;
+	if (!j->started) {
+		j->started = true;
+		reader__tell(r, &j->e);
+		*ret = reader__chunk_done(r, &j->ch, j->ret);
+		if (*ret == CH_NEXT)
+			return true;
+		if (*ret != CH_EVENTS) {
+			*ret = reader__finish(r, *ret);
+			return false;
+		}
+		if (j->load_ret < 0) {
+			*ret = reader__events_failed(r, j->load_ret, j->why);
+			return false;
+		}
+		r->info.chunks++;
+	}
+	while (j->pos < j->nrec) {
+		*ret = reader__deliver(r, &j->recs[j->pos++], fn, ctx);
+		if (*ret)
+			return false;
+	}
+	while (j->big) {
+		struct codec_rec rec;
+
+		*ret = codec__next(j->codec, &rec, &j->why);
+		if (*ret == 0)
+			break;
+		if (*ret < 0) {
+			*ret = reader__events_failed(r, *ret, j->why);
+			return false;
+		}
+		*ret = reader__deliver(r, &rec, fn, ctx);
+		if (*ret)
+			return false;
+	}
+	if (j->dec_ret < 0) {
+		*ret = reader__events_failed(r, j->dec_ret, j->why);
+		return false;
+	}
+	return true;
+}
+
+int rpool__read(struct ctxmon_reader *r, ctxmon_event_fn fn, void *ctx)
+{
+	struct rpool *p = r->pool;
+	struct rjob *j;
+	int ret;
+
+	for (;;) {
+		rpool__fill(r);
+		j = oldest_done(p);
+		if (!hand_over(r, j, fn, ctx, &ret))
+			return ret;
+		pthread_mutex_lock(&p->mu);
+		j->state = J_FREE;
+		j->started = false;
+		p->head++;
+		pthread_mutex_unlock(&p->mu);
+	}
+}
