@@ -612,15 +612,31 @@ int reader__deliver_task(struct ctxmon_reader *r, const struct codec_rec *rec)
 			    0;
 }
 
-int ctxmon_reader_read(struct ctxmon_reader *r, ctxmon_event_fn fn, void *ctx)
+bool reader__stream(struct ctxmon_reader *r, struct codec *c,
+		    ctxmon_event_fn fn, void *ctx, int *ret)
 {
 	struct codec_rec rec;
 	const char *why = NULL;
+
+	while ((*ret = codec__next(c, &rec, &why)) > 0) {
+		*ret = reader__deliver(r, &rec, fn, ctx);
+		if (*ret)
+			return false;
+	}
+	if (*ret < 0) {
+		*ret = reader__events_failed(r, *ret, why);
+		return false;
+	}
+	return true;
+}
+
+int ctxmon_reader_read(struct ctxmon_reader *r, ctxmon_event_fn fn, void *ctx)
+{
 	int ret;
 
 	/* The helpers start on the chunks after the one open() loaded while
 	 * this thread decodes that one. */
-	if (r->state != R_DONE && !r->pool && r->pending) {
+	if (r->pending) {
 		r->pool = rpool__new(r);
 		if (r->pool)
 			rpool__fill(r);
@@ -643,16 +659,9 @@ int ctxmon_reader_read(struct ctxmon_reader *r, ctxmon_event_fn fn, void *ctx)
 			}
 			r->state = R_EVENTS;
 		}
-		ret = codec__next(r->codec, &rec, &why);
-		if (ret == 0) {
-			r->state = R_CHUNKS;
-			continue;
-		}
-		if (ret < 0)
-			return reader__events_failed(r, ret, why);
-		ret = reader__deliver(r, &rec, fn, ctx);
-		if (ret)
+		if (!reader__stream(r, r->codec, fn, ctx, &ret))
 			return ret;
+		r->state = R_CHUNKS;
 	}
 }
 

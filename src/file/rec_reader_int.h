@@ -97,6 +97,10 @@ void reader__tell(struct ctxmon_reader *r, const struct rerr *e);
  * CH_NEXT, CH_EVENTS, 0 at the end, or what stops the reading. */
 int reader__chunk_done(struct ctxmon_reader *r, const struct chunk *ch,
 		       int ret);
+/* Hand the records left in @c to the caller as they decode: true at the
+ * chunk's end, false with *@ret what read() returns now. */
+bool reader__stream(struct ctxmon_reader *r, struct codec *c,
+		    ctxmon_event_fn fn, void *ctx, int *ret);
 /* Stop reading with @ret (the pool's threads are ended). */
 int reader__finish(struct ctxmon_reader *r, int ret);
 int reader__deliver_task(struct ctxmon_reader *r, const struct codec_rec *rec);

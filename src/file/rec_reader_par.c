@@ -141,44 +141,33 @@ static void job_work(struct rpool *p, struct rjob *j)
 	j->dec_ret = ret;
 }
 
-/* Take the oldest job waiting, from @from on; NULL when none.  p->mu is
- * held. */
-static struct rjob *claim(struct rpool *p, uint64_t from)
+/* Decode the oldest job waiting (p->mu dropped meanwhile), or else wait
+ * on @cv; p->mu is held. */
+static void decode_or_wait(struct rpool *p, pthread_cond_t *cv)
 {
-	for (uint64_t i = from; i < p->tail; i++) {
+	for (uint64_t i = p->head; i < p->tail; i++) {
 		struct rjob *j = job_at(p, i);
 
 		if (j->state == J_READY) {
 			j->state = J_BUSY;
-			return j;
+			pthread_mutex_unlock(&p->mu);
+			job_work(p, j);
+			pthread_mutex_lock(&p->mu);
+			j->state = J_DONE;
+			pthread_cond_broadcast(&p->done);
+			return;
 		}
 	}
-	return NULL;
-}
-
-/* Run @j with p->mu dropped, then mark it done. */
-static void run_job(struct rpool *p, struct rjob *j)
-{
-	pthread_mutex_unlock(&p->mu);
-	job_work(p, j);
-	pthread_mutex_lock(&p->mu);
-	j->state = J_DONE;
-	pthread_cond_broadcast(&p->done);
+	pthread_cond_wait(cv, &p->mu);
 }
 
 static void *helper(void *arg)
 {
 	struct rpool *p = arg;
-	struct rjob *j;
 
 	pthread_mutex_lock(&p->mu);
-	while (!p->stop) {
-		j = claim(p, p->head);
-		if (j)
-			run_job(p, j);
-		else
-			pthread_cond_wait(&p->work, &p->mu);
-	}
+	while (!p->stop)
+		decode_or_wait(p, &p->work);
 	pthread_mutex_unlock(&p->mu);
 	return NULL;
 }
@@ -287,16 +276,11 @@ void rpool__fill(struct ctxmon_reader *r)
 /* Wait for the oldest job, decoding whatever is waiting meanwhile. */
 static struct rjob *oldest_done(struct rpool *p)
 {
-	struct rjob *h = job_at(p, p->head), *j;
+	struct rjob *h = job_at(p, p->head);
 
 	pthread_mutex_lock(&p->mu);
-	while (h->state != J_DONE) {
-		j = claim(p, p->head);
-		if (j)
-			run_job(p, j);
-		else
-			pthread_cond_wait(&p->done, &p->mu);
-	}
+	while (h->state != J_DONE)
+		decode_or_wait(p, &p->done);
 	pthread_mutex_unlock(&p->mu);
 	return h;
 }
@@ -328,20 +312,8 @@ static bool hand_over(struct ctxmon_reader *r, struct rjob *j,
 		if (*ret)
 			return false;
 	}
-	while (j->big) {
-		struct codec_rec rec;
-
-		*ret = codec__next(j->codec, &rec, &j->why);
-		if (*ret == 0)
-			break;
-		if (*ret < 0) {
-			*ret = reader__events_failed(r, *ret, j->why);
-			return false;
-		}
-		*ret = reader__deliver(r, &rec, fn, ctx);
-		if (*ret)
-			return false;
-	}
+	if (j->big && !reader__stream(r, j->codec, fn, ctx, ret))
+		return false;
 	if (j->dec_ret < 0) {
 		*ret = reader__events_failed(r, j->dec_ret, j->why);
 		return false;
