@@ -192,6 +192,9 @@ struct backend_ctx {		/* what a backend may read of the session */
 	int verbose;
 	const char *cgroup;	/* absolute cgroup v2 directory to keep,
 				 * NULL: any (only bpf backends filter) */
+	bool wakeups_thinned;	/* set by the backend at open: it drops the
+				 * sched_wakeup of tasks no longer on their
+				 * CPU (CTXMON_EVENTS_WAKEUP_ALL) */
 	char *err;		/* one line of error text, errlen bytes */
 	size_t errlen;
 };

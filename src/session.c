@@ -447,6 +447,13 @@ const char *ctxmon_session_backend(const struct ctxmon_session *s)
 	return s->be ? s->be->ops->name : "none";
 }
 
+unsigned ctxmon_session_events(const struct ctxmon_session *s)
+{
+	unsigned ev = s->opts.events | CTXMON_EVENTS_WAKEUP_ALL;
+
+	return s->ctx.wakeups_thinned ? ev & ~CTXMON_EVENTS_WAKEUP_ALL : ev;
+}
+
 pid_t ctxmon_session_child(const struct ctxmon_session *s)
 {
 	return s->child;

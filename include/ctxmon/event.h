@@ -145,6 +145,10 @@ struct ctxmon_event {
 					   * thread, had already had its counters
 					   * folded into its process at exit, so
 					   * rusage will not see this switch */
+#define CTXMON_EVF_WAKE_MOVE	(1u << 5) /* migrate: a wake moving the task
+					   * it wakes to the CPU that will run
+					   * it (the task was TASK_WAKING), not
+					   * a balancing move */
 
 /* A short name for an event type ("switch", "waking", ...). */
 const char *ctxmon_event_type_name(unsigned type);

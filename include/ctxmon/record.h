@@ -42,6 +42,9 @@ extern "C" {
 #define CTXMON_META_CLOCK	"clock"		  /* "monotonic", ... */
 #define CTXMON_META_BACKEND	"backend"	  /* "perf", "bpf", "text" */
 #define CTXMON_META_EVENTS	"events"	  /* u64: CTXMON_EVENTS_* */
+/* "on-cpu" when sched_wakeup was kept only for a task still on its CPU
+ * (CTXMON_EVENTS_WAKEUP_ALL); absent when every one was kept. */
+#define CTXMON_META_WAKEUPS	"sched_wakeup"
 #define CTXMON_META_TARGET	"target"	  /* "all", "pid 42", "cmd ls" */
 #define CTXMON_META_TARGET_PIDS "target.pids"	  /* u64[]: PIDS/TIDS target */
 #define CTXMON_META_ROOT_PID	"target.root_pid" /* u64: launched command */

@@ -703,9 +703,13 @@ static void on_wakeup(struct ctxmon_account *a, const struct ctxmon_event *ev,
 		wake_causes(a, t, ev);
 	if (t->waked) {
 		t->waked = false;
-		/* Woken in place, before it got to sleep: it runs on. */
-		if (t->state == T_RUNNING)
+		/* Woken in place, before it got to sleep: it runs on, and
+		 * the wake is spent (the next one will be another). */
+		if (t->state == T_RUNNING) {
 			t->early_wake = false;
+			if (t->cx)
+				causes__woken_in_place(t->cx);
+		}
 		return;
 	}
 	t->st.wakeups++;
@@ -899,9 +903,15 @@ static void on_orphan(struct ctxmon_account *a, const struct ctxmon_event *ev)
 
 static void on_migrate(struct ctxmon_account *a, const struct ctxmon_event *ev)
 {
+	struct task *t;
+
 	learn_current(a, ev);
-	if (tid_ok(a, ev->migrate.tid))
-		task_live(a, ev->migrate.tid)->st.migrations++;
+	if (!tid_ok(a, ev->migrate.tid))
+		return;
+	t = task_live(a, ev->migrate.tid);
+	t->st.migrations++;
+	if (t->cx)
+		causes__migrate(t->cx, ev);
 }
 
 static void on_lost(struct ctxmon_account *a, const struct ctxmon_event *ev)

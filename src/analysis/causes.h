@@ -43,6 +43,12 @@ void causes__task_move(struct causes_task *to, struct causes_task *from);
 /* @ns of off-CPU time, asleep or runnable, for the cause that began it. */
 void causes__charge(struct causes_task *cx, bool asleep, uint64_t ns);
 
+/* @cx's task migrates (@ev): where a wake queued it, without a wakeup. */
+void causes__migrate(struct causes_task *cx, const struct ctxmon_event *ev);
+
+/* @cx's task was woken while it ran and runs on: that wake ends there. */
+void causes__woken_in_place(struct causes_task *cx);
+
 /* A waking, wakeup or wakeup_new of @cx's task; @waker is the task
  * current at the event (ev->tid), as far as the account knows it. */
 void causes__wake(struct causes *cz, struct causes_task *cx,

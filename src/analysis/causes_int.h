@@ -21,16 +21,17 @@
 enum bucket { B_ONCPU, B_INITIAL, B_INVOL, B_VOL, B_SYS, B_DEAD };
 
 struct wake_rec {
-	uint64_t ts; /* queued on a run queue (wakeup), else the
-				 * waking's time */
+	uint64_t ts; /* the waking's time, else the lone wakeup's */
 	int32_t waker; /* ev->tid of the waking, -1 unknown */
 	int32_t waker_cpu;
-	int32_t cpu; /* run queue it was put on */
+	int32_t cpu; /* run queue it was put on: the wakeup's, or the
+		      * CPU the wake moved it to, else where it last ran */
 	const char *waker_comm;
 	uint8_t ctx; /* enum ctxmon_wake_ctx */
 	bool pending; /* not yet on a CPU since */
 	bool from_waking; /* waker known from a waking/wakeup_new */
 	bool waker_target;
+	bool placed; /* cpu is where the wake queued it */
 };
 
 struct lat_acc {

@@ -572,12 +572,28 @@ int ctxmon_hist_add(struct ctxmon_hist *h, const char *event,
 	return 0;
 }
 
+/* Whether trigger @t counts, matches or toggles on sched_wakeup. */
+static bool trig_wakeup(const struct hist_trig *t)
+{
+	if (!strcmp(t->ev->name, "sched_wakeup") ||
+	    (t->ctl_event && !strcmp(t->ctl_event, "sched:sched_wakeup")))
+		return true;
+	for (int i = 0; i < t->nacts; i++)
+		if (t->acts[i].mevent &&
+		    !strcmp(t->acts[i].mevent, "sched_wakeup"))
+			return true;
+	return false;
+}
+
 unsigned ctxmon_hist_events(const struct ctxmon_hist *h)
 {
 	unsigned m = CTXMON_EVENTS_SCHED;
 
 	for (size_t i = 0; i < h->ntrigs; i++) {
 		const struct hist_evdef *d = h->trigs[i]->ev;
+
+		if (trig_wakeup(h->trigs[i]))
+			m |= CTXMON_EVENTS_WAKEUP_ALL;
 
 		if (!strcmp(d->system, "irq"))
 			m |= CTXMON_EVENTS_IRQ;

@@ -67,7 +67,8 @@ _Static_assert(CTXSW_SWITCH == CTXMON_EV_SWITCH &&
 	       "record types are ctxmon event types");
 _Static_assert(CTXSW_F_KIND_EXACT == CTXMON_EVF_KIND_EXACT &&
 		       CTXSW_F_IN_IRQ == CTXMON_EVF_IN_IRQ &&
-		       CTXSW_F_IN_SOFTIRQ == CTXMON_EVF_IN_SOFTIRQ,
+		       CTXSW_F_IN_SOFTIRQ == CTXMON_EVF_IN_SOFTIRQ &&
+		       CTXSW_F_WAKE_MOVE == CTXMON_EVF_WAKE_MOVE,
 	       "record flags are ctxmon event flags");
 _Static_assert(CTXSW_KIND_VOLUNTARY == CTXMON_SW_VOLUNTARY &&
 		       CTXSW_KIND_INVOLUNTARY == CTXMON_SW_INVOLUNTARY &&
@@ -467,6 +468,10 @@ static int load_skel(struct bpf_priv *p, const struct load_cfg *c, int nposs)
 			return -errno;
 		p->st = st;
 		SET_KNOBS(st, c);
+		/* a CPU filter can keep a sched_wakeup whose waking it
+		 * dropped (another CPU's): then the wakeup is all there is */
+		st->rodata->wakeup_on_cpu_only =
+			!c->cpu_filter && !(c->groups & CTXMON_EVENTS_WAKEUP_ALL);
 		choose_progs(st->obj, c->set, c->groups);
 		err = bpf_map__set_max_entries(st->maps.events, (__u32)c->ring);
 		if (!err)
@@ -691,6 +696,7 @@ out:
 		bpf_close(p);
 		return ret;
 	}
+	ctx->wakeups_thinned = p->st && p->st->rodata->wakeup_on_cpu_only;
 	*priv = p;
 	return 0;
 }

@@ -295,6 +295,17 @@ static int run_input(struct hist_run *r)
 		return EXIT_FAIL;
 	}
 	ctxmon_hist_set_arch(r->h, ctxmon_reader_meta_str(rd, CTXMON_META_ARCH));
+	{
+		const char *wk = ctxmon_reader_meta_str(rd, CTXMON_META_WAKEUPS);
+
+		if (wk && !strcmp(wk, "on-cpu") &&
+		    (ctxmon_hist_events(r->h) & CTXMON_EVENTS_WAKEUP_ALL))
+			fprintf(stderr,
+				"ctxmon hist: warning: %s has sched_wakeup only "
+				"for tasks woken while on their CPU; for every "
+				"one, record with -e sched,wakeups\n",
+				r->input);
+	}
 	ctxmon_reader_set_task_fn(rd, add_task, r->h);
 	ret = ctxmon_reader_read(rd, ctxmon_hist_feed_cb, r->h);
 	if (ret == -EBADMSG) {

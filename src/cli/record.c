@@ -51,7 +51,9 @@ static const struct cli_opt record_opts[] = {
 	{ "output", 'o', 'o', "FILE",
 	  "the recording (default " DEFAULT_RECORDING ")", NULL, true },
 	{ "events", 'e', 'e', "LIST",
-	  "event groups, comma-separated: sched (default), irq, syscall, all" },
+	  "event groups, comma-separated: sched (default), irq, syscall, "
+	  "wakeups (every sched_wakeup; by default the bpf backend keeps those "
+	  "of a task woken while still on its CPU, all the numbers need), all" },
 	{ "level", 'z', 'z', "N", "zstd level 1-19 (default 3)" },
 	{ "stat", 0, 'S', NULL,
 	  "also print stat's numbers at the end (to stderr with a command, as "
@@ -114,9 +116,11 @@ static int parse_events(const char *arg, unsigned *out)
 			*out |= CTXMON_EVENTS_IRQ;
 		else if (!strcmp(t, "syscall") || !strcmp(t, "syscalls"))
 			*out |= CTXMON_EVENTS_SYSCALL;
+		else if (!strcmp(t, "wakeups"))
+			*out |= CTXMON_EVENTS_WAKEUP_ALL;
 		else if (!strcmp(t, "all"))
 			*out |= CTXMON_EVENTS_SCHED | CTXMON_EVENTS_IRQ |
-				CTXMON_EVENTS_SYSCALL;
+				CTXMON_EVENTS_SYSCALL | CTXMON_EVENTS_WAKEUP_ALL;
 		else
 			ret = -1;
 	}
@@ -355,6 +359,8 @@ static int start_meta(struct rec_run *r, int argc, char **argv)
 	m_str(&m, CTXMON_META_CLOCK, "monotonic");
 	m_str(&m, CTXMON_META_BACKEND, ctxmon_session_backend(r->s));
 	m_u64(&m, CTXMON_META_EVENTS, groups);
+	if (!(ctxmon_session_events(r->s) & CTXMON_EVENTS_WAKEUP_ALL))
+		m_str(&m, CTXMON_META_WAKEUPS, "on-cpu");
 	target_meta(r, &m);
 	m_u64(&m, CTXMON_META_TIME_START, st.start_ts);
 	m_u64(&m, CTXMON_META_WALL_START,

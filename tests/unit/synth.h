@@ -107,6 +107,21 @@ static inline struct ctxmon_event synth_switch(uint64_t ts, int cpu, int prev,
 	return e;
 }
 
+/* @tid moved from @from to @to on @cpu while @cur ran there (@flags:
+ * CTXMON_EVF_WAKE_MOVE for a wake placing it). */
+static inline struct ctxmon_event synth_migrate(uint64_t ts, int cpu, int cur,
+						int tid, int from, int to,
+						unsigned flags)
+{
+	struct ctxmon_event e = ev_at(ts, cpu, cur, CTXMON_EV_MIGRATE);
+
+	e.flags = (uint16_t)flags;
+	e.migrate.tid = tid;
+	e.migrate.orig_cpu = from;
+	e.migrate.dest_cpu = to;
+	return e;
+}
+
 /* A waking (or wakeup, wakeup_new) of @tid queued on @target, raised on
  * @cpu while @cur ran there, with context @flags. */
 static inline struct ctxmon_event synth_wake(unsigned type, uint64_t ts,

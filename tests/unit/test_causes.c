@@ -754,6 +754,9 @@ struct sim {
 	/* pairs: wakes[waker slot][wakee], slot SIM_T = from an irq */
 	uint64_t wakes[SIM_T + 1][SIM_T];
 	uint64_t preempts[SIM_T][SIM_T]; /* [preempter][victim] */
+	/* no sched_wakeup after a waking: the bpf backend's default, where
+	 * the wake's move (a migrate event) tells where the task is queued */
+	bool thin;
 };
 
 static uint32_t rnd(struct sim *s, uint32_t n)
@@ -928,6 +931,7 @@ static void act_wake(struct sim *s)
 	int wc = (int)rnd(s, SIM_CPUS);
 	struct stask *t = &s->t[i], *p;
 	unsigned flags = 0;
+	int prev;
 
 	if (t->state != T_SLEEP && t->state != T_NEW)
 		return;
@@ -941,7 +945,19 @@ static void act_wake(struct sim *s)
 		return; /* a task wakes it: one must run there */
 	}
 	sim_charge(s, t);
-	wake(s->a, CTXMON_EV_WAKING, s->now, wc, s->cur[wc], t->tid, c, flags);
+	/* as the kernel does: the waking names the CPU it last ran on; if
+	 * the wake puts it elsewhere, it moves it (in TASK_WAKING) before
+	 * the wakeup, which names the CPU it is queued on */
+	prev = t->cpu >= 0 ? t->cpu : c;
+	wake(s->a, CTXMON_EV_WAKING, s->now, wc, s->cur[wc], t->tid, prev,
+	     flags);
+	if (prev != c) {
+		struct ctxmon_event m = synth_migrate(s->now, wc, s->cur[wc],
+						      t->tid, prev, c,
+						      CTXMON_EVF_WAKE_MOVE);
+
+		ctxmon_account_feed(s->a, &m);
+	}
 	t->waker = s->cur[wc];
 	t->lat = true;
 	t->lat_start = s->now;
@@ -950,7 +966,9 @@ static void act_wake(struct sim *s)
 	t->state = T_RQ;
 	t->cpu = c;
 	s->now += 1 + rnd(s, 3);
-	wake(s->a, CTXMON_EV_WAKEUP, s->now, wc, s->cur[wc], t->tid, c, flags);
+	if (!s->thin)
+		wake(s->a, CTXMON_EV_WAKEUP, s->now, wc, s->cur[wc], t->tid, c,
+		     flags);
 	t->wake_ts = s->now;
 	t->wake_cpu = c;
 	t->wpending = true;
@@ -1167,7 +1185,7 @@ static void check_pairs(struct sim *s)
 	free(p);
 }
 
-static void run_sim(uint64_t seed, int steps)
+static void run_sim(uint64_t seed, int steps, bool thin)
 {
 	struct sim s;
 	struct ctxmon_cpu_latency *cl;
@@ -1176,6 +1194,7 @@ static void run_sim(uint64_t seed, int steps)
 
 	memset(&s, 0, sizeof(s));
 	s.rng = seed;
+	s.thin = thin;
 	s.a = acc_new();
 	s.now = 1000;
 	for (int i = 0; i < SIM_T; i++) {
@@ -1247,8 +1266,10 @@ static void run_sim(uint64_t seed, int steps)
 static void test_simulation(void **state)
 {
 	(void)state;
-	for (uint64_t seed = 1; seed <= 40; seed++)
-		run_sim(seed * 0x9e3779b97f4a7c15ull, 4000);
+	for (uint64_t seed = 1; seed <= 40; seed++) {
+		run_sim(seed * 0x9e3779b97f4a7c15ull, 4000, false);
+		run_sim(seed * 0x9e3779b97f4a7c15ull, 4000, true);
+	}
 }
 
 int main(void)

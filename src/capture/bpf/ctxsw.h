@@ -43,6 +43,7 @@
 #define CTXSW_F_IN_SOFTIRQ (1u << 2)
 #define CTXSW_F_FOLD_KNOWN (1u << 3)
 #define CTXSW_F_AFTER_FOLD (1u << 4)
+#define CTXSW_F_WAKE_MOVE (1u << 5) /* migrate: a wake placing the task */
 
 /* sw.kind (= enum ctxmon_switch_kind). */
 #define CTXSW_KIND_INVOLUNTARY 0

@@ -217,11 +217,22 @@ static __always_inline int on_switch(unsigned long long *ctx, bool preempt,
 	return 0;
 }
 
+const volatile bool wakeup_on_cpu_only = false;
+
+static __always_inline bool woken_on_cpu(struct task_struct *p, bool btf)
+{
+	if (!bpf_core_field_exists(p->on_cpu))
+		return true;
+	return TREAD(btf, p, on_cpu) != 0;
+}
+
 static __always_inline int on_wake(struct task_struct *p, __u8 type, bool btf)
 {
 	struct ctxsw_wake *r;
 
 	if (!cpu_selected())
+		return 0;
+	if (type == CTXSW_WAKEUP && wakeup_on_cpu_only && !woken_on_cpu(p, btf))
 		return 0;
 	if (filtering() && !task_selected_as(p, btf) &&
 	    !(btf ? task_selected_as(current_task_btf(), true) :
@@ -247,7 +258,11 @@ static __always_inline int on_migrate(struct task_struct *p, int dest_cpu)
 		return 0;
 	if (filtering() && !task_selected(p))
 		return 0;
-	r = rec_reserve(sizeof(*r), CTXSW_MIGRATE, 0);
+	/* A wake moves its task while the task reads TASK_WAKING: where
+	 * it is queued, which sched_wakeup, when not kept, would tell. */
+	r = rec_reserve(sizeof(*r), CTXSW_MIGRATE,
+			task_state_raw(p) == K_TASK_WAKING ? CTXSW_F_WAKE_MOVE :
+							     0);
 	if (!r)
 		return 0;
 	r->tid = BPF_CORE_READ(p, pid);

@@ -39,6 +39,7 @@
 #define K_TASK_D 0x02 /* reported states */
 #define K_TASK_X 0x10
 #define K_TASK_Z 0x20
+#define K_TASK_WAKING 0x0200 /* try_to_wake_up() under way */
 
 /* The kernel's __trace_sched_switch_state(): the task state bit
  * sched_switch reports (S 0x1, D 0x2, ... X 0x10, Z 0x20, P 0x40, the
