@@ -212,7 +212,7 @@ out:
 }
 
 /* The account's numbers and the kernel comparison into @out. */
-static int fill_run(struct ctxmon_account *a, pid_t root,
+static int fill_run(struct ctxmon_account *a, pid_t root, bool marks,
 		    const struct rusage *ru, struct ctxmon_run *out, bool causes)
 {
 	struct kernel_cmp k = { .valid = true };
@@ -252,7 +252,8 @@ static int fill_run(struct ctxmon_account *a, pid_t root,
 		out->v[CTXMON_M_LAT_MAX] = (double)lat_max / 1e3;
 	out->v[CTXMON_M_USER] = tv_s(&ru->ru_utime);
 	out->v[CTXMON_M_SYSTEM] = tv_s(&ru->ru_stime);
-	if (output__kernel_tree(&k, root, th, n, NULL, 0, NULL, 0) < 0) {
+	if (output__kernel_tree(&k, root, marks, th, n, NULL, 0, NULL, 0) <
+	    0) {
 		free(th);
 		return -ENOMEM;
 	}
@@ -412,7 +413,9 @@ int ctxmon_run_once(const struct ctxmon_run_opts *o, struct ctxmon_run *out)
 	out->backend = ctxmon_session_backend(s);
 	out->exit_status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) :
 			   WIFSIGNALED(wstatus) ? 128 + WTERMSIG(wstatus) : 1;
-	ret = fill_run(a, child, &ru, out, o->causes);
+	ret = fill_run(a, child,
+		       ctxmon_session_caps(s) & CTXMON_CAP_ORPHANS, &ru, out,
+		       o->causes);
 	if (ret < 0) {
 		snprintf(out->error, sizeof(out->error), "accounting: %s",
 			 strerror(-ret));

@@ -54,6 +54,12 @@ extern "C" {
 					   * (last_ts - first_ts), not over
 					   * the interval's length */
 
+#define CTXMON_CAP_ORPHANS	(1u << 9) /* marks every process its parent
+					   * will not reap (ORPHAN events or
+					   * row marks): the comparison with
+					   * the kernel needs no guess by the
+					   * times */
+
 /* What the session's backend can show (CTXMON_CAP_* bits). */
 unsigned ctxmon_session_caps(const struct ctxmon_session *s);
 

@@ -26,6 +26,10 @@
  * (ORPHAN events; bpf-agg's rows): a leader row that comes in marked
  * ->orphaned is out, whatever the times say.
  *
+ * With the marks, a process is out only when marked: the times (a child
+ * that ended after its parent) are a guess, used without them, or past
+ * the 128 children an exit the marks cover (outlived()).
+ *
  * Limits: without the marks (perf, ftrace, imported text) those two cases
  * are counted in; a process reparented to a subreaper inside the tree is
  * counted out.  docs/accounting.md says so.
@@ -45,6 +49,7 @@ struct rproc {
 	bool unreaped;	/* marked by the backend: never reaped by its parent */
 	int32_t prev;	/* earlier incarnation of this tgid, -1 */
 	int32_t parent;	/* resolved at result, -1 */
+	uint32_t nchildren;	/* resolved at result */
 	struct rusage_sums own;
 };
 
@@ -60,15 +65,20 @@ struct rusage_model {
 	struct rslot *h;	/* tgid -> latest incarnation; tgid 0: empty */
 	size_t hcap;
 	bool resolved;
+	bool marks;	/* every unreaped process comes marked (up to 128
+			 * children an exit, kernel.bpf.h) */
 };
 
-struct rusage_model *rusage__new(pid_t root)
+#define MARKED_CHILDREN_MAX 128
+
+struct rusage_model *rusage__new(pid_t root, bool marks)
 {
 	struct rusage_model *m = calloc(1, sizeof(*m));
 
 	if (!m)
 		return NULL;
 	m->root = root;
+	m->marks = marks;
 	return m;
 }
 
@@ -307,6 +317,23 @@ int rusage__add(struct rusage_model *m, const struct ctxmon_stats *rows,
 	return ret;
 }
 
+/*
+ * Whether @p, which ended, was handed away by its parent @r, by the
+ * times: @r ended before @p did.  That is a guess: a child its parent
+ * reaps can still switch out for the last time after the parent's own
+ * last switch (preempted on its way out while the parent, woken by its
+ * exit, reaps it, exits and leaves the CPU), and was then counted out.
+ * So where the backend marks every process left unreaped, an unmarked one
+ * was reaped, unless its parent had more children than the marks cover.
+ */
+static bool outlived(const struct rusage_model *m, const struct rproc *p,
+		     const struct rproc *r)
+{
+	if (!r->ended || r->end >= p->end)
+		return false;
+	return !m->marks || r->nchildren > MARKED_CHILDREN_MAX;
+}
+
 static int cmp_start(const void *a, const void *b)
 {
 	const struct rproc *x = *(const struct rproc *const *)a;
@@ -333,9 +360,13 @@ void rusage__result(struct rusage_model *m, struct rusage_sums *in,
 		if (p->parent == (int32_t)i)
 			p->parent = -1;
 		p->counted = false;
+		p->nchildren = 0;
 		if (order)
 			order[i] = p;
 	}
+	for (size_t i = 0; i < m->n; i++)
+		if (m->p[i].parent >= 0)
+			m->p[m->p[i].parent].nchildren++;
 	/* parents start before their children: decide in start order */
 	if (order)
 		qsort(order, m->n, sizeof(*order), cmp_start);
@@ -347,8 +378,7 @@ void rusage__result(struct rusage_model *m, struct rusage_sums *in,
 			p->counted = true;
 		else
 			p->counted = p->ended && !p->unreaped && r &&
-				     r->counted &&
-				     (!r->ended || r->end >= p->end);
+				     r->counted && !outlived(m, p, r);
 	}
 	for (size_t i = 0; i < m->n; i++) {
 		struct rproc *p = &m->p[i];

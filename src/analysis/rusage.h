@@ -37,8 +37,11 @@ struct rusage_sums {
 
 struct rusage_model;
 
-/* New empty model for the tree of the command @root; NULL, errno set. */
-struct rusage_model *rusage__new(pid_t root);
+/* New empty model for the tree of the command @root; NULL, errno set.
+ * @marks: the rows come from a backend that marks every process left
+ * unreaped (CTXMON_CAP_ORPHANS), so an unmarked child whose parent was in
+ * is in, whatever the times say. */
+struct rusage_model *rusage__new(pid_t root, bool marks);
 void rusage__free(struct rusage_model *m);
 
 /*

@@ -980,7 +980,8 @@ const struct backend_ops backend_bpf = {
 	.attach = bpf_attach,
 	.kernel_ns = bpf_kernel_ns,
 	.caps = CTXMON_CAP_EVENTS | CTXMON_CAP_WAKEUPS | CTXMON_CAP_EXACT |
-		CTXMON_CAP_EXIT_TAIL | CTXMON_CAP_CPUS | CTXMON_CAP_MIGRATIONS,
+		CTXMON_CAP_EXIT_TAIL | CTXMON_CAP_CPUS | CTXMON_CAP_MIGRATIONS |
+		CTXMON_CAP_ORPHANS,
 };
 
 /* Aggregation: the same programs' counting twins, read as rows. */
@@ -1000,5 +1001,6 @@ const struct backend_ops backend_bpf_agg = {
 	/* not a degraded tier: it shows all stat shows but the causes */
 	.limits = NULL,
 	.caps = CTXMON_CAP_COUNTS | CTXMON_CAP_WAKEUPS | CTXMON_CAP_EXACT |
-		CTXMON_CAP_EXIT_TAIL | CTXMON_CAP_CPUS | CTXMON_CAP_MIGRATIONS,
+		CTXMON_CAP_EXIT_TAIL | CTXMON_CAP_CPUS | CTXMON_CAP_MIGRATIONS |
+		CTXMON_CAP_ORPHANS,
 };

@@ -506,7 +506,9 @@ int cmd_stat(int argc, char **argv)
 		goto out;
 	}
 	if (r.cap.target == CTXMON_TARGET_CMD) {
-		r.model = rusage__new(ctxmon_session_child(r.s));
+		r.model = rusage__new(ctxmon_session_child(r.s),
+				      ctxmon_session_caps(r.s) &
+					      CTXMON_CAP_ORPHANS);
 		if (!r.model) {
 			cli__err(CMD, "out of memory");
 			goto out;

@@ -78,9 +78,11 @@ void output__kernel_add(struct kernel_cmp *k, const struct ctxmon_stats *rows,
  * (analysis/rusage.c), the rest as orphans; and set ->orphaned on the
  * rows of @mark1 and @mark2 (threads or processes of the same run; NULL:
  * none).  @root <= 0 (not known): every row counts, as
- * output__kernel_add().  0 or -ENOMEM (then @k is filled that way).
+ * output__kernel_add().  @marks: the backend marks the processes left
+ * unreaped (CTXMON_CAP_ORPHANS; rusage__new()).  0 or -ENOMEM (then @k
+ * is filled that way).
  */
-int output__kernel_tree(struct kernel_cmp *k, pid_t root,
+int output__kernel_tree(struct kernel_cmp *k, pid_t root, bool marks,
 			const struct ctxmon_stats *th, size_t nth,
 			struct ctxmon_stats *mark1, size_t n1,
 			struct ctxmon_stats *mark2, size_t n2);

@@ -152,12 +152,12 @@ void output__kernel_set(struct kernel_cmp *k, const struct rusage_sums *in,
 	k->orphan_invol = out->invol;
 }
 
-int output__kernel_tree(struct kernel_cmp *k, pid_t root,
+int output__kernel_tree(struct kernel_cmp *k, pid_t root, bool marks,
 			const struct ctxmon_stats *th, size_t nth,
 			struct ctxmon_stats *mark1, size_t n1,
 			struct ctxmon_stats *mark2, size_t n2)
 {
-	struct rusage_model *m = root > 0 ? rusage__new(root) : NULL;
+	struct rusage_model *m = root > 0 ? rusage__new(root, marks) : NULL;
 	struct rusage_sums in, out;
 
 	if (!m || rusage__add(m, th, nth) < 0) {
