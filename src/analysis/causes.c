@@ -300,18 +300,17 @@ static uint8_t wake_ctx(const struct ctxmon_event *ev)
  * @cx's task moves to @ev's migrate.dest_cpu.  A wake that puts the task
  * on another CPU moves it before the sched_wakeup (the bpf backend marks
  * that move, CTXMON_EVF_WAKE_MOVE): it tells where the task was queued
- * when the wakeup is not in the stream.  Balancing moves do not count, as
- * they do not where the wakeup is.
+ * when the wakeup is not in the stream.  A wake makes at most one such
+ * move (the task is queued after it, and a queued task is woken in
+ * place), and with the wakeup in the stream both name the same CPU.
+ * Balancing moves do not count, as they do not where the wakeup is.
  */
 void causes__migrate(struct causes_task *cx, const struct ctxmon_event *ev)
 {
 	struct wake_rec *w = &cx->wk;
 
-	if (w->pending && w->from_waking && !w->placed &&
-	    (ev->flags & CTXMON_EVF_WAKE_MOVE)) {
+	if (w->pending && w->from_waking && (ev->flags & CTXMON_EVF_WAKE_MOVE))
 		w->cpu = ev->migrate.dest_cpu;
-		w->placed = true;
-	}
 }
 
 void causes__woken_in_place(struct causes_task *cx)
@@ -331,7 +330,6 @@ void causes__wake(struct causes *cz, struct causes_task *cx,
 		 * ran on).  Its time is left alone, so a stream without it
 		 * (CTXMON_EVENTS_WAKEUP_ALL) gives the same causes. */
 		w->cpu = ev->wake.target_cpu;
-		w->placed = true;
 		return;
 	}
 	/* A second waking before it ran keeps the first: that is when the
@@ -339,7 +337,6 @@ void causes__wake(struct causes *cz, struct causes_task *cx,
 	if (w->pending && w->from_waking)
 		return;
 	w->pending = true;
-	w->placed = false;
 	w->ts = ev->ts;
 	w->cpu = ev->wake.target_cpu;
 	if (ev->type == CTXMON_EV_WAKEUP) {

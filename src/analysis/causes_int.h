@@ -31,7 +31,6 @@ struct wake_rec {
 	bool pending; /* not yet on a CPU since */
 	bool from_waking; /* waker known from a waking/wakeup_new */
 	bool waker_target;
-	bool placed; /* cpu is where the wake queued it */
 };
 
 struct lat_acc {

@@ -284,6 +284,21 @@ static int add_task(pid_t tid, pid_t tgid, const char *comm, void *ctx)
 	return ctxmon_hist_add_task(ctx, tid, comm) < 0 ? -ENOMEM : 0;
 }
 
+/* A trigger on sched_wakeup over a recording that kept only some. */
+static void warn_thinned(const struct hist_run *r,
+			 const struct ctxmon_reader *rd)
+{
+	const char *wk = ctxmon_reader_meta_str(rd, CTXMON_META_WAKEUPS);
+
+	if (wk && !strcmp(wk, "on-cpu") &&
+	    (ctxmon_hist_events(r->h) & CTXMON_EVENTS_WAKEUP_ALL))
+		fprintf(stderr,
+			"ctxmon hist: warning: %s has sched_wakeup only for "
+			"tasks woken while on their CPU; for every one, record "
+			"with -e sched,wakeups\n",
+			r->input);
+}
+
 static int run_input(struct hist_run *r)
 {
 	struct ctxmon_reader *rd = ctxmon_reader_open(r->input);
@@ -295,17 +310,7 @@ static int run_input(struct hist_run *r)
 		return EXIT_FAIL;
 	}
 	ctxmon_hist_set_arch(r->h, ctxmon_reader_meta_str(rd, CTXMON_META_ARCH));
-	{
-		const char *wk = ctxmon_reader_meta_str(rd, CTXMON_META_WAKEUPS);
-
-		if (wk && !strcmp(wk, "on-cpu") &&
-		    (ctxmon_hist_events(r->h) & CTXMON_EVENTS_WAKEUP_ALL))
-			fprintf(stderr,
-				"ctxmon hist: warning: %s has sched_wakeup only "
-				"for tasks woken while on their CPU; for every "
-				"one, record with -e sched,wakeups\n",
-				r->input);
-	}
+	warn_thinned(r, rd);
 	ctxmon_reader_set_task_fn(rd, add_task, r->h);
 	ret = ctxmon_reader_read(rd, ctxmon_hist_feed_cb, r->h);
 	if (ret == -EBADMSG) {
