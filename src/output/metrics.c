@@ -5,8 +5,9 @@
  * own series, the rest is summed into "other".  Membership is sticky (a
  * member leaves only when its process exits or it has been idle for a
  * while and another row is active), and a row that joins starts counting
- * from where it is, so every exported counter, "other" included, only
- * grows: no counter reset for Prometheus' rate().
+ * from where it was at the last collection (until then "other" held it),
+ * so every exported counter, "other" included, only grows: no counter
+ * reset for Prometheus' rate().
  */
 #include <errno.h>
 #include <stdio.h>
@@ -60,6 +61,7 @@ void fam__fini(struct fam *f)
 	free(f->gone);
 	free(f->other);
 	free(f->prev);
+	free(f->prev_v);
 	memset(f, 0, sizeof(*f));
 }
 
@@ -132,7 +134,8 @@ static const struct fam_prev *find_prev(const struct fam *f, uint64_t k1,
 struct cand {
 	struct fam_row *r;
 	uint64_t recent;
-	bool existed;	/* in the last collection, so summed in "other" */
+	const uint64_t *was;	/* its values in "other" at the last
+				 * collection, NULL: none */
 };
 
 static int cmp_cand(const void *a, const void *b)
@@ -152,6 +155,7 @@ int fam__update(struct fam *f, struct fam_row *rows, size_t n)
 {
 	struct cand *c = NULL;
 	struct fam_prev *np = NULL;
+	uint64_t *nv = NULL;
 	size_t nc = 0, ci = 0, w = f->w;
 	bool any_active = false;
 	int ret = 0;
@@ -190,7 +194,7 @@ int fam__update(struct fam *f, struct fam_row *rows, size_t n)
 			continue;
 		p = find_prev(f, rows[i].k1, rows[i].k2);
 		c[nc].r = &rows[i];
-		c[nc].existed = p != NULL && !f->first;
+		c[nc].was = p && !f->first ? p->v : NULL;
 		c[nc].recent = p && rows[i].act >= p->act ?
 				       rows[i].act - p->act :
 				       rows[i].act;
@@ -228,9 +232,13 @@ int fam__update(struct fam *f, struct fam_row *rows, size_t n)
 		m->k1 = c[ci].r->k1;
 		m->k2 = c[ci].r->k2;
 		memcpy(m->cur, c[ci].r->v, w * sizeof(uint64_t));
-		/* a row summed in "other" until now leaves its past there */
-		if (c[ci].existed)
-			memcpy(m->base, c[ci].r->v, w * sizeof(uint64_t));
+		/* a row summed in "other" until now leaves its past there:
+		 * what "other" held at the last collection, so the series
+		 * starts with what the row did since (a row first seen
+		 * idle, say a process forked just before a collection,
+		 * joins with everything it did after) */
+		if (c[ci].was)
+			memcpy(m->base, c[ci].was, w * sizeof(uint64_t));
 		else
 			memset(m->base, 0, w * sizeof(uint64_t));
 		m->last_act = c[ci].r->act;
@@ -253,18 +261,37 @@ int fam__update(struct fam *f, struct fam_row *rows, size_t n)
 			f->other[j] = f->other[j] >= e ? f->other[j] - e : 0;
 		}
 	np = malloc((n ? n : 1) * sizeof(*np));
-	if (!np) {
+	nv = malloc((n ? n : 1) * w * sizeof(*nv));
+	if (!np || !nv) {
+		free(np);
+		free(nv);
 		ret = -ENOMEM;
 		goto out;
+	}
+	/* mark the members as they are now (some left, some joined) */
+	for (size_t i = 0; i < n; i++)
+		rows[i].act &= ~(1ull << 63);
+	for (size_t i = 0; i < f->nm; i++) {
+		struct fam_row *r = find_row(rows, n, f->m[i].k1, f->m[i].k2);
+
+		if (r)
+			r->act |= 1ull << 63;
 	}
 	for (size_t i = 0; i < n; i++) {
 		np[i].k1 = rows[i].k1;
 		np[i].k2 = rows[i].k2;
 		np[i].act = rows[i].act & ~(1ull << 63);
+		np[i].v = NULL;
+		if (!(rows[i].act >> 63)) {
+			np[i].v = nv + i * w;
+			memcpy(nv + i * w, rows[i].v, w * sizeof(uint64_t));
+		}
 		rows[i].act = np[i].act;
 	}
 	free(f->prev);
+	free(f->prev_v);
 	f->prev = np;
+	f->prev_v = nv;
 	f->nprev = n;
 	f->first = false;
 out:

@@ -34,8 +34,12 @@ struct fam_member {
 	char name[NAME_LEN];
 };
 
+/* A row of the last collection; @v (w words) is kept for rows that were
+ * not members, whose values "other" held then: a row that joins starts
+ * from them, so its series counts from that collection on. */
 struct fam_prev {
 	uint64_t k1, k2, act;
+	const uint64_t *v;	/* NULL: a member then */
 };
 
 struct fam {
@@ -45,6 +49,7 @@ struct fam {
 	uint64_t *gone;		/* rows that left the kernel map */
 	uint64_t *other;	/* total - sum of the members' exports */
 	struct fam_prev *prev;	/* last collection's rows, sorted */
+	uint64_t *prev_v;	/* their values (non-members), w words each */
 	size_t nprev;
 	bool first;
 };

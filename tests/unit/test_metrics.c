@@ -81,8 +81,8 @@ static void test_monotonic_churn(void **state)
 	struct world w = { 0 };
 	struct fam_row rows[NKEYS];
 	uint64_t last_other[W] = { 0 }, e[W];
-	uint64_t last_member[NKEYS][W];
-	bool was_member[NKEYS];
+	uint64_t last_member[NKEYS][W], last_v[NKEYS][W];
+	bool was_member[NKEYS], was_alive[NKEYS];
 	struct fam f;
 
 	(void)state;
@@ -131,8 +131,63 @@ static void test_monotonic_churn(void **state)
 			if (was_member[k])
 				for (int j = 0; j < W; j++)
 					assert_true(e[j] >= last_member[k][j]);
+			else if (round && was_alive[k] && w.alive[k])
+				/* joined: what it did since the last one */
+				for (int j = 0; j < W; j++)
+					assert_int_equal(e[j],
+							 w.v[k][j] - last_v[k][j]);
+			else if (round)
+				/* new since the last collection: all of it */
+				for (int j = 0; j < W; j++)
+					assert_int_equal(e[j], w.v[k][j]);
 		}
+		memcpy(last_v, w.v, sizeof(last_v));
+		memcpy(was_alive, w.alive, sizeof(was_alive));
 	}
+	fam__fini(&f);
+}
+
+/* A row first seen without switches (a process forked just before a
+ * collection) is not admitted then; when it becomes active it joins with
+ * all it did since, as "other" never showed it. */
+static void test_join_after_idle_start(void **state)
+{
+	struct world w = { 0 };
+	struct fam_row rows[NKEYS];
+	uint64_t e[W], other0;
+	struct fam f;
+	size_t n;
+
+	(void)state;
+	assert_int_equal(fam__init(&f, W, 4), 0);
+	w.alive[1] = true;
+	w.v[1][0] = 10;
+	n = rows_of(&w, rows);
+	assert_int_equal(fam__update(&f, rows, n), 0);
+	/* appears with one wakeup and no switch */
+	w.alive[7] = true;
+	w.v[7][1] = 1;
+	n = rows_of(&w, rows);
+	assert_int_equal(fam__update(&f, rows, n), 0);
+	assert_int_equal(f.nm, 1);
+	other0 = f.other[1];
+	assert_int_equal(other0, 1);
+	/* then switches 6466 times */
+	w.v[7][0] = 6466;
+	w.v[7][1] = 3;
+	n = rows_of(&w, rows);
+	assert_int_equal(fam__update(&f, rows, n), 0);
+	assert_int_equal(f.nm, 2);
+	for (size_t i = 0; i < f.nm; i++) {
+		if (f.m[i].k1 != 7)
+			continue;
+		fam__value(&f, i, e);
+		assert_int_equal(e[0], 6466);
+		assert_int_equal(e[1], 2);
+	}
+	/* "other" keeps the wakeup it showed */
+	assert_int_equal(f.other[0], 0);
+	assert_int_equal(f.other[1], other0);
 	fam__fini(&f);
 }
 
@@ -155,6 +210,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bound_and_sum),
 		cmocka_unit_test(test_monotonic_churn),
+		cmocka_unit_test(test_join_after_idle_start),
 		cmocka_unit_test(test_syscall_classes),
 	};
 

@@ -8,6 +8,11 @@
  * 20000), each one a blocking read on both sides, so nearly every switch is
  * voluntary.  With two CPU numbers, A and B are pinned to them; "same" pins
  * both to CPU 0, so every round trip is a direct switch between the two.
+ *
+ * PINGPONG_SPIN_MS=T in the environment: A first burns T ms of CPU without
+ * a system call, before B exists (under SCHED_FIFO on a CPU of its own,
+ * the process makes no switch at all until the round trips start: how a
+ * busy process looks to an exporter that sees it appear idle).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -15,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char *prog = "pingpong";
@@ -91,6 +97,18 @@ static void *thread_b(void *arg)
 	return NULL;
 }
 
+/* Burn @ms of CPU time, reading the clock through the vDSO only. */
+static void spin_ms(long ms)
+{
+	struct timespec a, b;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &b);
+	while ((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000 <
+	       ms);
+}
+
 int main(int argc, char **argv)
 {
 	pthread_t b;
@@ -111,6 +129,8 @@ int main(int argc, char **argv)
 	if (pipe(to_b) || pipe(to_a))
 		die("pipe", errno);
 	pin(cpu_a);
+	if (getenv("PINGPONG_SPIN_MS"))
+		spin_ms(num(getenv("PINGPONG_SPIN_MS")));
 	err = pthread_create(&b, NULL, thread_b, NULL);
 	if (err)
 		die("pthread_create", err);
