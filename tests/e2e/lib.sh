@@ -232,6 +232,36 @@ sys.exit(1 if bad_t else 0)
 PY
 }
 
+# serve_start BIN ARGS...: run "BIN serve --listen 127.0.0.1:0 ARGS..." in
+# the background, its stderr in $T/serve.err, until it listens; sets SRV
+# (its pid), PORT and URL (its /metrics).  The test ends when it does not
+# start.
+serve_start() {
+	local bin=$1
+	shift
+	"$bin" serve --listen 127.0.0.1:0 "$@" 2>"$T/serve.err" &
+	SRV=$!
+	for _ in $(seq 600); do
+		grep -q "listening on" "$T/serve.err" && break
+		kill -0 "$SRV" 2>/dev/null || break
+		sleep 0.1
+	done
+	PORT=$(sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\)/metrics.*|\1|p' "$T/serve.err")
+	[ -n "$PORT" ] || { cat "$T/serve.err" >&2; fail "serve did not start"; finish; }
+	URL=http://127.0.0.1:$PORT/metrics
+}
+
+# serve_stop: SIGTERM to serve, which must exit with status 0, and its
+# stderr checked for sanitizer reports.
+serve_stop() {
+	local rc=0
+	kill -TERM "$SRV"
+	wait "$SRV" || rc=$?
+	SRV=""
+	[ $rc = 0 ] || fail "serve exit status $rc after SIGTERM"
+	san_check serve "$T/serve.err"
+}
+
 # kcount_get ERRFILE KEY: a value from kcount's stderr line
 # "kcount: pid=P nvcsw=V nivcsw=I status=S".
 kcount_get() {

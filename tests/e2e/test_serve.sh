@@ -51,18 +51,8 @@ trap cleanup EXIT
 mkdir "$CG" "$CG/a" "$CG/b" || skip "cannot create cgroups under $cg2"
 
 # SERVE_ARGS=--raw-tp checks the raw_tp programs the same way
-"$CTXMON" serve --listen 127.0.0.1:0 --interval 200 --cgroup "$NAME" \
-	${SERVE_ARGS:-} 2>"$T/serve.err" &
-SRV=$!
-for _ in $(seq 600); do
-	grep -q "listening on" "$T/serve.err" && break
-	kill -0 $SRV 2>/dev/null || break
-	sleep 0.1
-done
-PORT=$(sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\)/metrics.*|\1|p' "$T/serve.err")
-[ -n "$PORT" ] || { cat "$T/serve.err" >&2; fail "serve did not start"; finish; }
+serve_start "$CTXMON" --interval 200 --cgroup "$NAME" ${SERVE_ARGS:-}
 grep -q "this machine only" "$T/serve.err" || fail "serve does not say it listens on localhost only"
-URL=http://127.0.0.1:$PORT/metrics
 echo "  $(head -1 "$T/serve.err")"
 
 # the workloads start in their cgroups (moved before exec)
@@ -190,10 +180,5 @@ kill -HUP $SRV
 sleep 0.5
 kill -0 $SRV 2>/dev/null || fail "SIGHUP stopped serve"
 grep -q SIGHUP "$T/serve.err" || fail "SIGHUP not acknowledged"
-kill -TERM $SRV
-wait $SRV
-rc=$?
-SRV=""
-[ $rc = 0 ] || fail "serve exit status $rc after SIGTERM"
-san_check serve "$T/serve.err"
+serve_stop
 finish

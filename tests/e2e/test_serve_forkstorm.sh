@@ -32,16 +32,7 @@ cleanup() {
 trap cleanup EXIT
 mkdir "$CG" || skip "cannot create a cgroup under $cg2"
 
-"$BIN" serve --listen 127.0.0.1:0 --interval 200 --top $TOP 2>"$T/serve.err" &
-SRV=$!
-for _ in $(seq 600); do
-	grep -q "listening on" "$T/serve.err" && break
-	kill -0 $SRV 2>/dev/null || break
-	sleep 0.1
-done
-PORT=$(sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\)/metrics.*|\1|p' "$T/serve.err")
-[ -n "$PORT" ] || { cat "$T/serve.err" >&2; fail "serve did not start"; finish; }
-URL=http://127.0.0.1:$PORT/metrics
+serve_start "$BIN" --interval 200 --top $TOP
 
 # scrape I: label sets and the numbers the checks need, one line
 scrape() {
@@ -94,8 +85,5 @@ echo "  exit switches of the storm cgroup: +$((E1 - E0)); exited processes folde
 if [ "$BIN" = "${CTXMON_REL:-}" ]; then
 	[ $((M2 - M1)) -lt $((4 << 20)) ] || fail "RSS grew by $((M2 - M1)) bytes"
 fi
-kill -TERM $SRV
-wait $SRV || fail "serve exit status $? after SIGTERM"
-SRV=""
-san_check serve "$T/serve.err"
+serve_stop
 finish

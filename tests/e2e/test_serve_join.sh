@@ -37,17 +37,7 @@ cleanup() {
 trap cleanup EXIT
 mkdir "$CG" || skip "cannot create a cgroup under $cg2"
 
-"$CTXMON" serve --listen 127.0.0.1:0 --interval 100 --top 500 \
-	--cgroup "$NAME" 2>"$T/serve.err" &
-SRV=$!
-for _ in $(seq 600); do
-	grep -q "listening on" "$T/serve.err" && break
-	kill -0 $SRV 2>/dev/null || break
-	sleep 0.1
-done
-PORT=$(sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\)/metrics.*|\1|p' "$T/serve.err")
-[ -n "$PORT" ] || { cat "$T/serve.err" >&2; fail "serve did not start"; finish; }
-URL=http://127.0.0.1:$PORT/metrics
+serve_start "$CTXMON" --interval 100 --top 500 --cgroup "$NAME"
 collections() {
 	curl -sf "$URL" | awk '$1 == "ctxmon_collections_total" { print $2 }'
 }
@@ -127,10 +117,5 @@ for attempt in 1 2 3 4 5; do
 	[ $attempt = 5 ] && echo "  (5 runs, none a late join: the counts were still checked in each)"
 done
 
-kill -TERM $SRV
-wait $SRV
-rc=$?
-SRV=""
-[ $rc = 0 ] || fail "serve exit status $rc after SIGTERM"
-san_check serve "$T/serve.err"
+serve_stop
 finish
