@@ -15,13 +15,18 @@ T=$(mktemp -d /tmp/ctxmon-e2e.XXXXXX)
 BG_PIDS=""
 NFAIL=0
 
-# Kill what bg() started (by pid) and remove the scratch directory.
+# Kill what bg() started (by pid) and remove the scratch directory (kept,
+# and named on stderr, when a check failed and E2E_KEEP is set).
 _cleanup() {
 	local p
 	for p in $BG_PIDS; do
 		kill -KILL "$p" 2>/dev/null
 		wait "$p" 2>/dev/null
 	done
+	if [ "$NFAIL" -ne 0 ] && [ -n "${E2E_KEEP:-}" ]; then
+		echo "scratch directory kept: $T" >&2
+		return
+	fi
 	rm -rf "$T"
 }
 trap _cleanup EXIT

@@ -138,15 +138,24 @@ for tid, name, wait, n, longest in res["q1"]:
         err("q1 tid %d: %d, report %d" % (tid, wait, rows[tid]["wait_ns"]))
 # q2: involuntary switches per (victim, next thread) = script's switches
 # with prev_state R or R+ between them (a comm may hold spaces: "tmux:
-# server");
-# a slice begun before a CPU's first switch is not in sched: at most one
-# per CPU fewer
-pre = collections.Counter(re.findall(
-    r"prev_pid=(\d+) prev_prio=\S+ prev_state=R\+? ==> next_comm=.*? next_pid=(\d+)", text))
-ncpu = db.execute("select count(distinct cpu) from sched").fetchone()[0]
+# server"), exactly, counting those the sched table can hold: a sched row
+# is a switch-in, so a switch-out joins it only when it is from the task
+# the CPU last switched to.  Not so for a CPU's first switch, nor after a
+# switch missing from the kernel's stream (on the development VM, with
+# nothing lost, trace-cmd record -e sched:sched_switch shows 31 such gaps
+# in 269 switches, mostly around the idle task), where the sched row
+# before has no end state.
+pre = collections.Counter()
+cur = {}
+for cpu, pv, st, nx in re.findall(
+        r"\[(\d+)\] [\d.]+: sched_switch: prev_comm=.*? prev_pid=(\d+) "
+        r"prev_prio=\S+ prev_state=(\S+) ==> next_comm=.*? next_pid=(\d+)", text):
+    if st in ("R", "R+") and cur.get(cpu) == pv:
+        pre[(pv, nx)] += 1
+    cur[cpu] = nx
 for vt, v, pt, p, times in res["q2"]:
     want = pre[(str(vt), str(pt))]
-    if not (want - ncpu <= times <= want):
+    if times != want:
         err("q2 %s(%d) by %s(%d): %d, script %d" % (v, vt, p, pt, times, want))
 # q3: wakeups and worst latency = report's wakeup latency count and max
 for tid, name, n, mx, mean in res["q3"]:
