@@ -700,8 +700,7 @@ static void cpu_section(FILE *f, struct ctxmon_html *h, uint64_t stop)
 		for (size_t b = 0; b < nb && s->seen; b++) {
 			uint64_t b0 = h->t0 + b * h->width;
 			uint64_t b1 = b0 + h->width;
-			double span, frac;
-			int g;
+			double span, frac, t;
 
 			if (b1 > stop)
 				b1 = stop;
@@ -713,17 +712,24 @@ static void cpu_section(FILE *f, struct ctxmon_html *h, uint64_t stop)
 			frac = (double)s->busy[b] / span;
 			if (frac > 1)
 				frac = 1;
-			g = (int)(255 - frac * 228);
+			/* from the legend's busy #1b5e20 to its idle white */
+			t = 1 - frac;
 			fprintf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" "
 				   "height=\"%d\" fill=\"rgb(%d,%d,%d)\">"
 				   "<title>CPU %zu at +%.2f s: %.0f%% busy, %"
 				   PRIu64 " switches</title></rect>",
 				label_w + b * bw, y + 2, bw + 0.3, row_h - 4,
-				g * 27 / 255, 94 + (g * 161) / 255,
-				32 + (g * 223) / 255, c,
+				27 + (int)(228 * t), 94 + (int)(161 * t),
+				32 + (int)(223 * t), c,
 				(double)(b * h->width) / 1e9, frac * 100,
 				s->sw[b]);
 		}
+		/* the strip's edge, as the legend's idle box has one */
+		if (s->seen)
+			fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%.2f\" "
+				   "height=\"%d\" fill=\"none\" "
+				   "stroke=\"#ccc\"/>",
+				label_w, y + 2, nb * bw + 0.3, row_h - 4);
 		fputc('\n', f);
 	}
 	for (int t = 0; t <= 4; t++) {
