@@ -33,6 +33,10 @@ struct rusage_sums {
 	uint64_t shown_running;	/* involuntary shown R without preemption
 				 * (a signal-cut sleep on some kernels) */
 	uint64_t procs;		/* processes summed */
+	/* Without the backend's marks, the processes counted in that a
+	 * parent may have left unreaped (every one but the root: nothing in
+	 * the stream shows a reap).  Set by rusage__result() on @in only. */
+	uint64_t unsure_procs, unsure_vol, unsure_invol;
 };
 
 struct rusage_model;

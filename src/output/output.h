@@ -51,6 +51,9 @@ struct kernel_cmp {
 	 * (never reaped by their parent, or alive at its end): shown,
 	 * not compared (analysis/rusage.c) */
 	uint64_t orphan_procs, orphan_vol, orphan_invol;
+	/* of those compared, processes that may have been left unreaped,
+	 * which a backend without marks cannot tell (rusage.h) */
+	uint64_t unsure_procs, unsure_vol, unsure_invol;
 	/* the backend loses the tail of every exit (perf-switch: perf stops
 	 * following a thread in do_exit, before its last preemptions and
 	 * switch-out): the traced counts are lower bounds, compared as such,
@@ -64,7 +67,9 @@ struct rusage_sums;
 void output__kernel_set(struct kernel_cmp *k, const struct rusage_sums *in,
 			const struct rusage_sums *out);
 /* The one-line verdict ("kernel counters: ... (traced vs getrusage:
- * match)"), without the detail lines; for stderr. */
+ * match)"), without the detail lines; for stderr.  A mismatch that
+ * processes the backend cannot see reaped would explain gets a second
+ * line that says so. */
 void output__kernel_line(FILE *f, const struct kernel_cmp *k);
 
 /* Add thread rows of the command's tree to @k's traced sums (not the

@@ -150,6 +150,9 @@ void output__kernel_set(struct kernel_cmp *k, const struct rusage_sums *in,
 	k->orphan_procs = out->procs;
 	k->orphan_vol = out->vol;
 	k->orphan_invol = out->invol;
+	k->unsure_procs = in->unsure_procs;
+	k->unsure_vol = in->unsure_vol;
+	k->unsure_invol = in->unsure_invol;
 }
 
 int output__kernel_tree(struct kernel_cmp *k, pid_t root, bool marks,
@@ -201,6 +204,27 @@ bool output__kernel_match(const struct kernel_cmp *k)
 	       k->ru_nivcsw + k->exit_preempt + sig_amb(k) >= k->traced_invol;
 }
 
+/*
+ * A mismatch that processes left unreaped would explain: the kernel's
+ * counts lie in the ranges once the unsure processes' switches may be
+ * out.  Only backends without orphan marks have unsure processes.
+ */
+static bool unsure_explains(const struct kernel_cmp *k)
+{
+	uint64_t v = k->unsure_vol < k->traced_vol ? k->unsure_vol :
+						     k->traced_vol;
+	uint64_t i = k->exit_preempt + sig_amb(k) + k->unsure_invol;
+
+	if (!k->unsure_procs || k->bound || output__kernel_match(k))
+		return false;
+	if (i > k->traced_invol)
+		i = k->traced_invol;
+	return k->traced_vol - v <= k->ru_nvcsw &&
+	       k->ru_nvcsw <= k->traced_vol + k->leader_reaped + sig_amb(k) &&
+	       k->traced_invol - i <= k->ru_nivcsw &&
+	       k->ru_nivcsw <= k->traced_invol;
+}
+
 /* ---- text ---------------------------------------------------------- */
 
 static int64_t short_by(uint64_t ru, uint64_t traced)
@@ -248,6 +272,14 @@ void output__kernel_line(FILE *f, const struct kernel_cmp *k)
 			k->traced_invol - k->exit_preempt, k->traced_invol);
 	fprintf(f, " (traced vs getrusage: %s)\n",
 		output__kernel_match(k) ? "match" : "MISMATCH");
+	if (unsure_explains(k))
+		fprintf(f, "  the difference fits %" PRIu64 " processes that "
+			   "may never have been reaped (voluntary %" PRIu64
+			   ", involuntary %" PRIu64 "): a child whose parent "
+			   "exits without waiting for it, or ignores SIGCHLD, "
+			   "is not in the command's rusage, and this backend "
+			   "cannot see a reap; --backend bpf can\n",
+			k->unsure_procs, k->unsure_vol, k->unsure_invol);
 }
 
 static void text_kernel(FILE *f, const struct kernel_cmp *k)
@@ -602,6 +634,10 @@ static void json_report(FILE *f, struct report *r)
 			",\"orphan_processes\":%" PRIu64
 			",\"orphan_voluntary\":%" PRIu64
 			",\"orphan_involuntary\":%" PRIu64
+			",\"unsure_processes\":%" PRIu64
+			",\"unsure_voluntary\":%" PRIu64
+			",\"unsure_involuntary\":%" PRIu64
+			",\"unsure_explains\":%s"
 			",\"bound\":%s,\"short_voluntary\":%" PRId64
 			",\"short_involuntary\":%" PRId64
 			",\"match\":%s"
@@ -611,6 +647,8 @@ static void json_report(FILE *f, struct report *r)
 			k->leader_reaped, k->exit_preempt, k->after_fold,
 			k->shown_running, k->sig_bound ? "true" : "false",
 			k->orphan_procs, k->orphan_vol, k->orphan_invol,
+			k->unsure_procs, k->unsure_vol, k->unsure_invol,
+			unsure_explains(k) ? "true" : "false",
 			k->bound ? "true" : "false",
 			short_by(k->ru_nvcsw, k->traced_vol),
 			short_by(k->ru_nivcsw, k->traced_invol),

@@ -8,6 +8,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -135,10 +138,57 @@ static void test_sigsleep_bound(void **state)
 	check_window(&k, &k.ru_nivcsw, 4, 7);
 }
 
+/* Whether the verdict of @k has the line saying that processes left
+ * unreaped fit the difference. */
+static bool hint_shown(const struct kernel_cmp *k)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	bool shown;
+
+	assert_non_null(f);
+	output__kernel_line(f, k);
+	fclose(f);
+	shown = strstr(buf, "may never have been reaped") != NULL;
+	free(buf);
+	return shown;
+}
+
+/* Without orphan marks, a mismatch that the switches of the processes the
+ * backend cannot see reaped cover says so; no other verdict does. */
+static void test_unsure_hint(void **state)
+{
+	struct kernel_cmp k = {
+		.valid = true, .traced_vol = 30, .traced_invol = 10,
+		.unsure_procs = 2, .unsure_vol = 8, .unsure_invol = 3,
+	};
+
+	(void)state;
+	k.ru_nvcsw = 30;
+	k.ru_nivcsw = 10;
+	assert_true(output__kernel_match(&k));
+	assert_false(hint_shown(&k));	/* a match needs no excuse */
+	for (uint64_t v = 20; v <= 31; v++) {
+		for (uint64_t i = 5; i <= 11; i++) {
+			k.ru_nvcsw = v;
+			k.ru_nivcsw = i;
+			assert_int_equal(hint_shown(&k),
+					 !output__kernel_match(&k) && v >= 22 &&
+						 v <= 30 && i >= 7 && i <= 10);
+		}
+	}
+	k.ru_nvcsw = 25;
+	k.ru_nivcsw = 8;
+	k.unsure_procs = 0;	/* a backend with marks has none */
+	assert_false(hint_shown(&k));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sigsleep_bound),
+		cmocka_unit_test(test_unsure_hint),
 		cmocka_unit_test(test_exact),
 		cmocka_unit_test(test_leader_reaped),
 		cmocka_unit_test(test_folded),

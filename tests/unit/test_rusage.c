@@ -100,10 +100,20 @@ static void test_unreaped(void **state)
 	(void)state;
 	result(rows, 6, &in, &out);
 	assert_int_equal(in.procs, 6);	/* no marks: every one in */
+	/* and every one but the root may have been left unreaped */
+	assert_int_equal(in.unsure_procs, 5);
+	assert_int_equal(in.unsure_vol, 2 + 5 + 7 + 3 + 2);
+	assert_int_equal(in.unsure_invol, 0 + 2 + 1 + 2 + 1);
 	rows[2].orphaned = true;
 	rows[3].orphaned = true;
+	result_by(true, rows, 6, &in, &out);
+	assert_int_equal(in.procs, 3);
+	assert_int_equal(in.unsure_procs, 0); /* the marks tell */
 	result(rows, 6, &in, &out);
 	assert_int_equal(in.procs, 3);
+	assert_int_equal(in.unsure_procs, 2);
+	assert_int_equal(in.unsure_vol, 2 + 2);
+	assert_int_equal(in.unsure_invol, 0 + 1);
 	assert_int_equal(in.vol, 3 + 1 + 1 + 1 + 1 + 1);
 	assert_int_equal(in.invol, 1 + 0 + 1);
 	assert_int_equal(out.procs, 3);
