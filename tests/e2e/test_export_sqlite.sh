@@ -148,7 +148,7 @@ for tid, name, wait, n, longest in res["q1"]:
 pre = collections.Counter()
 cur = {}
 for cpu, pv, st, nx in re.findall(
-        r"\[(\d+)\] [\d.]+: sched_switch: prev_comm=.*? prev_pid=(\d+) "
+        r"\[(\d+)\] +[\d.]+: sched_switch: prev_comm=.*? prev_pid=(\d+) "
         r"prev_prio=\S+ prev_state=(\S+) ==> next_comm=.*? next_pid=(\d+)", text):
     if st in ("R", "R+") and cur.get(cpu) == pv:
         pre[(pv, nx)] += 1
