@@ -73,7 +73,7 @@ struct ctxmon_record;
 struct ctxmon_record_opts {
 	size_t sz;		/* sizeof(struct ctxmon_record_opts) */
 	int level;		/* zstd level, 0: default (3) */
-	unsigned chunk_events;	/* records per chunk, 0: default (65536) */
+	unsigned chunk_events;	/* records per chunk, 0: default (16384) */
 };
 
 /*

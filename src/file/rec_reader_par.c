@@ -18,7 +18,7 @@
  * thread (the fuzz harness of the reader compares the two).  Memory is a
  * few chunks' worth, whatever the file's size.
  *
- * Locks are taken per chunk, never per record: a chunk holds up to 64 Ki
+ * Locks are taken per chunk, never per record: a chunk holds thousands of
  * records.
  */
 #include <errno.h>
@@ -31,12 +31,19 @@
 
 #include "file/rec_reader_int.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #define POOL_HELPERS_MAX 3
-/* Records a job holds decoded (80 bytes each): ctxmon's writer puts 64 Ki
- * in a chunk.  A larger chunk, which another writer may make (up to
- * 16 MiB of columns), is decoded by the caller's thread as it hands the
- * records over, as on one thread, so that memory stays a few chunks'. */
+/* Records a job holds decoded (80 bytes each): ctxmon's writer puts 16 Ki
+ * in a chunk, and put 64 Ki in earlier files.  A larger chunk, which
+ * another writer may make (up to 16 MiB of columns), is decoded by the
+ * caller's thread as it hands the records over, as on one thread, so
+ * that memory stays a few chunks'. */
 #define JOB_RECS_MAX 65536
+/* whole 16-byte words: aligned_alloc() and rec_put() need it */
+_Static_assert(sizeof(struct codec_rec) % 16 == 0, "codec_rec of 16-byte words");
 
 enum jstate { J_FREE, J_READY, J_BUSY, J_DONE };
 
@@ -98,6 +105,37 @@ static struct rjob *job_at(struct rpool *p, uint64_t i)
 	return &p->jobs[i % p->njobs];
 }
 
+/*
+ * Store a decoded record into a job's array without reading its cache
+ * lines first: the array is megabytes, written once here and read once
+ * by the caller's thread, later, from memory either way.  Plain stores
+ * fetched each line before writing it: decoding 10.5 M records into the
+ * arrays took the two threads 0.40 s of CPU, where one thread decoding
+ * them one at a time takes 0.17 s (perf record, decode only).
+ */
+static inline void rec_put(struct codec_rec *to, const struct codec_rec *from)
+{
+#if defined(__SSE2__)
+	/* 16-byte streaming stores (twice as fast here as 8-byte ones): the
+	 * array is 16-aligned (job_decode()) and a record 5 such words */
+	const __m128i *s = (const __m128i *)from;
+	__m128i *d = (__m128i *)to;
+
+	for (size_t i = 0; i < sizeof(*to) / 16; i++)
+		_mm_stream_si128(d + i, _mm_loadu_si128(s + i));
+#else
+	*to = *from;
+#endif
+}
+
+/* Order the streaming stores before what publishes the records. */
+static inline void rec_fence(void)
+{
+#if defined(__SSE2__)
+	_mm_sfence();
+#endif
+}
+
 /* Decode @j's chunk into its records (any thread, no lock held). */
 static void job_work(struct rpool *p, struct rjob *j)
 {
@@ -128,16 +166,25 @@ static void job_work(struct rpool *p, struct rjob *j)
 		return;
 	}
 	if (want > j->cap) {
-		recs = realloc(j->recs, want * sizeof(*recs));
+		/* rewritten whole: no copy; 16-aligned for rec_put() */
+		recs = aligned_alloc(16, want * sizeof(*recs));
 		if (!recs) {
 			j->dec_ret = -ENOMEM;
 			return;
 		}
+		free(j->recs);
 		j->recs = recs;
 		j->cap = want;
 	}
-	while ((ret = codec__next(j->codec, &j->recs[j->nrec], &j->why)) > 0)
-		j->nrec++;
+	for (;;) {
+		struct codec_rec tmp;
+
+		ret = codec__next(j->codec, &tmp, &j->why);
+		if (ret <= 0)
+			break;
+		rec_put(&j->recs[j->nrec++], &tmp);
+	}
+	rec_fence();
 	j->dec_ret = ret;
 }
 
