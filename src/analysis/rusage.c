@@ -47,7 +47,6 @@ struct rproc {
 	bool counted;
 	bool has_leader;
 	bool unreaped;	/* marked by the backend: never reaped by its parent */
-	bool unsure;	/* counted in, but perhaps never reaped (no marks) */
 	int32_t prev;	/* earlier incarnation of this tgid, -1 */
 	int32_t parent;	/* resolved at result, -1 */
 	uint32_t nchildren;	/* resolved at result */
@@ -216,9 +215,6 @@ static void sums_add(struct rusage_sums *to, const struct rusage_sums *f)
 	to->after_fold += f->after_fold;
 	to->shown_running += f->shown_running;
 	to->procs += f->procs;
-	to->unsure_procs += f->unsure_procs;
-	to->unsure_vol += f->unsure_vol;
-	to->unsure_invol += f->unsure_invol;
 }
 
 static const struct ctxmon_stats *sort_rows;
@@ -378,25 +374,22 @@ void rusage__result(struct rusage_model *m, struct rusage_sums *in,
 		struct rproc *p = order ? order[k] : &m->p[k];
 		const struct rproc *r = p->parent >= 0 ? &m->p[p->parent] : NULL;
 
-		bool is_root = root >= 0 && p == &m->p[root];
-
-		if (is_root)
+		if (p == &m->p[root >= 0 ? root : 0] && root >= 0)
 			p->counted = true;
 		else
 			p->counted = p->ended && !p->unreaped && r &&
 				     r->counted && !outlived(m, p, r);
-		/* Without marks nothing shows a reap: any descendant counted
-		 * in (it died while its parent lived) may have been left a
-		 * zombie when that parent exited, or released unreaped by a
-		 * parent ignoring SIGCHLD. */
-		p->unsure = !m->marks && p->counted && !is_root;
 	}
 	for (size_t i = 0; i < m->n; i++) {
 		struct rproc *p = &m->p[i];
 
 		p->own.procs = 1;
 		sums_add(p->counted ? in : out, &p->own);
-		if (p->unsure) {
+		/* Without marks nothing shows a reap: any descendant counted
+		 * in (it died while its parent lived) may have been left a
+		 * zombie when that parent exited, or released unreaped by a
+		 * parent ignoring SIGCHLD. */
+		if (!m->marks && p->counted && (int32_t)i != root) {
 			in->unsure_procs++;
 			in->unsure_vol += p->own.vol;
 			in->unsure_invol += p->own.invol;

@@ -43,7 +43,8 @@
  * that memory stays a few chunks'. */
 #define JOB_RECS_MAX 65536
 /* whole 16-byte words: aligned_alloc() and rec_put() need it */
-_Static_assert(sizeof(struct codec_rec) % 16 == 0, "codec_rec of 16-byte words");
+_Static_assert(sizeof(struct codec_rec) % 16 == 0,
+	       "codec_rec of 16-byte words");
 
 enum jstate { J_FREE, J_READY, J_BUSY, J_DONE };
 
