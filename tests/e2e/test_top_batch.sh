@@ -90,7 +90,9 @@ def at(t):
         if t0 <= t <= t1:
             return n0 + (n1 - n0) * (t - t0) / (t1 - t0) if t1 > t0 else n0
     return smp[0][1] if t < smp[0][0] else smp[-1][1]
-a, b = st[0] - float(sys.argv[3]), st[-1]
+# a window starting before the first sample counts from that sample: the
+# time before it has no count to divide
+a, b = max(st[0] - float(sys.argv[3]), smp[0][0]), st[-1]
 print(int((at(b) - at(a)) / (b - a)) if b > a else 0)
 PY
 }
@@ -160,7 +162,9 @@ for be in default proc; do
 	[ "$be" = default ] || args="--backend $be"
 	sample_counts "$T/$be.samples" &
 	SAMPLER=$!
-	sleep 0.1
+	# longer than -d: the samples must cover the first frame's window,
+	# which starts 0.5 s before it is printed
+	sleep 0.7
 	"$CTXMON" top -b -n 3 -d 0.5 -l 10 $args 2>"$T/$be.err" |
 		stamp_frames "$T/$be.stamps" >"$T/$be.out"
 	rc=${PIPESTATUS[0]}
