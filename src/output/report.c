@@ -185,12 +185,21 @@ static uint64_t sig_amb(const struct kernel_cmp *k)
 	return k->sig_bound ? k->shown_running : 0;
 }
 
-/* ru_nvcsw in [traced, traced + leaders reaped as they switched out
- * + signal-cut sleeps shown R] */
-static bool vol_in_range(const struct kernel_cmp *k)
+/* ru_nvcsw in [traced - @out, traced + leaders reaped as they switched
+ * out + signal-cut sleeps shown R]; @out: switches that may not be in */
+static bool vol_in_range(const struct kernel_cmp *k, uint64_t out)
 {
-	return k->traced_vol <= k->ru_nvcsw &&
+	return k->traced_vol <= k->ru_nvcsw + out &&
 	       k->ru_nvcsw <= k->traced_vol + k->leader_reaped + sig_amb(k);
+}
+
+/* ru_nivcsw in [traced - exit preemptions - signal-cut sleeps - @out,
+ * traced] */
+static bool invol_in_range(const struct kernel_cmp *k, uint64_t out)
+{
+	return k->ru_nivcsw <= k->traced_invol &&
+	       k->ru_nivcsw + k->exit_preempt + sig_amb(k) + out >=
+		       k->traced_invol;
 }
 
 bool output__kernel_match(const struct kernel_cmp *k)
@@ -200,8 +209,7 @@ bool output__kernel_match(const struct kernel_cmp *k)
 	if (k->bound)
 		return k->traced_invol <= k->ru_nivcsw &&
 		       k->traced_vol <= k->ru_nvcsw + k->leader_exits;
-	return vol_in_range(k) && k->ru_nivcsw <= k->traced_invol &&
-	       k->ru_nivcsw + k->exit_preempt + sig_amb(k) >= k->traced_invol;
+	return vol_in_range(k, 0) && invol_in_range(k, 0);
 }
 
 /*
@@ -211,18 +219,10 @@ bool output__kernel_match(const struct kernel_cmp *k)
  */
 static bool unsure_explains(const struct kernel_cmp *k)
 {
-	uint64_t v = k->unsure_vol < k->traced_vol ? k->unsure_vol :
-						     k->traced_vol;
-	uint64_t i = k->exit_preempt + sig_amb(k) + k->unsure_invol;
-
 	if (!k->unsure_procs || k->bound || output__kernel_match(k))
 		return false;
-	if (i > k->traced_invol)
-		i = k->traced_invol;
-	return k->traced_vol - v <= k->ru_nvcsw &&
-	       k->ru_nvcsw <= k->traced_vol + k->leader_reaped + sig_amb(k) &&
-	       k->traced_invol - i <= k->ru_nivcsw &&
-	       k->ru_nivcsw <= k->traced_invol;
+	return vol_in_range(k, k->unsure_vol) &&
+	       invol_in_range(k, k->unsure_invol);
 }
 
 /* ---- text ---------------------------------------------------------- */
@@ -255,7 +255,7 @@ void output__kernel_line(FILE *f, const struct kernel_cmp *k)
 	else
 		fprintf(f, "kernel counters: voluntary %" PRIu64 " %s %" PRIu64
 			   "..%" PRIu64,
-			k->ru_nvcsw, vol_in_range(k) ? "in" : "not in",
+			k->ru_nvcsw, vol_in_range(k, 0) ? "in" : "not in",
 			k->traced_vol, k->traced_vol + k->leader_reaped + amb);
 	if (amb && k->traced_invol != k->ru_nivcsw)
 		fprintf(f, ", involuntary %" PRIu64 " %s %" PRIu64 "..%" PRIu64,
