@@ -83,11 +83,8 @@ int recording__emit(FILE *f, struct output_opts *o, bool want_threads,
 		rep.exit_status = exit_status(s->wstatus);
 		/* Against the kernel only when every row is there. */
 		if (s->target == CTXMON_TARGET_CMD && s->has_rusage && !keep) {
-			bool marks = s->backend &&
-				     (ctxmon_backend_caps(s->backend) &
-				      CTXMON_CAP_ORPHANS);
-
-			if (output__kernel_tree(&rep.kernel, s->root, marks,
+			if (output__kernel_tree(&rep.kernel, s->root,
+						output__backend_marks(s->backend),
 						th, nth, th, nth, pr, npr) < 0)
 				goto out;
 			rep.kernel.ru_nvcsw = s->ru_nvcsw;

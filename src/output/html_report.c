@@ -237,10 +237,7 @@ static void status_box(FILE *f, const struct ctxmon_html_info *in,
 				     in->root_pid :
 				     0;
 
-		output__kernel_tree(&k, root,
-				    in->backend &&
-					    (ctxmon_backend_caps(in->backend) &
-					     CTXMON_CAP_ORPHANS),
+		output__kernel_tree(&k, root, output__backend_marks(in->backend),
 				    th, nth, NULL, 0, NULL, 0);
 		k.ru_nvcsw = in->ru_nvcsw;
 		k.ru_nivcsw = in->ru_nivcsw;

@@ -12,6 +12,7 @@
 
 #include <ctxmon/ctxmon.h>
 #include <ctxmon/causes.h>
+#include <ctxmon/rows.h>
 
 enum out_format { OUT_TABLE, OUT_JSON, OUT_CSV };
 
@@ -91,6 +92,13 @@ int output__kernel_tree(struct kernel_cmp *k, pid_t root, bool marks,
 			const struct ctxmon_stats *th, size_t nth,
 			struct ctxmon_stats *mark1, size_t n1,
 			struct ctxmon_stats *mark2, size_t n2);
+
+/* @marks of output__kernel_tree() for a recording or session made by the
+ * backend named @backend (NULL: unknown, no marks). */
+static inline bool output__backend_marks(const char *backend)
+{
+	return backend && (ctxmon_backend_caps(backend) & CTXMON_CAP_ORPHANS);
+}
 
 /* Voluntary and involuntary each equal, or within their ambiguous range. */
 bool output__kernel_match(const struct kernel_cmp *k);
