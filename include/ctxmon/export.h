@@ -104,7 +104,9 @@ struct ctxmon_html_info {
 	bool has_rusage;
 	uint64_t ru_nvcsw, ru_nivcsw;
 	int ncpus;
-	unsigned max_threads;		/* rows shown (0: 40) */
+	unsigned max_threads;		/* rows of the bar plots, of the
+					 * threads with something to draw
+					 * (0: 40) */
 	pid_t root_pid;			/* the command: its descendants that
 					 * it does not reap are left out of
 					 * the comparison; 0: unknown */

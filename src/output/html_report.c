@@ -338,28 +338,39 @@ static void tick_dur(char *buf, size_t len, double ns)
 	snprintf(buf, len, "%g%s", ns / u[i].scale, u[i].unit);
 }
 
-/* Horizontal stacked bars, one row per thread. */
+/* Horizontal stacked bars, one row per thread: the first @limit of the
+ * @n rows that have something to show (a thread seen only by name, or
+ * for an instant, would be an empty row). */
 struct stack_part {
 	const char *name, *colour;
 };
 
 static void stacked_bars(FILE *f, const char *id, const char *unit_note,
 			 const struct stack_part *parts, size_t nparts,
-			 const struct ctxmon_stats *th, size_t n,
-			 const double *vals /* n * nparts */,
+			 const struct ctxmon_stats *th, size_t nth,
+			 const double *vals /* nth * nparts */, size_t limit,
 			 bool as_time)
 {
 	const int label_w = 230, row_h = 20, top = 24;
 	const int plot_w = PAGE_W - label_w - 90;
 	double max = 0, step;
+	size_t *rows = calloc(limit ? limit : 1, sizeof(*rows)), n = 0, empty = 0;
 	int ngrid;
 	char b[32];
 
-	for (size_t i = 0; i < n; i++) {
+	if (!rows)
+		return;
+	for (size_t i = 0; i < nth; i++) {
 		double s = 0;
 
 		for (size_t p = 0; p < nparts; p++)
 			s += vals[i * nparts + p];
+		if (s <= 0) {
+			empty++;
+			continue;
+		}
+		if (n < limit)
+			rows[n++] = i;
 		if (s > max)
 			max = s;
 	}
@@ -375,7 +386,11 @@ static void stacked_bars(FILE *f, const char *id, const char *unit_note,
 	for (size_t p = 0; p < nparts; p++)
 		fprintf(f, "<span><i style=\"background:%s\">&nbsp;</i>%s</span>",
 			parts[p].colour, parts[p].name);
-	fprintf(f, "<span class=\"note\">%s</span></p>\n", unit_note);
+	fprintf(f, "<span class=\"note\">%s", unit_note);
+	if (empty)
+		fprintf(f, "; %zu thread%s with nothing to show left out", empty,
+			empty == 1 ? "" : "s");
+	fprintf(f, "</span></p>\n");
 	fprintf(f,
 		"<svg id=\"%s\" class=\"plot\" width=\"%d\" height=\"%zu\" "
 		"viewBox=\"0 0 %d %zu\" role=\"img\">\n",
@@ -397,9 +412,10 @@ static void stacked_bars(FILE *f, const char *id, const char *unit_note,
 			   "</text>\n",
 			x, top - 8, g == ngrid ? "end" : "middle", b);
 	}
-	for (size_t i = 0; i < n; i++) {
+	for (size_t k = 0; k < n; k++) {
+		size_t i = rows[k];
 		double x = label_w;
-		int y = top + (int)i * row_h;
+		int y = top + (int)k * row_h;
 
 		fprintf(f, "<g><text x=\"%d\" y=\"%d\" text-anchor=\"end\">",
 			label_w - 6, y + 14);
@@ -428,9 +444,11 @@ static void stacked_bars(FILE *f, const char *id, const char *unit_note,
 		fprintf(f, "</g>\n");
 	}
 	fprintf(f, "</svg>\n");
+	free(rows);
 }
 
-static void states_section(FILE *f, const struct ctxmon_stats *th, size_t n)
+static void states_section(FILE *f, const struct ctxmon_stats *th, size_t n,
+			   size_t limit)
 {
 	static const struct stack_part parts[] = {
 		{ "running", C_RUN },
@@ -450,14 +468,15 @@ static void states_section(FILE *f, const struct ctxmon_stats *th, size_t n)
 		   "went</h2>\n");
 	stacked_bars(f, "plot-states",
 		     "(time over the thread's observed span; hover for values)",
-		     parts, 3, th, n, v, true);
+		     parts, 3, th, n, v, limit, true);
 	fprintf(f, "</section>\n");
 	free(v);
 }
 
 static void causes_section(FILE *f, const struct ctxmon_account *a,
 			   const struct ctxmon_stats *th, size_t n,
-			   const struct ctxmon_causes *cz, size_t ncz)
+			   size_t limit, const struct ctxmon_causes *cz,
+			   size_t ncz)
 {
 	static const struct stack_part basic[] = {
 		{ "voluntary (blocked)", "#1565c0" },
@@ -516,7 +535,7 @@ static void causes_section(FILE *f, const struct ctxmon_account *a,
 		     have ? "(counts; causes as in docs/causes.md)" :
 			    "(counts; record with -e all and use --causes "
 			    "for causes)",
-		     have ? full : basic, np, th, n, v, false);
+		     have ? full : basic, np, th, n, v, limit, false);
 	fprintf(f, "</section>\n");
 out:
 	free(v);
@@ -912,12 +931,12 @@ int ctxmon_html_write(struct ctxmon_html *h, FILE *f,
 	status_box(f, in, th, nth);
 	kpis(f, th, nth, in);
 	if (shown < nth)
-		fprintf(f, "<p class=\"note\">The plots show the %zu threads "
-			   "with the most switches of %zu; the table lists "
-			   "all.</p>\n",
+		fprintf(f, "<p class=\"note\">Each plot shows at most %zu of "
+			   "the %zu threads, those with the most switches; "
+			   "the table lists all.</p>\n",
 			shown, nth);
-	states_section(f, th, shown);
-	causes_section(f, a, th, shown, cz, ncz);
+	states_section(f, th, nth, shown);
+	causes_section(f, a, th, nth, shown, cz, ncz);
 	latency_section(f, th, shown, cz, ncz);
 	cpu_section(f, h, in->stop_ts);
 	rate_section(f, h, in->stop_ts);

@@ -96,4 +96,37 @@ for b in bad:
     print(b, file=sys.stderr)
 sys.exit(1 if bad else 0)
 PY
+# The plots have no empty row, even where most threads in the recording
+# did nothing (a system-wide one): the states plot has the threads with
+# time to show, the causes plot those with switch-outs, by report --json
+# (the 40 with the most switches).
+"$CTXMON" record -q -a -o "$T/a.data" -- sleep 0.3 >/dev/null 2>"$T/reca.err" ||
+	fail "record -a exited $?: $(tail -n 2 "$T/reca.err")"
+"$CTXMON" report -i "$T/a.data" --html -o "$T/a.html" 2>/dev/null ||
+	fail "report --html (system-wide) exited $?"
+"$CTXMON" report -i "$T/a.data" --json --per-thread >"$T/a.json" 2>/dev/null ||
+	fail "report --json (system-wide) exited $?"
+python3 - "$T/a.html" "$T/a.json" <<'PY' || fail "the plots of a system-wide recording have empty or missing rows"
+import json, re, sys
+page = open(sys.argv[1]).read()
+rep = json.load(open(sys.argv[2]))
+bad = []
+def plot_rows(d, pid):
+    m = re.search(r'<svg id="%s"[^>]*>(.*?)</svg>' % pid, d, re.S)
+    return re.findall(r'<g><text[^>]*>[^<]* (\d+)</text>(.*?)</g>', m.group(1), re.S) if m else []
+for pid, has in (("plot-states", lambda t: t["run_ns"] + t["wait_ns"] + t["sleep_s_ns"] +
+                  t["sleep_d_ns"] + t["sleep_other_ns"] > 0),
+                 ("plot-causes", lambda t: t["switches"] > 0)):
+    rows = plot_rows(page, pid)
+    empty = [t for t, body in rows if "<rect" not in body]
+    if empty:
+        bad.append("%s: %d of %d rows empty (tids %s)" % (pid, len(empty), len(rows), empty[:5]))
+    want = sum(1 for t in rep["threads"] if has(t))
+    if len(rows) != min(40, want):
+        bad.append("%s: %d rows, report --json has %d threads to show" % (pid, len(rows), want))
+    print("%s: %d rows of %d threads, %d to show" % (pid, len(rows), len(rep["threads"]), want))
+for b in bad:
+    print(b, file=sys.stderr)
+sys.exit(1 if bad else 0)
+PY
 finish
