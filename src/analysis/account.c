@@ -186,6 +186,24 @@ static inline void set_tgid(struct ctxmon_account *a, struct task *t,
 		set_tgid_slow(a, t, tgid);
 }
 
+/*
+ * A thread of a command's process is the command's, fork seen or not: the
+ * kernel starts some threads inside a process with no fork event
+ * (io_uring's iou-wrk workers, create_io_thread()), and their switches
+ * are in the process's rusage.  Its leader's row tells, unless that
+ * process has ended (its tgid may then be another process's).
+ */
+static bool process_target(const struct ctxmon_account *a,
+			   const struct task *t)
+{
+	const struct task *l;
+
+	if (a->opts.target != CTXMON_TARGET_CMD || t->st.tid == t->st.tgid)
+		return false;
+	l = task_find(a, t->st.tgid);
+	return l && l->st.tgid == t->st.tgid && l->st.target && !l->group_gone;
+}
+
 static void set_tgid_slow(struct ctxmon_account *a, struct task *t,
 			  int32_t tgid)
 {
@@ -195,7 +213,7 @@ static void set_tgid_slow(struct ctxmon_account *a, struct task *t,
 	t->st.tgid = tgid;
 	t->pgen = tgid == t->st.tid ? t->st.gen : proc_gen(a, tgid);
 	if (!t->st.target)
-		t->st.target = own_target(a, t);
+		t->st.target = own_target(a, t) || process_target(a, t);
 }
 
 static void set_comm(struct ctxmon_account *a, struct task *t, const char *comm)

@@ -782,6 +782,69 @@ static void test_target_cmd(void **state)
 	ctxmon_account_free(a);
 }
 
+/*
+ * A thread the kernel starts inside a process with no fork event (an
+ * io_uring worker, create_io_thread()) is its process's: a thread of the
+ * command's process is the command's, seen first as a switch's next or
+ * prev.  Not once that process has ended: its tgid may be reused.
+ */
+static void test_target_cmd_nofork(void **state)
+{
+	static const struct who w[] = {
+		{ 999, 999, "ctxmon" },	     { 1000, 1000, "prog" },
+		{ 1005, 1000, "iou-wrk-1000" }, { 1006, 1000, "iou-wrk-1000" },
+		{ 1007, 1000, "late" },	     { 2000, 2000, "other" },
+		{ 2005, 2000, "iou-wrk-2000" },
+	};
+	struct ctxmon_account *a = acc_new(CTXMON_TARGET_CMD, NULL, 0, 1000);
+	struct ctxmon_event e;
+	const struct ctxmon_stats *p;
+	struct ctxmon_stats *r;
+	size_t n;
+
+	(void)state;
+	use_whos(w, 7);
+	sw(a, 100, 0, 999, "S", 1000);
+	/* 1005 first as a switch's next, 1006 first as its prev (the
+	 * current task): no fork of either */
+	sw(a, 200, 0, 1000, "S", 1005);
+	sw(a, 250, 0, 1005, "S", 1000);
+	sw(a, 300, 1, 1006, "S", 2000);
+	sw(a, 350, 1, 2000, "S", 2005);
+	sw(a, 400, 1, 2005, "S", 0);
+	/* the process ends (its last thread, group_dead), and a thread of a
+	 * new process reusing the tgid turns up without a fork */
+	e = synth_exit(500, 0, 1000);
+	e.exit.group_dead = 1;
+	ctxmon_account_feed(a, &e);
+	sw(a, 510, 0, 1000, "Z", 0);
+	sw(a, 600, 0, 0, "R", 1007);
+	sw(a, 650, 0, 1007, "S", 0);
+	ctxmon_account_finish(a, 1000);
+
+	r = ctxmon_account_rows(a, CTXMON_ROWS_THREADS, true, &n);
+	assert_non_null(r);
+	assert_true(row(r, n, 1000, 0)->target);
+	p = row(r, n, 1005, 0);
+	assert_true(p->target);
+	assert_int_equal(p->voluntary, 1);
+	assert_true(row(r, n, 1006, 0)->target);
+	assert_false(row(r, n, 999, 0)->target);
+	assert_false(row(r, n, 2000, 0)->target);
+	assert_false(row(r, n, 2005, 0)->target);
+	assert_false(row(r, n, 1007, 0)->target);
+	free(r);
+	/* the command's process: its leader and both workers */
+	r = ctxmon_account_rows(a, CTXMON_ROWS_PROCESSES, false, &n);
+	assert_non_null(r);
+	assert_int_equal(n, 1);
+	p = row(r, n, 1000, 0);
+	assert_int_equal(p->nthreads, 3);
+	assert_int_equal(p->voluntary, 3);
+	free(r);
+	ctxmon_account_free(a);
+}
+
 static void test_target_pids(void **state)
 {
 	static const pid_t pids[] = { 400 };
@@ -1805,6 +1868,7 @@ int main(void)
 		cmocka_unit_test(test_pid_reuse),
 		cmocka_unit_test(test_exec),
 		cmocka_unit_test(test_target_cmd),
+		cmocka_unit_test(test_target_cmd_nofork),
 		cmocka_unit_test(test_target_pids),
 		cmocka_unit_test(test_reset_interval),
 		cmocka_unit_test(test_garbage),

@@ -1,0 +1,48 @@
+#!/bin/bash
+# Threads the kernel starts inside a process with no fork event: io_uring's
+# workers (iou-wrk-PID, create_io_thread()).  Their switches are in the
+# process's rusage, so a command that uses io_uring is counted whole only
+# if they are the command's.  stress-ng's io-uring stressor (a program we
+# did not write) punts requests to them; under each backend that follows
+# a command by its threads' process (bpf-agg, bpf, perf):
+#
+#   ctxmon stat --backend B --check --json -o out.json -- stress-ng --io-uring 1 -t 2
+#
+# must match getrusage exactly, with the workers' rows among the command's
+# threads.  (The ftrace backends cannot see them all: the kernel's pid
+# filter follows forks only; docs/accounting.md.)
+. "$(dirname "$0")/lib.sh"
+skip_unless_capture
+command -v stress-ng >/dev/null || skip "stress-ng not installed (Debian package stress-ng)"
+
+workers=0
+for b in bpf-agg bpf perf; do
+	rc=0
+	"$CTXMON" stat --backend "$b" --check --json -o "$T/$b.json" -- \
+		stress-ng --io-uring 1 -t 2 >/dev/null 2>"$T/$b.err" || rc=$?
+	san_check "$b" "$T/$b.err"
+	if grep -q "not available\|cannot use" "$T/$b.err" && [ "$rc" = 1 ]; then
+		echo "$b: not available here"
+		continue
+	fi
+	grep '^kernel counters' "$T/$b.err" | sed "s/^/$b: /"
+	[ "$rc" = 0 ] || fail "$b: stat exited $rc: $(grep -v '^ *|' "$T/$b.err" | tail -n 3)"
+	res=$(python3 - "$T/$b.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+k = j.get("kernel") or {}
+procs = {p["pid"] for p in j["processes"]}
+wk = [t for t in j["threads"] if t["comm"].startswith("iou-wrk")]
+out = [t["tid"] for t in wk if t["tgid"] not in procs]
+sw = sum(t["switches"] for t in wk)
+print("workers=%d switches=%d outside=%d match=%d" % (len(wk), sw, len(out), bool(k.get("match"))))
+PY
+)
+	echo "$b: $res"
+	eval "${res// / ; }"
+	[ "$match" = 1 ] || fail "$b: kernel.match is not true"
+	[ "$outside" = 0 ] || fail "$b: $outside io_uring workers outside the command's processes"
+	[ "$workers" -gt 0 ] && [ "$switches" -gt 0 ] && seen=1
+done
+[ -n "${seen:-}" ] || skip "stress-ng's io-uring stressor started no io_uring worker on this kernel"
+finish
