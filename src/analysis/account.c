@@ -565,6 +565,20 @@ static unsigned switch_out(struct ctxmon_account *a, struct task *t,
 	return kind;
 }
 
+/*
+ * @t, RUNNING, left its CPU unseen: its switch-out was never traced
+ * (missed_out(), switch_in()).  When it left is unknown: anywhere since
+ * its switch-in, so its run ends at its last known state change, the
+ * lower bound, and it sleeps ("other") from there.
+ */
+static void left_unseen(struct task *t)
+{
+	t->state = T_SLEEP;
+	t->sleep = CTXMON_SLEEP_OTHER;
+	t->cpu = -1;
+	t->lat_pending = t->early_wake = false;
+}
+
 static void switch_in(struct ctxmon_account *a, struct task *t,
 		      const struct ctxmon_event *ev, uint64_t ts)
 {
@@ -576,6 +590,12 @@ static void switch_in(struct ctxmon_account *a, struct task *t,
 		if (t->state != T_RUNNABLE &&
 		    !(t->state == T_SLEEP && a->opts.no_wakeups))
 			a->anomalies++;
+		/* Still on another CPU, which has not switched since: it
+		 * left that CPU unseen.  Charged as running up to now, it
+		 * would get all the time that CPU then spent on one task
+		 * without a switch. */
+		if (t->state == T_RUNNING && t->cpu != ev->cpu)
+			left_unseen(t);
 		task_advance(t, ts);
 	}
 	if (t->lat_pending) {
@@ -605,12 +625,8 @@ static void missed_out(struct ctxmon_account *a, int32_t cur, int cpu)
 {
 	struct task *t = cur > 0 ? task_find(a, cur) : NULL;
 
-	if (!t || t->state != T_RUNNING || t->cpu != cpu)
-		return;
-	t->state = T_SLEEP;
-	t->sleep = CTXMON_SLEEP_OTHER;
-	t->cpu = -1;
-	t->lat_pending = t->early_wake = false;
+	if (t && t->state == T_RUNNING && t->cpu == cpu)
+		left_unseen(t);
 }
 
 static void on_switch(struct ctxmon_account *a, const struct ctxmon_event *ev,

@@ -1855,6 +1855,47 @@ static void test_missed_switch_out(void **state)
 	}
 }
 
+/*
+ * The same, seen from the task's side first: 700's switch-out on cpu0 is
+ * never traced and cpu0 then runs one task without a switch (700 -> 702
+ * lost), so nothing on cpu0 tells; 700 is woken and switches in on cpu1.
+ * It left cpu0 unseen: its run there ends at its switch-in (the lower
+ * bound), it sleeps ("other") until cpu1 takes it, and it runs 1000 on
+ * cpu1, not 5000.
+ */
+static void test_missed_switch_out_elsewhere(void **state)
+{
+	static const struct who w[] = {
+		{ 700, 700, "init" }, { 701, 701, "waker" }, { 702, 702, "spin" },
+	};
+	struct ctxmon_account_opts o = { .sz = sizeof(o) };
+	struct ctxmon_account *a = ctxmon_account_new(&o);
+	struct ctxmon_stats *r;
+	const struct ctxmon_stats *p;
+	size_t n;
+
+	(void)state;
+	assert_non_null(a);
+	use_whos(w, 3);
+	sw(a, 1000, 0, 0, "R", 700);
+	sw(a, 1100, 1, 0, "R", 701);
+	wake(a, CTXMON_EV_WAKING, 1500, 1, 701, 700);
+	sw(a, 5000, 1, 701, "S", 700);
+	sw(a, 6000, 1, 700, "S", 0);
+	ctxmon_account_finish(a, 10000);
+	r = ctxmon_account_rows(a, CTXMON_ROWS_THREADS, true, &n);
+	assert_non_null(r);
+	p = row(r, n, 700, 0);
+	assert_int_equal(p->run_ns, 1000);
+	assert_int_equal(p->sleep_ns[CTXMON_SLEEP_OTHER], 4000);
+	assert_int_equal(p->sleep_ns[CTXMON_SLEEP_S], 4000);
+	assert_int_equal(p->switch_in, 2);
+	assert_int_equal(p->voluntary, 1);
+	free(r);
+	assert_true(ctxmon_account_anomalies(a) > 0);
+	ctxmon_account_free(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1875,6 +1916,7 @@ int main(void)
 		cmocka_unit_test(test_new_opts),
 		cmocka_unit_test(test_simulation),
 		cmocka_unit_test(test_missed_switch_out),
+		cmocka_unit_test(test_missed_switch_out_elsewhere),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

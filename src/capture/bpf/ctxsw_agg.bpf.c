@@ -479,14 +479,36 @@ static __always_inline __u32 row_switch_out(struct ctxsw_row *r,
 	return kind | guessed;
 }
 
+/* A RUNNING row whose task left its CPU unseen (agg_missed_out(),
+ * row_switch_in()): its run ends at its last known state change, the
+ * lower bound, and it sleeps ("other") from there. */
+static __always_inline void row_left_unseen(struct ctxsw_row *r)
+{
+	r->state = CTXSW_ST_SLEEP;
+	r->sleep_idx = 2;	/* CTXMON_SLEEP_OTHER */
+	r->cpu = -1;
+	r->flags &= ~(CTXSW_RF_LAT_PENDING | CTXSW_RF_EARLY_WAKE |
+		      CTXSW_RF_MAYBE_WOKEN);
+}
+
 static __always_inline void row_switch_in(struct ctxsw_row *r, __u64 ts,
 					  __s32 cpu, __s32 prev_tid, __u64 nv,
 					  __u64 niv)
 {
-	if (r->state == CTXSW_ST_NEW)
+	if (r->state == CTXSW_ST_NEW) {
 		row_start(r, CTXSW_ST_RUNNING, ts);
-	else
+	} else {
+		/* still on another CPU, which has not switched since: it
+		 * left that CPU unseen (the account's switch_in()) */
+		if (r->state == CTXSW_ST_RUNNING && r->cpu != cpu) {
+			struct ctxsw_cpu *c = this_cpu();
+
+			row_left_unseen(r);
+			if (c)
+				c->missed_out++;
+		}
 		row_advance(r, ts);
+	}
 	if (r->flags & CTXSW_RF_LAT_PENDING)
 		lat_end(r, ts, cpu, prev_tid);
 	r->switch_in++;
@@ -599,13 +621,8 @@ static __always_inline void agg_missed_out(__s32 cur, __s32 cpu)
 		c->missed_out++;
 	if (!r || !row_lock(r))
 		return;
-	if (r->state == CTXSW_ST_RUNNING && r->cpu == cpu) {
-		r->state = CTXSW_ST_SLEEP;
-		r->sleep_idx = 2;	/* CTXMON_SLEEP_OTHER */
-		r->cpu = -1;
-		r->flags &= ~(CTXSW_RF_LAT_PENDING | CTXSW_RF_EARLY_WAKE |
-			      CTXSW_RF_MAYBE_WOKEN);
-	}
+	if (r->state == CTXSW_ST_RUNNING && r->cpu == cpu)
+		row_left_unseen(r);
 	row_unlock(r);
 }
 
