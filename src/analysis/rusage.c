@@ -183,6 +183,10 @@ void rusage__row(struct rusage_sums *s, const struct ctxmon_stats *t)
 	s->invol += t->involuntary;
 	s->exit_switches += t->exit_switch;
 	s->shown_running += t->shown_running;
+	/* the kernel names them so (io_uring/io-wq.c, sqpoll.c) */
+	if (!leader && t->comm &&
+	    (!strncmp(t->comm, "iou-wrk-", 8) || !strncmp(t->comm, "iou-sqp-", 8)))
+		s->io_workers = true;
 	/* A zombie leader's last switch (state Z) is read at reap: counted.
 	 * One that shows X was reaped as it switched out: the parent marks
 	 * it dead, then reads its counters, and the switch's increment may
@@ -215,6 +219,7 @@ static void sums_add(struct rusage_sums *to, const struct rusage_sums *f)
 	to->after_fold += f->after_fold;
 	to->shown_running += f->shown_running;
 	to->procs += f->procs;
+	to->io_workers = to->io_workers || f->io_workers;
 }
 
 static const struct ctxmon_stats *sort_rows;

@@ -33,6 +33,9 @@ struct rusage_sums {
 	uint64_t shown_running;	/* involuntary shown R without preemption
 				 * (a signal-cut sleep on some kernels) */
 	uint64_t procs;		/* processes summed */
+	bool io_workers;	/* an io_uring worker thread is among them
+				 * (iou-wrk / iou-sqp: started with no
+				 * fork event) */
 	/* Without the backend's marks, the processes counted in that a
 	 * parent may have left unreaped (every one but the root: nothing in
 	 * the stream shows a reap).  Set by rusage__result() on @in only. */

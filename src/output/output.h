@@ -55,6 +55,10 @@ struct kernel_cmp {
 	/* of those compared, processes that may have been left unreaped,
 	 * which a backend without marks cannot tell (rusage.h) */
 	uint64_t unsure_procs, unsure_vol, unsure_invol;
+	/* io_uring workers ran in the command: threads the kernel starts
+	 * with no fork event, which a backend following the command by its
+	 * forks alone (the ftrace pid filter) sees only in part */
+	bool io_workers;
 	/* the backend loses the tail of every exit (perf-switch: perf stops
 	 * following a thread in do_exit, before its last preemptions and
 	 * switch-out): the traced counts are lower bounds, compared as such,

@@ -134,6 +134,7 @@ void output__kernel_add(struct kernel_cmp *k, const struct ctxmon_stats *rows,
 	k->exit_preempt += in.exit_preempt;
 	k->after_fold += in.after_fold;
 	k->shown_running += in.shown_running;
+	k->io_workers = k->io_workers || in.io_workers;
 }
 
 void output__kernel_set(struct kernel_cmp *k, const struct rusage_sums *in,
@@ -153,6 +154,7 @@ void output__kernel_set(struct kernel_cmp *k, const struct rusage_sums *in,
 	k->unsure_procs = in->unsure_procs;
 	k->unsure_vol = in->unsure_vol;
 	k->unsure_invol = in->unsure_invol;
+	k->io_workers = in->io_workers;
 }
 
 int output__kernel_tree(struct kernel_cmp *k, pid_t root, bool marks,
@@ -225,6 +227,14 @@ static bool unsure_explains(const struct kernel_cmp *k)
 	       invol_in_range(k, k->unsure_invol);
 }
 
+/* A mismatch short of the kernel with io_uring workers in the command:
+ * switches of theirs the backend did not see (docs/accounting.md). */
+static bool io_short(const struct kernel_cmp *k)
+{
+	return k->io_workers && !k->bound && !output__kernel_match(k) &&
+	       (k->traced_vol < k->ru_nvcsw || k->traced_invol < k->ru_nivcsw);
+}
+
 /* ---- text ---------------------------------------------------------- */
 
 static int64_t short_by(uint64_t ru, uint64_t traced)
@@ -280,6 +290,12 @@ void output__kernel_line(FILE *f, const struct kernel_cmp *k)
 			   "is not in the command's rusage, and this backend "
 			   "cannot see a reap; --backend bpf can\n",
 			k->unsure_procs, k->unsure_vol, k->unsure_invol);
+	if (io_short(k))
+		fprintf(f, "  io_uring workers (iou-wrk) ran in the command: "
+			   "the kernel starts them with no fork event, and a "
+			   "backend that follows the command by its forks "
+			   "(ftrace, ftrace-text) misses switches of theirs; "
+			   "--backend bpf or perf counts them\n");
 }
 
 static void text_kernel(FILE *f, const struct kernel_cmp *k)
@@ -638,6 +654,7 @@ static void json_report(FILE *f, struct report *r)
 			",\"unsure_voluntary\":%" PRIu64
 			",\"unsure_involuntary\":%" PRIu64
 			",\"unsure_explains\":%s"
+			",\"io_workers\":%s,\"io_workers_explain\":%s"
 			",\"bound\":%s,\"short_voluntary\":%" PRId64
 			",\"short_involuntary\":%" PRId64
 			",\"match\":%s"
@@ -649,6 +666,8 @@ static void json_report(FILE *f, struct report *r)
 			k->orphan_procs, k->orphan_vol, k->orphan_invol,
 			k->unsure_procs, k->unsure_vol, k->unsure_invol,
 			unsure_explains(k) ? "true" : "false",
+			k->io_workers ? "true" : "false",
+			io_short(k) ? "true" : "false",
 			k->bound ? "true" : "false",
 			short_by(k->ru_nvcsw, k->traced_vol),
 			short_by(k->ru_nivcsw, k->traced_invol),

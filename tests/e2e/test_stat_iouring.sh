@@ -9,8 +9,9 @@
 #   ctxmon stat --backend B --check --json -o out.json -- stress-ng --io-uring 1 -t 2
 #
 # must match getrusage exactly, with the workers' rows among the command's
-# threads.  (The ftrace backends cannot see them all: the kernel's pid
-# filter follows forks only; docs/accounting.md.)
+# threads.  The ftrace backends cannot see them all (the kernel's pid
+# filter follows forks only; docs/accounting.md): under ftrace a mismatch
+# must say so.
 . "$(dirname "$0")/lib.sh"
 skip_unless_capture
 command -v stress-ng >/dev/null || skip "stress-ng not installed (Debian package stress-ng)"
@@ -45,4 +46,24 @@ PY
 	[ "$workers" -gt 0 ] && [ "$switches" -gt 0 ] && seen=1
 done
 [ -n "${seen:-}" ] || skip "stress-ng's io-uring stressor started no io_uring worker on this kernel"
+
+# ftrace: its pid filter follows forks, so it misses switches of the
+# workers; a mismatch must say why (the verdict's io_uring line and
+# kernel.io_workers_explain), and --check exits 3 on it.
+rc=0
+"$CTXMON" stat --backend ftrace --check --json -o "$T/ftrace.json" -- \
+	stress-ng --io-uring 1 -t 2 >/dev/null 2>"$T/ftrace.err" || rc=$?
+san_check ftrace "$T/ftrace.err"
+grep -A1 '^kernel counters' "$T/ftrace.err" | sed 's/^/ftrace: /'
+case $rc in
+0) ;;
+3)
+	grep -q '^  io_uring workers (iou-wrk) ran in the command' "$T/ftrace.err" ||
+		fail "ftrace: a mismatch without the io_uring line"
+	python3 -c 'import json, sys; k = json.load(open(sys.argv[1]))["kernel"]; sys.exit(0 if k["io_workers"] and k["io_workers_explain"] and not k["match"] else 1)' \
+		"$T/ftrace.json" || fail "ftrace: kernel.io_workers / io_workers_explain not set on the mismatch"
+	;;
+*) grep -qi "tracefs" "$T/ftrace.err" && echo "ftrace: not available here" ||
+	fail "ftrace: stat exited $rc: $(tail -n 2 "$T/ftrace.err")" ;;
+esac
 finish

@@ -184,11 +184,75 @@ static void test_unsure_hint(void **state)
 	assert_false(hint_shown(&k));
 }
 
+/* The verdict line of @k contains @what. */
+static bool line_has(const struct kernel_cmp *k, const char *what)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	bool has;
+
+	assert_non_null(f);
+	output__kernel_line(f, k);
+	fclose(f);
+	has = strstr(buf, what) != NULL;
+	free(buf);
+	return has;
+}
+
+/* io_uring workers in the command's rows (named by the kernel, not the
+ * leader): a mismatch short of the kernel says a backend following forks
+ * misses them; a match, a count over the kernel's, or no worker, not. */
+static void test_io_workers_hint(void **state)
+{
+	struct ctxmon_stats rows[3] = {
+		{ .tid = 500, .tgid = 500, .ppid = 1, .comm = "prog",
+		  .voluntary = 10, .involuntary = 2, .target = true },
+		{ .tid = 501, .tgid = 500, .comm = "iou-wrk-500",
+		  .voluntary = 20, .involuntary = 1, .target = true },
+		{ .tid = 502, .tgid = 500, .comm = "iou-wrk-5000",
+		  .voluntary = 5, .target = true },
+	};
+	struct kernel_cmp k = { .valid = true };
+	const char *hint = "io_uring workers (iou-wrk) ran in the command";
+
+	(void)state;
+	for (size_t i = 0; i < 3; i++) {
+		rows[i].first_ts = 100 + i;
+		rows[i].last_ts = 1000;
+		rows[i].lat.max_waker_tid = rows[i].lat.max_cpu = -1;
+		rows[i].lat.max_prev_tid = -1;
+	}
+	assert_int_equal(output__kernel_tree(&k, 500, true, rows, 3, NULL, 0,
+					     NULL, 0), 0);
+	assert_true(k.io_workers);
+	k.ru_nvcsw = 35;
+	k.ru_nivcsw = 3;
+	assert_true(output__kernel_match(&k));
+	assert_false(line_has(&k, hint));
+	k.ru_nvcsw = 90; /* the kernel counted more: switches not seen */
+	assert_false(output__kernel_match(&k));
+	assert_true(line_has(&k, hint));
+	k.ru_nvcsw = 30; /* fewer: not what missed workers do */
+	assert_false(output__kernel_match(&k));
+	assert_false(line_has(&k, hint));
+	/* no worker: the same shortfall says nothing of io_uring */
+	memset(&k, 0, sizeof(k));
+	rows[1].comm = rows[2].comm = "worker";
+	assert_int_equal(output__kernel_tree(&k, 500, true, rows, 3, NULL, 0,
+					     NULL, 0), 0);
+	assert_false(k.io_workers);
+	k.ru_nvcsw = 90;
+	k.ru_nivcsw = 3;
+	assert_false(line_has(&k, hint));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sigsleep_bound),
 		cmocka_unit_test(test_unsure_hint),
+		cmocka_unit_test(test_io_workers_hint),
 		cmocka_unit_test(test_exact),
 		cmocka_unit_test(test_leader_reaped),
 		cmocka_unit_test(test_folded),
