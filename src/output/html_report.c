@@ -255,6 +255,8 @@ static void status_box(FILE *f, const struct ctxmon_html_info *in,
 			", kernel (ru_nivcsw) %" PRIu64 ".</div>\n",
 			match ? "match" : "MISMATCH", k.traced_vol, k.ru_nvcsw,
 			k.traced_invol, k.ru_nivcsw);
+	if (in->has_rusage)
+		output__kernel_hints(f, &k, "<div>", "</div>\n");
 	if (in->has_rusage && k.orphan_procs)
 		fprintf(f,
 			"<div>Left out: %" PRIu64 " orphaned processes "

@@ -72,10 +72,14 @@ struct rusage_sums;
 void output__kernel_set(struct kernel_cmp *k, const struct rusage_sums *in,
 			const struct rusage_sums *out);
 /* The one-line verdict ("kernel counters: ... (traced vs getrusage:
- * match)"), without the detail lines; for stderr.  A mismatch that
- * processes the backend cannot see reaped would explain gets a second
- * line that says so. */
+ * match)"), without the detail lines; for stderr.  A mismatch gets the
+ * lines of output__kernel_hints() after it. */
 void output__kernel_line(FILE *f, const struct kernel_cmp *k);
+/* What may explain a mismatch, a sentence each, between @pre and @post
+ * (plain text, no markup to escape): processes the backend cannot see
+ * reaped, io_uring workers it cannot follow.  Nothing on a match. */
+void output__kernel_hints(FILE *f, const struct kernel_cmp *k,
+			  const char *pre, const char *post);
 
 /* Add thread rows of the command's tree to @k's traced sums (not the
  * rusage side); called once per interval with -I. */

@@ -282,20 +282,28 @@ void output__kernel_line(FILE *f, const struct kernel_cmp *k)
 			k->traced_invol - k->exit_preempt, k->traced_invol);
 	fprintf(f, " (traced vs getrusage: %s)\n",
 		output__kernel_match(k) ? "match" : "MISMATCH");
+	output__kernel_hints(f, k, "  ", "\n");
+}
+
+void output__kernel_hints(FILE *f, const struct kernel_cmp *k,
+			  const char *pre, const char *post)
+{
 	if (unsure_explains(k))
-		fprintf(f, "  the difference fits %" PRIu64 " processes that "
+		fprintf(f, "%sthe difference fits %" PRIu64 " processes that "
 			   "may never have been reaped (voluntary %" PRIu64
 			   ", involuntary %" PRIu64 "): a child whose parent "
 			   "exits without waiting for it, or ignores SIGCHLD, "
 			   "is not in the command's rusage, and this backend "
-			   "cannot see a reap; --backend bpf can\n",
-			k->unsure_procs, k->unsure_vol, k->unsure_invol);
+			   "cannot see a reap; --backend bpf can%s",
+			pre, k->unsure_procs, k->unsure_vol, k->unsure_invol,
+			post);
 	if (io_short(k))
-		fprintf(f, "  io_uring workers (iou-wrk) ran in the command: "
+		fprintf(f, "%sio_uring workers (iou-wrk) ran in the command: "
 			   "the kernel starts them with no fork event, and a "
 			   "backend that follows the command by its forks "
 			   "(ftrace, ftrace-text) misses switches of theirs; "
-			   "--backend bpf or perf counts them\n");
+			   "--backend bpf or perf counts them%s",
+			pre, post);
 }
 
 static void text_kernel(FILE *f, const struct kernel_cmp *k)

@@ -51,8 +51,9 @@ done
 # workers; a mismatch must say why (the verdict's io_uring line and
 # kernel.io_workers_explain), and --check exits 3 on it.
 rc=0
-"$CTXMON" stat --backend ftrace --check --json -o "$T/ftrace.json" -- \
-	stress-ng --io-uring 1 -t 2 >/dev/null 2>"$T/ftrace.err" || rc=$?
+"$CTXMON" stat --backend ftrace --check --json -o "$T/ftrace.json" \
+	--html "$T/ftrace.html" -- stress-ng --io-uring 1 -t 2 >/dev/null \
+	2>"$T/ftrace.err" || rc=$?
 san_check ftrace "$T/ftrace.err"
 grep -A1 '^kernel counters' "$T/ftrace.err" | sed 's/^/ftrace: /'
 case $rc in
@@ -62,6 +63,8 @@ case $rc in
 		fail "ftrace: a mismatch without the io_uring line"
 	python3 -c 'import json, sys; k = json.load(open(sys.argv[1]))["kernel"]; sys.exit(0 if k["io_workers"] and k["io_workers_explain"] and not k["match"] else 1)' \
 		"$T/ftrace.json" || fail "ftrace: kernel.io_workers / io_workers_explain not set on the mismatch"
+	grep -q '<div>io_uring workers (iou-wrk) ran in the command' "$T/ftrace.html" ||
+		fail "ftrace: the HTML status box lacks the io_uring line"
 	;;
 *) grep -qi "tracefs" "$T/ftrace.err" && echo "ftrace: not available here" ||
 	fail "ftrace: stat exited $rc: $(tail -n 2 "$T/ftrace.err")" ;;

@@ -233,6 +233,19 @@ static void test_io_workers_hint(void **state)
 	k.ru_nvcsw = 90; /* the kernel counted more: switches not seen */
 	assert_false(output__kernel_match(&k));
 	assert_true(line_has(&k, hint));
+	{	/* the same sentence, in the HTML status box's markup */
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+
+		assert_non_null(f);
+		output__kernel_hints(f, &k, "<div>", "</div>\n");
+		fclose(f);
+		assert_true(strncmp(buf, "<div>", 5) == 0);
+		assert_non_null(strstr(buf, hint));
+		assert_true(len > 7 && strcmp(buf + len - 7, "</div>\n") == 0);
+		free(buf);
+	}
 	k.ru_nvcsw = 30; /* fewer: not what missed workers do */
 	assert_false(output__kernel_match(&k));
 	assert_false(line_has(&k, hint));
