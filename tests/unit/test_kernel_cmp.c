@@ -140,19 +140,11 @@ static void test_sigsleep_bound(void **state)
 
 /* Whether the verdict of @k has the line saying that processes left
  * unreaped fit the difference. */
+static bool line_has(const struct kernel_cmp *k, const char *what);
+
 static bool hint_shown(const struct kernel_cmp *k)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	bool shown;
-
-	assert_non_null(f);
-	output__kernel_line(f, k);
-	fclose(f);
-	shown = strstr(buf, "may never have been reaped") != NULL;
-	free(buf);
-	return shown;
+	return line_has(k, "may never have been reaped");
 }
 
 /* Without orphan marks, a mismatch that the switches of the processes the
@@ -184,18 +176,30 @@ static void test_unsure_hint(void **state)
 	assert_false(hint_shown(&k));
 }
 
-/* The verdict line of @k contains @what. */
-static bool line_has(const struct kernel_cmp *k, const char *what)
+/* What output__kernel_hints() writes for @k between @pre and @post, or
+ * (@pre NULL) the whole verdict of output__kernel_line(); malloc'd. */
+static char *verdict(const struct kernel_cmp *k, const char *pre,
+		     const char *post, size_t *len)
 {
 	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	bool has;
+	FILE *f = open_memstream(&buf, len);
 
 	assert_non_null(f);
-	output__kernel_line(f, k);
+	if (pre)
+		output__kernel_hints(f, k, pre, post);
+	else
+		output__kernel_line(f, k);
 	fclose(f);
-	has = strstr(buf, what) != NULL;
+	return buf;
+}
+
+/* The verdict of @k contains @what. */
+static bool line_has(const struct kernel_cmp *k, const char *what)
+{
+	size_t len;
+	char *buf = verdict(k, NULL, NULL, &len);
+	bool has = strstr(buf, what) != NULL;
+
 	free(buf);
 	return has;
 }
@@ -234,13 +238,9 @@ static void test_io_workers_hint(void **state)
 	assert_false(output__kernel_match(&k));
 	assert_true(line_has(&k, hint));
 	{	/* the same sentence, in the HTML status box's markup */
-		char *buf = NULL;
-		size_t len = 0;
-		FILE *f = open_memstream(&buf, &len);
+		size_t len;
+		char *buf = verdict(&k, "<div>", "</div>\n", &len);
 
-		assert_non_null(f);
-		output__kernel_hints(f, &k, "<div>", "</div>\n");
-		fclose(f);
 		assert_true(strncmp(buf, "<div>", 5) == 0);
 		assert_non_null(strstr(buf, hint));
 		assert_true(len > 7 && strcmp(buf + len - 7, "</div>\n") == 0);
