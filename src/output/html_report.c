@@ -380,8 +380,9 @@ static void stacked_bars(FILE *f, const char *id, const char *unit_note,
 		max = 1;
 	/* the scale ends at a round value, with a gridline at every step */
 	step = nice_step(max, 6);
-	if (!as_time && step < 1)
-		step = 1; /* counts: whole steps */
+	/* counts: whole steps (a step of 2.5 labelled its lines 2, 5, 8) */
+	if (!as_time)
+		step = step < 1 ? 1 : ceil(step);
 	ngrid = (int)ceil(max / step - 1e-9);
 	max = step * ngrid;
 	fprintf(f, "<p class=\"legend\">");

@@ -125,6 +125,12 @@ for pid, has in (("plot-states", lambda t: t["run_ns"] + t["wait_ns"] + t["sleep
     if len(rows) != min(40, want):
         bad.append("%s: %d rows, report --json has %d threads to show" % (pid, len(rows), want))
     print("%s: %d rows of %d threads, %d to show" % (pid, len(rows), len(rep["threads"]), want))
+# the count axis: its gridlines' labels step evenly from 0
+m = re.search(r'<svg id="plot-causes"[^>]*>(.*?)</svg>', page, re.S)
+ticks = [int(t) for t in re.findall(r'<text x="\d+" y="16" text-anchor="(?:middle|end)">(\d+)</text>', m.group(1))] if m else []
+if len(ticks) < 2 or ticks[0] != 0 or len({b - a for a, b in zip(ticks, ticks[1:])}) != 1:
+    bad.append("plot-causes: axis labels %s do not step evenly from 0" % ticks)
+print("plot-causes axis: %s" % ticks)
 for b in bad:
     print(b, file=sys.stderr)
 sys.exit(1 if bad else 0)
