@@ -340,13 +340,13 @@ static void tick_dur(char *buf, size_t len, double ns)
 	snprintf(buf, len, "%g%s", ns / u[i].scale, u[i].unit);
 }
 
-/* Horizontal stacked bars, one row per thread: the first @limit of the
- * @n rows that have something to show (a thread seen only by name, or
- * for an instant, would be an empty row). */
 struct stack_part {
 	const char *name, *colour;
 };
 
+/* Horizontal stacked bars, one row per thread: the first @limit of the
+ * @nth rows that have something to show (a thread seen only by name, or
+ * for an instant, would be an empty row). */
 static void stacked_bars(FILE *f, const char *id, const char *unit_note,
 			 const struct stack_part *parts, size_t nparts,
 			 const struct ctxmon_stats *th, size_t nth,
