@@ -238,7 +238,10 @@ struct ctxmon_stats {
 					 * thread's sched_process_exit whose
 					 * place against the kernel's fold of
 					 * its counters is unknown (part of
-					 * involuntary; docs/accounting.md) */
+					 * involuntary; tracepoint backends,
+					 * and bpf ones on PREEMPT_RT inside
+					 * the fold's lock; see
+					 * docs/accounting.md) */
 	uint64_t after_fold;		/* involuntary switch-outs known to
 					 * come after that fold (bpf): part
 					 * of involuntary, never in rusage */
@@ -258,6 +261,11 @@ struct ctxmon_stats {
 					 * signal-cut sleep as R (see
 					 * ctxmon/features.h), a switch the
 					 * kernel counts voluntary */
+	uint64_t after_fold_vol;	/* voluntary switch-outs known to
+					 * come after the fold (bpf): part of
+					 * voluntary, never in rusage.  On
+					 * PREEMPT_RT an exiting thread may
+					 * block on a lock there */
 };
 
 struct ctxmon_cpu_stats {

@@ -518,6 +518,10 @@ static unsigned switch_out(struct ctxmon_account *a, struct task *t,
 	switch (kind) {
 	case CTXMON_SW_VOLUNTARY:
 		t->st.voluntary++;
+		/* blocked after the fold (PREEMPT_RT: on a lock the
+		 * release takes): never in rusage */
+		if (ev->flags & CTXMON_EVF_AFTER_FOLD)
+			t->st.after_fold_vol++;
 		break;
 	case CTXMON_SW_INVOLUNTARY:
 		t->st.involuntary++;

@@ -205,6 +205,8 @@ void rusage__row(struct rusage_sums *s, const struct ctxmon_stats *t)
 		/* real switches, but after the fold: never reported */
 		s->after_fold += t->after_fold;
 		s->invol -= t->after_fold;
+		s->after_fold_vol += t->after_fold_vol;
+		s->vol -= t->after_fold_vol;
 	}
 }
 
@@ -217,6 +219,7 @@ static void sums_add(struct rusage_sums *to, const struct rusage_sums *f)
 	to->leader_reaped += f->leader_reaped;
 	to->exit_preempt += f->exit_preempt;
 	to->after_fold += f->after_fold;
+	to->after_fold_vol += f->after_fold_vol;
 	to->shown_running += f->shown_running;
 	to->procs += f->procs;
 	to->io_workers = to->io_workers || f->io_workers;

@@ -41,6 +41,8 @@ void bpf_row__stats(const struct ctxsw_row *r, uint64_t now,
 	s->involuntary = r->involuntary;
 	s->exit_switch = r->exit_switch;
 	s->after_fold = r->after_fold;
+	s->after_fold_vol = r->after_fold_vol;
+	s->exit_preempt = r->exit_preempt;
 	s->exit_counted = r->exit_counted;
 	s->run_ns = r->run_ns;
 	s->wait_ns = r->wait_ns;

@@ -177,8 +177,6 @@ static int csw_classify(struct bpf_csw *c, const struct ctxsw_switch *r,
 			if (prev)
 				c->inexact++;
 		}
-		if (*kind != CTXSW_KIND_INVOLUNTARY)
-			*flags &= (uint8_t)~CTXSW_F_AFTER_FOLD;
 		if (prev)
 			ret = csw_set(c, prev, r->prev_nvcsw, r->prev_nivcsw);
 	}

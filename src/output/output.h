@@ -41,6 +41,7 @@ struct kernel_cmp {
 						 * switched, counted or not */
 	uint64_t exit_preempt;			/* ambiguous involuntary */
 	uint64_t after_fold;			/* involuntary rusage misses */
+	uint64_t after_fold_vol;		/* voluntary rusage misses */
 	uint64_t shown_running;			/* involuntary shown R without
 						 * preemption, from the state */
 	bool sig_bound;				/* this kernel may show a

@@ -133,6 +133,7 @@ void output__kernel_add(struct kernel_cmp *k, const struct ctxmon_stats *rows,
 	k->leader_reaped += in.leader_reaped;
 	k->exit_preempt += in.exit_preempt;
 	k->after_fold += in.after_fold;
+	k->after_fold_vol += in.after_fold_vol;
 	k->shown_running += in.shown_running;
 	k->io_workers = k->io_workers || in.io_workers;
 }
@@ -147,6 +148,7 @@ void output__kernel_set(struct kernel_cmp *k, const struct rusage_sums *in,
 	k->leader_reaped = in->leader_reaped;
 	k->exit_preempt = in->exit_preempt;
 	k->after_fold = in->after_fold;
+	k->after_fold_vol = in->after_fold_vol;
 	k->shown_running = in->shown_running;
 	k->orphan_procs = out->procs;
 	k->orphan_vol = out->vol;
@@ -324,6 +326,12 @@ static void text_kernel(FILE *f, const struct kernel_cmp *k)
 			   "the kernel folded their counters, left out as the "
 			   "kernel does\n",
 			k->after_fold);
+	if (k->after_fold_vol)
+		fprintf(f, "  %" PRIu64 " voluntary switch-outs of exiting "
+			   "threads after the kernel folded their counters "
+			   "(blocked on a lock the release takes, PREEMPT_RT), "
+			   "left out as the kernel does\n",
+			k->after_fold_vol);
 	if (amb)
 		fprintf(f, "  %" PRIu64 " involuntary switch-outs showed R "
 			   "without preemption: a yield, or a sleep cut short "
@@ -558,6 +566,7 @@ static void json_row(FILE *f, const struct ctxmon_stats *r, bool procs,
 		",\"voluntary\":%" PRIu64 ",\"involuntary\":%" PRIu64
 		",\"exit_switch\":%" PRIu64 ",\"exit_counted\":%" PRIu64
 		",\"exit_preempt\":%" PRIu64 ",\"after_fold\":%" PRIu64
+		",\"after_fold_voluntary\":%" PRIu64
 		",\"shown_running\":%" PRIu64
 		",\"run_ns\":%" PRIu64
 		",\"wait_ns\":%" PRIu64 ",\"sleep_s_ns\":%" PRIu64
@@ -568,7 +577,8 @@ static void json_row(FILE *f, const struct ctxmon_stats *r, bool procs,
 		r->exited ? "true" : "false", r->incomplete ? "true" : "false",
 		r->orphaned ? "true" : "false", r->switch_out, r->switch_in,
 		r->voluntary, r->involuntary, r->exit_switch, r->exit_counted,
-		r->exit_preempt, r->after_fold, r->shown_running,
+		r->exit_preempt, r->after_fold, r->after_fold_vol,
+		r->shown_running,
 		r->run_ns, r->wait_ns, r->sleep_ns[CTXMON_SLEEP_S],
 		r->sleep_ns[CTXMON_SLEEP_D], r->sleep_ns[CTXMON_SLEEP_OTHER],
 		r->last_ts - r->first_ts, r->first_ts, r->migrations,
@@ -654,6 +664,7 @@ static void json_report(FILE *f, struct report *r)
 			",\"leader_exit_switches\":%" PRIu64
 			",\"leader_reaped\":%" PRIu64
 			",\"exit_preempt\":%" PRIu64 ",\"after_fold\":%" PRIu64
+			",\"after_fold_voluntary\":%" PRIu64
 			",\"shown_running\":%" PRIu64 ",\"sigsleep_bound\":%s"
 			",\"orphan_processes\":%" PRIu64
 			",\"orphan_voluntary\":%" PRIu64
@@ -670,7 +681,7 @@ static void json_report(FILE *f, struct report *r)
 			k->ru_nvcsw, k->ru_nivcsw, k->traced_vol,
 			k->traced_invol, k->exit_switches, k->leader_exits,
 			k->leader_reaped, k->exit_preempt, k->after_fold,
-			k->shown_running, k->sig_bound ? "true" : "false",
+			k->after_fold_vol, k->shown_running, k->sig_bound ? "true" : "false",
 			k->orphan_procs, k->orphan_vol, k->orphan_invol,
 			k->unsure_procs, k->unsure_vol, k->unsure_invol,
 			unsure_explains(k) ? "true" : "false",

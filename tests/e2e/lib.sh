@@ -130,7 +130,8 @@ PY
 # threads (thread rows with tid == tgid): one per process; leader_exits
 # those the kernel counts (exit_counted: state Z, the leader not reaped
 # before it switched out).  involuntary leaves out after_fold, the
-# preemptions a BPF backend saw after exit folded a thread's counters.
+# preemptions a BPF backend saw after exit folded a thread's counters, and
+# voluntary after_fold_voluntary, the same for blocking (PREEMPT_RT).
 # found=0 when there is no row for ROOT.
 tree_sums() {
 	python3 - "$1" "$2" <<'PY'
@@ -171,6 +172,7 @@ s["exit_preempt"] += sum(t.get("exit_preempt", 0) for t in j["threads"]
                          if t["tid"] == t.get("tgid") and t["tid"] in keep
                          and t["exit_switch"] > t.get("exit_counted", 0))
 s["involuntary"] -= sum(rows[p].get("after_fold", 0) for p in keep)
+s["voluntary"] -= sum(rows[p].get("after_fold_voluntary", 0) for p in keep)
 print(" ".join("%s=%d" % kv for kv in s.items()))
 PY
 }

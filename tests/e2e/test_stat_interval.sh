@@ -33,7 +33,8 @@ vol = inv = 0
 for r in recs:
     for t in r["threads"]:
         if t["tgid"] == pid:
-            vol += t["voluntary"] + t.get("exit_counted", 0)
+            vol += (t["voluntary"] + t.get("exit_counted", 0) -
+                    t.get("after_fold_voluntary", 0))
             inv += t["involuntary"] - t.get("after_fold", 0)
     if [r2["interval"] for r2 in recs] != list(range(len(recs))):
         ok = False

@@ -85,6 +85,7 @@ for th in j["threads"]:
         ep += th["exit_preempt"]
     if not lead:
         invol -= th["after_fold"]
+        vol -= th["after_fold_voluntary"]
         ep += th["exit_preempt"]
 ok_v = vol <= nv <= vol + reaped
 ok_i = invol - ep <= niv <= invol

@@ -495,6 +495,85 @@ static void test_exit_switch(void **state)
 	ctxmon_account_free(a);
 }
 
+/* fsw: a switch of @prev with @flags, as a BPF backend marks it */
+static void fsw(struct ctxmon_account *a, uint64_t ts, int prev,
+		const char *state, int next, uint32_t flags)
+{
+	struct ctxmon_event e = synth_switch(ts, 0, prev, state, next);
+
+	e.flags = flags;
+	ctxmon_account_feed(a, &e);
+}
+
+/* An exiting thread's switches after the kernel folded its counters into
+ * its process (CTXMON_EVF_AFTER_FOLD) are counted and also counted apart,
+ * of either kind: preempted (after_fold), or blocked on a lock the
+ * release takes, as on PREEMPT_RT (after_fold_vol).  Before the fold
+ * (FOLD_KNOWN alone) nothing is apart; without FOLD_KNOWN (a tracepoint
+ * backend) a preemption after the exit is of unknown side (exit_preempt)
+ * and a block is plain voluntary. */
+static void test_after_fold(void **state)
+{
+	static const struct who w[] = {
+		{ 600, 600, "proc" },
+		{ 601, 600, "worker" },
+		{ 602, 600, "worker2" },
+	};
+	const uint32_t known = CTXMON_EVF_FOLD_KNOWN;
+	const uint32_t after = known | CTXMON_EVF_AFTER_FOLD;
+	struct ctxmon_account *a = acc_new(CTXMON_TARGET_ALL, NULL, 0, 0);
+	const struct ctxmon_stats *p;
+	struct ctxmon_stats *r;
+	size_t n;
+
+	(void)state;
+	use_whos(w, 3);
+	fsw(a, 50, 0, "R", 601, known);
+	exit_ev(a, 100, 0, 601);
+	fsw(a, 150, 601, "R+", 0, known);	/* before the fold */
+	fsw(a, 200, 0, "R", 601, known);
+	fsw(a, 250, 601, "R+", 0, after);	/* preempted after it */
+	fsw(a, 300, 0, "R", 601, known);
+	fsw(a, 350, 601, "D", 0, after);	/* blocked after it */
+	fsw(a, 400, 0, "R", 601, known);
+	fsw(a, 450, 601, "X", 602, 0);
+	/* no flags: a tracepoint backend's */
+	exit_ev(a, 500, 0, 602);
+	fsw(a, 550, 602, "R+", 0, 0);
+	fsw(a, 600, 0, "R", 602, 0);
+	fsw(a, 650, 602, "D", 0, 0);
+	fsw(a, 700, 0, "R", 602, 0);
+	fsw(a, 750, 602, "X", 0, 0);
+	ctxmon_account_finish(a, 1000);
+
+	r = ctxmon_account_rows(a, CTXMON_ROWS_THREADS, true, &n);
+	assert_non_null(r);
+	p = row(r, n, 601, 0);
+	assert_int_equal(p->involuntary, 2);
+	assert_int_equal(p->after_fold, 1);
+	assert_int_equal(p->voluntary, 1);
+	assert_int_equal(p->after_fold_vol, 1);
+	assert_int_equal(p->exit_preempt, 0);
+	assert_int_equal(p->exit_switch, 1);
+	p = row(r, n, 602, 0);
+	assert_int_equal(p->involuntary, 1);
+	assert_int_equal(p->exit_preempt, 1);
+	assert_int_equal(p->after_fold, 0);
+	assert_int_equal(p->voluntary, 1);
+	assert_int_equal(p->after_fold_vol, 0);
+	free(r);
+	/* the process row sums them */
+	r = ctxmon_account_rows(a, CTXMON_ROWS_PROCESSES, true, &n);
+	assert_non_null(r);
+	p = row(r, n, 600, 0);
+	assert_int_equal(p->after_fold, 1);
+	assert_int_equal(p->after_fold_vol, 1);
+	assert_int_equal(p->exit_preempt, 1);
+	free(r);
+	check_sums(a);
+	ctxmon_account_free(a);
+}
+
 /* A zombie child whose parent's last thread exited before the child's
  * last switch-out is not reaped by that parent: marked (a tracepoint
  * backend's only sign of it); one that died while the parent lived may
@@ -1905,6 +1984,7 @@ int main(void)
 		cmocka_unit_test(test_waking_race),
 		cmocka_unit_test(test_zero_latency),
 		cmocka_unit_test(test_exit_switch),
+		cmocka_unit_test(test_after_fold),
 		cmocka_unit_test(test_zombie_parent_gone),
 		cmocka_unit_test(test_pid_reuse),
 		cmocka_unit_test(test_exec),

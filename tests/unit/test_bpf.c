@@ -186,7 +186,8 @@ static void switch_kinds(void **state)
 	r[2].h.flags |= CTXSW_F_AFTER_FOLD;
 	counters(&r[2], 6, 3, 0, 0);
 	/* both moved (a switch lost between): the state's rule, inexact;
-	 * the fold flag goes with a voluntary one */
+	 * the fold flag stays on a voluntary one too (blocked after the
+	 * fold, PREEMPT_RT) */
 	r[3] = mk_switch(0, 400, 7, 0);
 	r[3].h.flags |= CTXSW_F_AFTER_FOLD;
 	counters(&r[3], 7, 4, 0, 0);
@@ -210,7 +211,8 @@ static void switch_kinds(void **state)
 					     CTXMON_EVF_FOLD_KNOWN |
 					     CTXMON_EVF_AFTER_FOLD);
 	assert_int_equal(e[3].sw.kind, CTXMON_SW_VOLUNTARY);
-	assert_int_equal(e[3].flags, CTXMON_EVF_FOLD_KNOWN);
+	assert_int_equal(e[3].flags,
+			 CTXMON_EVF_FOLD_KNOWN | CTXMON_EVF_AFTER_FOLD);
 	assert_int_equal(e[4].sw.kind, CTXMON_SW_EXIT);
 	assert_int_equal(e[4].flags, 0);
 	assert_int_equal(e[5].sw.kind, CTXMON_SW_VOLUNTARY);

@@ -115,6 +115,29 @@ static void test_involuntary(void **state)
 	check_window(&k, &k.ru_nivcsw, 13, 15);
 }
 
+/* A non-leader that blocked after the fold (PREEMPT_RT: a lock its
+ * release takes) switched out voluntarily where rusage does not see it:
+ * left out of voluntary, exactly; a leader's count is never left out. */
+static void test_voluntary_after_fold(void **state)
+{
+	struct ctxmon_stats rows[] = {
+		row(400, 400, 1, 10, 1, 1),
+		row(401, 400, 1, 6, 1, 0),
+	};
+	struct kernel_cmp k = { .valid = true };
+
+	(void)state;
+	rows[0].voluntary = 7;
+	rows[0].after_fold_vol = 3; /* a leader's: not subtracted */
+	rows[1].voluntary = 5;
+	rows[1].after_fold_vol = 2;
+	output__kernel_add(&k, rows, 2);
+	assert_int_equal(k.after_fold_vol, 2);
+	assert_int_equal(k.traced_vol, 7 + 1 + 5 - 2);
+	k.ru_nivcsw = k.traced_invol;
+	check_window(&k, &k.ru_nvcsw, 11, 11);
+}
+
 /* Switches shown R without preemption: where the kernel shows a signal-cut
  * sleep as R (sig_bound), up to that many involuntary may be voluntary;
  * where it shows S, they do not widen anything. */
@@ -270,6 +293,7 @@ int main(void)
 		cmocka_unit_test(test_leader_reaped),
 		cmocka_unit_test(test_folded),
 		cmocka_unit_test(test_involuntary),
+		cmocka_unit_test(test_voluntary_after_fold),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -82,8 +82,8 @@ struct ctxsw_hdr {
  * increment for this switch in: user space tells voluntary from
  * involuntary by which of prev's moved since its last switch
  * (bpf_rec.c).  @kind is CTXSW_KIND_EXIT for a dying prev, else decided
- * there; CTXSW_F_AFTER_FOLD says prev's counters were folded, for an
- * involuntary switch.
+ * there; CTXSW_F_AFTER_FOLD says prev's counters were folded, so rusage
+ * misses this switch, whatever its kind.
  */
 struct ctxsw_switch {
 	struct ctxsw_hdr h;		/* h.tid/h.tgid: prev */
@@ -200,6 +200,8 @@ struct ctxsw_row {
 	__u32 csw_valid;	/* nvcsw/nivcsw below were read */
 	__u64 nvcsw, nivcsw;	/* counters at the last switch in or out */
 	__u64 after_fold;	/* involuntary, after exit folded counters */
+	__u64 after_fold_vol;	/* voluntary, the same (PREEMPT_RT) */
+	__u64 exit_preempt;	/* involuntary, either side of it (RT) */
 	__u64 exit_counted;	/* exit switch-out in state Z */
 	__u64 bury_ts;		/* when it was buried (CTXSW_BURIED) */
 };

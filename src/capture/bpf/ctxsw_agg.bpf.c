@@ -401,7 +401,7 @@ struct sw_out { /* prev's side of a switch */
 	__u64 nv, niv; /* its counters, the kernel's increment in */
 	__u32 state; /* enum ctxmon_task_state bits */
 	bool preempt;
-	bool after_fold; /* a non-leader whose counters exit has folded */
+	__u8 fold; /* enum fold_side of a non-leader exiting */
 };
 
 /* Returns the switch kind used, +8 when it had to be guessed. */
@@ -436,10 +436,14 @@ static __always_inline __u32 row_switch_out(struct ctxsw_row *r,
 	r->switch_out++;
 	if (kind == CTXSW_KIND_VOLUNTARY) {
 		r->voluntary++;
+		if (o->fold == FOLD_AFTER)
+			r->after_fold_vol++;
 	} else if (kind == CTXSW_KIND_INVOLUNTARY) {
 		r->involuntary++;
-		if (o->after_fold)
+		if (o->fold == FOLD_AFTER)
 			r->after_fold++;
+		else if (o->fold == FOLD_UNSURE)
+			r->exit_preempt++;
 	} else {
 		r->exit_switch++;
 		if (o->state & CTXSW_STATE_Z)
@@ -673,11 +677,12 @@ int BPF_PROG(agg_sched_switch, bool preempt, struct task_struct *prev,
 	cur = agg_cpu_switch(o.ts, ni.tid);
 	if (cur > 0 && cur != pi.tid)
 		agg_missed_out(cur, cpu);
-	/* __exit_signal() folds a thread's counters into its process and
-	 * then clears sighand; exit_state is set earlier, in exit_notify(),
-	 * and a preemption between the two (likely on PREEMPT_RT, where the
-	 * tasklist lock sleeps) is still counted */
-	o.after_fold = prev->exit_state && pi.tid != pi.tgid && !prev->sighand;
+	/* a switch after __exit_signal() folded the thread's counters into
+	 * its process is not in rusage; exit_state is set earlier, in
+	 * exit_notify(), and a switch before the fold is counted.  On
+	 * PREEMPT_RT one can come anywhere in between: fold_side() */
+	o.fold = prev->exit_state && pi.tid != pi.tgid ?
+			 fold_side(prev, true) : FOLD_BEFORE;
 
 	if (pi.tid > 0 && (r = row_of(prev, &pi))) {
 		o.nv = prev->nvcsw;

@@ -177,17 +177,17 @@ static __always_inline int on_switch(unsigned long long *ctx, bool preempt,
 	if (state & (CTXSW_STATE_X | CTXSW_STATE_Z)) {
 		kind = CTXSW_KIND_EXIT;
 	} else {
-		/* __exit_signal() folds a thread's counters into its process
-		 * (a leader's are read at reap) and then clears sighand:
-		 * rusage will not see a switch after that.  exit_state alone
-		 * is not enough: exit_notify() sets it before the fold, and a
-		 * preemption in between (likely on PREEMPT_RT, where the
-		 * tasklist lock sleeps) is counted.  Kept by user space for
-		 * an involuntary switch. */
-		flags = CTXSW_F_FOLD_KNOWN;
-		if (exit_state && prev_tid != prev_tgid &&
-		    !TREAD(btf, prev, sighand))
-			flags |= CTXSW_F_AFTER_FOLD;
+		/* rusage will not see a switch after __exit_signal() folded
+		 * a thread's counters into its process (a leader's are read
+		 * at reap): fold_side().  User space counts such switches
+		 * apart, of either kind, and an unsure one as exit_preempt. */
+		int side = exit_state && prev_tid != prev_tgid ?
+				   fold_side(prev, btf) : FOLD_BEFORE;
+
+		if (side == FOLD_AFTER)
+			flags = CTXSW_F_FOLD_KNOWN | CTXSW_F_AFTER_FOLD;
+		else if (side == FOLD_BEFORE)
+			flags = CTXSW_F_FOLD_KNOWN;
 	}
 
 	r = rec_reserve(sizeof(*r), CTXSW_SWITCH, flags);

@@ -193,6 +193,54 @@ static __always_inline bool exit_autoreaped(struct task_struct *p,
 	return h == KERNEL_SIG_IGN || (fl & KERNEL_SA_NOCLDWAIT);
 }
 
+/* spinlock_t on PREEMPT_RT: an rt_mutex, which knows its owner */
+struct rt_mutex_base___rt {
+	struct task_struct *owner; /* bit 0: has waiters */
+} __attribute__((preserve_access_index));
+
+struct spinlock___rt {
+	struct rt_mutex_base___rt lock;
+} __attribute__((preserve_access_index));
+
+enum fold_side { FOLD_BEFORE, FOLD_AFTER, FOLD_UNSURE };
+
+/*
+ * Where the exiting thread @t stands against __exit_signal()'s fold of its
+ * counters into its process: a switch of @t after it is not in the
+ * process's rusage.  The fold is done in a write section of the process's
+ * stats_lock, which also unhashes the pid (thread_pid = NULL); sighand is
+ * cleared after it.  Without PREEMPT_RT all of that runs with interrupts
+ * off, under the tasklist lock, and nothing comes between: sighand tells.
+ * On PREEMPT_RT those locks sleep and the task may be preempted, or block,
+ * anywhere in it.  Inside the section (sequence odd, @t the lock's owner:
+ * not another thread of the process reaping a child) the fold may be done
+ * or not: a few stores precede it, and an interrupt can land anywhere.
+ * No lock is taken in the section before thread_pid is cleared, so only a
+ * preemption can be unsure, never a block.
+ */
+static __always_inline enum fold_side fold_side(struct task_struct *t,
+						bool btf)
+{
+	struct signal_struct *sig;
+	struct spinlock___rt *l;
+	unsigned long owner;
+	__u32 seq;
+
+	if (!TREAD(btf, t, sighand) || !TREAD(btf, t, thread_pid))
+		return FOLD_AFTER;
+	sig = TREAD(btf, t, signal);
+	if (!sig)
+		return FOLD_BEFORE;
+	l = (void *)&sig->stats_lock.lock;
+	if (!bpf_core_field_exists(l->lock.owner) ||
+	    !bpf_core_field_exists(sig->stats_lock.seqcount.seqcount))
+		return FOLD_BEFORE; /* not PREEMPT_RT */
+	owner = (unsigned long)BPF_CORE_READ(l, lock.owner);
+	seq = BPF_CORE_READ(sig, stats_lock.seqcount.seqcount.sequence);
+	return (owner & ~1ul) == (unsigned long)t && (seq & 1) ? FOLD_UNSURE :
+								 FOLD_BEFORE;
+}
+
 /* floor(log2(d)) for d > 0, without a loop */
 static __always_inline __u32 log2_u64(__u64 d)
 {
