@@ -123,7 +123,7 @@ $(O)/tests/%: tests/unit/%.c $(O)/libctxmon-internal.a $(O)/libctxmon-cli.a $(wi
 	$(CC) $(CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(O)/libctxmon-cli.a \
 		$(O)/libctxmon-internal.a $(LIBS) -lcmocka
 
-$(O)/workloads/%: tests/workloads/%.c
+$(O)/workloads/%: tests/workloads/%.c $(wildcard tests/workloads/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -o $@ $< -pthread
 

@@ -19,7 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+
+#include "spin.h"
 
 #define MAX_THREADS 256
 
@@ -46,23 +47,9 @@ static long num(const char *s, long max)
 	return v;
 }
 
-/* Thread CPU time in ns: read through the vDSO, no switch. */
-static uint64_t cputime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void *spinner(void *arg)
 {
-	volatile uint64_t sink = 0;
-	uint64_t end = cputime_ns() + (uint64_t)(uintptr_t)arg * 1000000ull;
-
-	while (cputime_ns() < end)
-		for (int i = 0; i < 1000; i++)
-			sink += (uint64_t)i;
+	spin_cpu_ms((uint64_t)(uintptr_t)arg);
 	return NULL;
 }
 

@@ -19,8 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "spin.h"
 
 static const char *prog = "multi5";
 static long rounds = 20000, yields = 20000, ms = 500;
@@ -102,25 +103,11 @@ static void *yielder(void *arg)
 	return NULL;
 }
 
-static uint64_t cputime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void *spinner(void *arg)
 {
-	volatile uint64_t sink = 0;
-	uint64_t end;
-
 	(void)arg;
 	pin(spin_cpu);
-	end = cputime_ns() + (uint64_t)ms * 1000000ull;
-	while (cputime_ns() < end)
-		for (int i = 0; i < 1000; i++)
-			sink += (uint64_t)i;
+	spin_cpu_ms((uint64_t)ms);
 	return NULL;
 }
 

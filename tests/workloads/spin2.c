@@ -15,7 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+
+#include "spin.h"
 
 static const char *prog = "spin2";
 static long ms = 500;
@@ -53,26 +54,11 @@ static void pin(int c)
 		die("pin", err);
 }
 
-/* Thread CPU time in ns: read through the vDSO, no switch. */
-static uint64_t cputime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void *spinner(void *arg)
 {
-	uint64_t end;
-	volatile uint64_t sink = 0;
-
 	(void)arg;
 	pin(cpu);
-	end = cputime_ns() + (uint64_t)ms * 1000000ull;
-	while (cputime_ns() < end)
-		for (int i = 0; i < 1000; i++)
-			sink += (uint64_t)i;
+	spin_cpu_ms((uint64_t)ms);
 	return NULL;
 }
 
