@@ -190,7 +190,7 @@ for b in $BACKENDS; do
 	check "$b-spin2" "$b" "$WL/spin2" 100
 	# 40 threads exiting on one busy CPU: switches on both sides of the
 	# fold, which a BPF backend must tell apart (docs/accounting.md); on
-	# PREEMPT_RT about one run in 13 was off by one reading sighand alone
+	# PREEMPT_RT, 3 runs of 30 were off by one reading sighand alone
 	case $b in
 	bpf | bpf-agg)
 		for r in 1 2 3; do
