@@ -259,6 +259,7 @@ static int fill_run(struct ctxmon_account *a, pid_t root, bool marks,
 	}
 	k.ru_nvcsw = (uint64_t)ru->ru_nvcsw;
 	k.ru_nivcsw = (uint64_t)ru->ru_nivcsw;
+	output__kernel_here(&k);
 	out->kernel_valid = true;
 	out->kernel_match = output__kernel_match(&k);
 	out->ru_nvcsw = k.ru_nvcsw;

@@ -266,6 +266,14 @@ struct ctxmon_stats {
 					 * voluntary, never in rusage.  On
 					 * PREEMPT_RT an exiting thread may
 					 * block on a lock there */
+	uint64_t exit_block;		/* voluntary switch-outs of a thread
+					 * (not a process leader) after its
+					 * sched_process_exit, which the
+					 * backend cannot place against the
+					 * fold (tracepoint backends): part
+					 * of voluntary.  The kernel counts
+					 * them all, but on PREEMPT_RT, where
+					 * one may come after the fold */
 };
 
 struct ctxmon_cpu_stats {

@@ -43,6 +43,10 @@ struct ctxmon_features {
 	char cgroup2[256];		/* cgroup v2 mount point, "" none */
 	enum ctxmon_sigsleep sigsleep;	/* only with CTXMON_PROBE_SIGSLEEP */
 	char sigsleep_why[160];		/* how it was found, or why not */
+	int preempt_rt;			/* a PREEMPT_RT kernel: its spinlocks
+					 * sleep, so an exiting thread may
+					 * block after exit folded its
+					 * counters into its process */
 };
 
 /* ctxmon_features_probe() flags */
@@ -62,6 +66,13 @@ int ctxmon_features_probe(struct ctxmon_features *f, unsigned flags);
  * @why (may be NULL) gets how it was found or why it could not be.
  */
 enum ctxmon_sigsleep ctxmon_features_sigsleep(char *why, size_t len);
+
+/*
+ * Whether the running kernel is PREEMPT_RT: 1 yes, 0 no, -1 not known.
+ * Read from /sys/kernel/realtime (present on such kernels only), else from
+ * the "PREEMPT_RT" in uname's version string.
+ */
+int ctxmon_features_preempt_rt(void);
 
 /* The kernel BTF path ctxmon uses (see above); a static string. */
 const char *ctxmon_features_btf_path(void);

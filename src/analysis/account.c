@@ -522,6 +522,9 @@ static unsigned switch_out(struct ctxmon_account *a, struct task *t,
 		 * release takes): never in rusage */
 		if (ev->flags & CTXMON_EVF_AFTER_FOLD)
 			t->st.after_fold_vol++;
+		else if (t->st.exited && t->st.tid != t->st.tgid &&
+			 !(ev->flags & CTXMON_EVF_FOLD_KNOWN))
+			t->st.exit_block++;
 		break;
 	case CTXMON_SW_INVOLUNTARY:
 		t->st.involuntary++;

@@ -37,6 +37,7 @@ void ctxmon_stats_add(struct ctxmon_stats *p, const struct ctxmon_stats *s)
 	p->exit_counted += s->exit_counted;
 	p->after_fold += s->after_fold;
 	p->after_fold_vol += s->after_fold_vol;
+	p->exit_block += s->exit_block;
 	p->shown_running += s->shown_running;
 	p->run_ns += s->run_ns;
 	p->wait_ns += s->wait_ns;

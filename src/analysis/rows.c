@@ -61,6 +61,7 @@ static void row_sub(struct ctxmon_stats *c, const struct ctxmon_stats *p)
 	c->exit_counted = sub(c->exit_counted, p->exit_counted);
 	c->after_fold = sub(c->after_fold, p->after_fold);
 	c->after_fold_vol = sub(c->after_fold_vol, p->after_fold_vol);
+	c->exit_block = sub(c->exit_block, p->exit_block);
 	c->shown_running = sub(c->shown_running, p->shown_running);
 	c->run_ns = sub(c->run_ns, p->run_ns);
 	c->wait_ns = sub(c->wait_ns, p->wait_ns);

@@ -207,6 +207,7 @@ void rusage__row(struct rusage_sums *s, const struct ctxmon_stats *t)
 		s->invol -= t->after_fold;
 		s->after_fold_vol += t->after_fold_vol;
 		s->vol -= t->after_fold_vol;
+		s->exit_block += t->exit_block;
 	}
 }
 
@@ -220,6 +221,7 @@ static void sums_add(struct rusage_sums *to, const struct rusage_sums *f)
 	to->exit_preempt += f->exit_preempt;
 	to->after_fold += f->after_fold;
 	to->after_fold_vol += f->after_fold_vol;
+	to->exit_block += f->exit_block;
 	to->shown_running += f->shown_running;
 	to->procs += f->procs;
 	to->io_workers = to->io_workers || f->io_workers;

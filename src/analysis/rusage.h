@@ -31,6 +31,9 @@ struct rusage_sums {
 				 * side of the fold (tracepoint backends) */
 	uint64_t after_fold;	/* known to be after the fold: left out */
 	uint64_t after_fold_vol; /* the same, voluntary */
+	uint64_t exit_block;	/* exiting threads' blocks, unknown side of
+				 * the fold (tracepoint backends; either
+				 * side on PREEMPT_RT only) */
 	uint64_t shown_running;	/* involuntary shown R without preemption
 				 * (a signal-cut sleep on some kernels) */
 	uint64_t procs;		/* processes summed */

@@ -85,6 +85,17 @@ static void find_mount(const char *type, char *buf, size_t len)
 		fclose(f);
 }
 
+int ctxmon_features_preempt_rt(void)
+{
+	struct utsname u;
+
+	if (read_int("/sys/kernel/realtime", 0) == 1)
+		return 1;
+	if (uname(&u) < 0)
+		return -1;
+	return strstr(u.version, "PREEMPT_RT") != NULL;
+}
+
 static void on_usr1(int sig)
 {
 	(void)sig;
@@ -285,6 +296,7 @@ int ctxmon_features_probe(struct ctxmon_features *f, unsigned flags)
 		f->hist_triggers = -1;
 	}
 	find_mount("cgroup2", f->cgroup2, sizeof(f->cgroup2));
+	f->preempt_rt = ctxmon_features_preempt_rt();
 	if (flags & CTXMON_PROBE_SIGSLEEP)
 		f->sigsleep = ctxmon_features_sigsleep(f->sigsleep_why,
 						       sizeof(f->sigsleep_why));

@@ -187,7 +187,7 @@ int cmd_doctor(int argc, char **argv)
 		json__put_str(stdout, ft.tracefs);
 		printf(",\"cgroup2\":");
 		json__put_str(stdout, ft.cgroup2);
-		printf(",\"sigsleep\":");
+		printf(",\"preempt_rt\":%d,\"sigsleep\":", ft.preempt_rt);
 		json__put_str(stdout, sig_text(ft.sigsleep));
 		printf(",\"sigsleep_why\":");
 		json__put_str(stdout, ft.sigsleep_why);
@@ -222,6 +222,10 @@ int cmd_doctor(int argc, char **argv)
 	       ft.tracefs[0] ? ft.tracefs : "not mounted");
 	printf("  %-22s %s\n", "cgroup v2",
 	       ft.cgroup2[0] ? ft.cgroup2 : "not mounted");
+	printf("  %-22s %s%s\n", "PREEMPT_RT", yn(ft.preempt_rt),
+	       ft.preempt_rt == 1 ? " (tracepoint backends give a range for "
+				    "exiting threads' voluntary switches)" :
+				    "");
 	if (probe)
 		printf("  %-22s %s: %s (%s)\n", "signal-cut sleep",
 		       sig_text(ft.sigsleep), sig_effect(ft.sigsleep),

@@ -17,7 +17,6 @@
 
 #include <ctxmon/cgroup.h>
 #include <ctxmon/export.h>
-#include <ctxmon/features.h>
 
 #include "cli/cli.h"
 #include "cli/latency.h"
@@ -228,14 +227,7 @@ static int emit(struct stat_run *r, uint64_t ts, bool final)
 			rep.kernel.ru_nvcsw = (uint64_t)r->ru.ru_nvcsw;
 			rep.kernel.ru_nivcsw = (uint64_t)r->ru.ru_nivcsw;
 			rep.kernel.valid = true;
-			/* switches classified R by their state: is a
-			 * signal-cut sleep among them on this kernel? */
-			if (rep.kernel.shown_running)
-				rep.kernel.sig_bound =
-					ctxmon_features_sigsleep(
-						rep.kernel.sig_why,
-						sizeof(rep.kernel.sig_why)) !=
-					CTXMON_SIGSLEEP_SHOWN_SLEEP;
+			output__kernel_here(&rep.kernel);
 		}
 	}
 	r->out.processes = r->want_procs || r->per_cgroup ||

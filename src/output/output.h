@@ -27,7 +27,8 @@ enum sort_key {
  * into its process: a non-leader thread's last switch-out (X) comes after
  * that and is never counted, a process leader's (Z) is counted when its
  * parent reaps it.  Preemptions of a non-leader thread after
- * sched_process_exit may fall either side of the fold (exit_preempt).
+ * sched_process_exit may fall either side of the fold (exit_preempt), and
+ * on PREEMPT_RT its blocks too (exit_block).
  */
 struct kernel_cmp {
 	bool valid;
@@ -42,6 +43,13 @@ struct kernel_cmp {
 	uint64_t exit_preempt;			/* ambiguous involuntary */
 	uint64_t after_fold;			/* involuntary rusage misses */
 	uint64_t after_fold_vol;		/* voluntary rusage misses */
+	uint64_t exit_block;			/* exiting threads' voluntary
+						 * switches, either side of the
+						 * fold on PREEMPT_RT */
+	bool preempt_rt;			/* this kernel is PREEMPT_RT:
+						 * up to exit_block of
+						 * voluntary may be after the
+						 * fold */
 	uint64_t shown_running;			/* involuntary shown R without
 						 * preemption, from the state */
 	bool sig_bound;				/* this kernel may show a
@@ -72,6 +80,9 @@ struct rusage_sums;
  * orphans, shown apart. */
 void output__kernel_set(struct kernel_cmp *k, const struct rusage_sums *in,
 			const struct rusage_sums *out);
+/* Set what the running kernel adds to @k's ranges (sig_bound, preempt_rt)
+ * when its sums have switches they apply to; for a command run here. */
+void output__kernel_here(struct kernel_cmp *k);
 /* The one-line verdict ("kernel counters: ... (traced vs getrusage:
  * match)"), without the detail lines; for stderr.  A mismatch gets the
  * lines of output__kernel_hints() after it. */

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <ctxmon/features.h>
+
 #include "output/json_out.h"
 #include "analysis/rusage.h"
 #include "output/output.h"
@@ -134,6 +136,7 @@ void output__kernel_add(struct kernel_cmp *k, const struct ctxmon_stats *rows,
 	k->exit_preempt += in.exit_preempt;
 	k->after_fold += in.after_fold;
 	k->after_fold_vol += in.after_fold_vol;
+	k->exit_block += in.exit_block;
 	k->shown_running += in.shown_running;
 	k->io_workers = k->io_workers || in.io_workers;
 }
@@ -149,6 +152,7 @@ void output__kernel_set(struct kernel_cmp *k, const struct rusage_sums *in,
 	k->exit_preempt = in->exit_preempt;
 	k->after_fold = in->after_fold;
 	k->after_fold_vol = in->after_fold_vol;
+	k->exit_block = in->exit_block;
 	k->shown_running = in->shown_running;
 	k->orphan_procs = out->procs;
 	k->orphan_vol = out->vol;
@@ -182,6 +186,20 @@ int output__kernel_tree(struct kernel_cmp *k, pid_t root, bool marks,
 	return 0;
 }
 
+void output__kernel_here(struct kernel_cmp *k)
+{
+	/* switches classified R by their state: is a signal-cut sleep
+	 * among them on this kernel? */
+	if (k->shown_running)
+		k->sig_bound = ctxmon_features_sigsleep(k->sig_why,
+							sizeof(k->sig_why)) !=
+			       CTXMON_SIGSLEEP_SHOWN_SLEEP;
+	/* exiting threads' blocks: either side of the fold on PREEMPT_RT
+	 * only */
+	if (k->exit_block)
+		k->preempt_rt = ctxmon_features_preempt_rt() == 1;
+}
+
 /* Involuntary switches that may be voluntary: signal-cut sleeps shown R
  * on a kernel that shows them so (features.h). */
 static uint64_t sig_amb(const struct kernel_cmp *k)
@@ -189,11 +207,19 @@ static uint64_t sig_amb(const struct kernel_cmp *k)
 	return k->sig_bound ? k->shown_running : 0;
 }
 
-/* ru_nvcsw in [traced - @out, traced + leaders reaped as they switched
- * out + signal-cut sleeps shown R]; @out: switches that may not be in */
+/* Voluntary switches that may not be counted: exiting threads' blocks on
+ * a PREEMPT_RT kernel, where one may come after the fold. */
+static uint64_t rt_amb(const struct kernel_cmp *k)
+{
+	return k->preempt_rt ? k->exit_block : 0;
+}
+
+/* ru_nvcsw in [traced - exiting threads' blocks on PREEMPT_RT - @out,
+ * traced + leaders reaped as they switched out + signal-cut sleeps shown
+ * R]; @out: switches that may not be in */
 static bool vol_in_range(const struct kernel_cmp *k, uint64_t out)
 {
-	return k->traced_vol <= k->ru_nvcsw + out &&
+	return k->traced_vol <= k->ru_nvcsw + rt_amb(k) + out &&
 	       k->ru_nvcsw <= k->traced_vol + k->leader_reaped + sig_amb(k);
 }
 
@@ -260,7 +286,8 @@ void output__kernel_line(FILE *f, const struct kernel_cmp *k)
 			output__kernel_match(k) ? "within bound" : "MISMATCH");
 		return;
 	}
-	if ((!k->leader_reaped && !amb) || k->traced_vol == k->ru_nvcsw)
+	if ((!k->leader_reaped && !amb && !rt_amb(k)) ||
+	    k->traced_vol == k->ru_nvcsw)
 		fprintf(f, "kernel counters: voluntary %" PRIu64 " %s %" PRIu64,
 			k->traced_vol, k->traced_vol == k->ru_nvcsw ? "=" : "!=",
 			k->ru_nvcsw);
@@ -268,7 +295,8 @@ void output__kernel_line(FILE *f, const struct kernel_cmp *k)
 		fprintf(f, "kernel counters: voluntary %" PRIu64 " %s %" PRIu64
 			   "..%" PRIu64,
 			k->ru_nvcsw, vol_in_range(k, 0) ? "in" : "not in",
-			k->traced_vol, k->traced_vol + k->leader_reaped + amb);
+			k->traced_vol > rt_amb(k) ? k->traced_vol - rt_amb(k) : 0,
+			k->traced_vol + k->leader_reaped + amb);
 	if (amb && k->traced_invol != k->ru_nivcsw)
 		fprintf(f, ", involuntary %" PRIu64 " %s %" PRIu64 "..%" PRIu64,
 			k->ru_nivcsw, output__kernel_match(k) ? "in" : "not in",
@@ -343,6 +371,12 @@ static void text_kernel(FILE *f, const struct kernel_cmp *k)
 			   "kernel counts those before exit folds the thread's "
 			   "counters, which tracepoints cannot see\n",
 			k->exit_preempt);
+	if (rt_amb(k))
+		fprintf(f, "  %" PRIu64 " voluntary switch-outs of exiting "
+			   "threads on a PREEMPT_RT kernel: one may block on a "
+			   "lock after exit folds the thread's counters, which "
+			   "tracepoints cannot see\n",
+			rt_amb(k));
 	if (k->orphan_procs)
 		fprintf(f, "  %" PRIu64 " orphaned processes (rows marked ~: "
 			   "never reaped by their parent, which died first or "
@@ -567,6 +601,7 @@ static void json_row(FILE *f, const struct ctxmon_stats *r, bool procs,
 		",\"exit_switch\":%" PRIu64 ",\"exit_counted\":%" PRIu64
 		",\"exit_preempt\":%" PRIu64 ",\"after_fold\":%" PRIu64
 		",\"after_fold_voluntary\":%" PRIu64
+		",\"exit_block\":%" PRIu64
 		",\"shown_running\":%" PRIu64
 		",\"run_ns\":%" PRIu64
 		",\"wait_ns\":%" PRIu64 ",\"sleep_s_ns\":%" PRIu64
@@ -578,7 +613,7 @@ static void json_row(FILE *f, const struct ctxmon_stats *r, bool procs,
 		r->orphaned ? "true" : "false", r->switch_out, r->switch_in,
 		r->voluntary, r->involuntary, r->exit_switch, r->exit_counted,
 		r->exit_preempt, r->after_fold, r->after_fold_vol,
-		r->shown_running,
+		r->exit_block, r->shown_running,
 		r->run_ns, r->wait_ns, r->sleep_ns[CTXMON_SLEEP_S],
 		r->sleep_ns[CTXMON_SLEEP_D], r->sleep_ns[CTXMON_SLEEP_OTHER],
 		r->last_ts - r->first_ts, r->first_ts, r->migrations,
@@ -665,6 +700,7 @@ static void json_report(FILE *f, struct report *r)
 			",\"leader_reaped\":%" PRIu64
 			",\"exit_preempt\":%" PRIu64 ",\"after_fold\":%" PRIu64
 			",\"after_fold_voluntary\":%" PRIu64
+			",\"exit_block\":%" PRIu64 ",\"preempt_rt\":%s"
 			",\"shown_running\":%" PRIu64 ",\"sigsleep_bound\":%s"
 			",\"orphan_processes\":%" PRIu64
 			",\"orphan_voluntary\":%" PRIu64
@@ -681,7 +717,8 @@ static void json_report(FILE *f, struct report *r)
 			k->ru_nvcsw, k->ru_nivcsw, k->traced_vol,
 			k->traced_invol, k->exit_switches, k->leader_exits,
 			k->leader_reaped, k->exit_preempt, k->after_fold,
-			k->after_fold_vol, k->shown_running,
+			k->after_fold_vol, k->exit_block,
+			k->preempt_rt ? "true" : "false", k->shown_running,
 			k->sig_bound ? "true" : "false",
 			k->orphan_procs, k->orphan_vol, k->orphan_invol,
 			k->unsure_procs, k->unsure_vol, k->unsure_invol,

@@ -510,8 +510,9 @@ static void fsw(struct ctxmon_account *a, uint64_t ts, int prev,
  * of either kind: preempted (after_fold), or blocked on a lock the
  * release takes, as on PREEMPT_RT (after_fold_vol).  Before the fold
  * (FOLD_KNOWN alone) nothing is apart; without FOLD_KNOWN (a tracepoint
- * backend) a preemption after the exit is of unknown side (exit_preempt)
- * and a block is plain voluntary. */
+ * backend) a preemption after the exit is of unknown side (exit_preempt),
+ * and so is a block (exit_block; it matters on PREEMPT_RT only), but for
+ * a process leader's, whose counters are read at reap. */
 static void test_after_fold(void **state)
 {
 	static const struct who w[] = {
@@ -537,13 +538,22 @@ static void test_after_fold(void **state)
 	fsw(a, 350, 601, "D", 0, after);	/* blocked after it */
 	fsw(a, 400, 0, "R", 601, known);
 	fsw(a, 450, 601, "X", 602, 0);
-	/* no flags: a tracepoint backend's */
+	/* no flags: a tracepoint backend's; a block before the exit is
+	 * before the fold, one after may not be (exit_block) */
+	fsw(a, 460, 602, "S", 0, 0);
+	fsw(a, 470, 0, "R", 602, 0);
 	exit_ev(a, 500, 0, 602);
 	fsw(a, 550, 602, "R+", 0, 0);
 	fsw(a, 600, 0, "R", 602, 0);
 	fsw(a, 650, 602, "D", 0, 0);
 	fsw(a, 700, 0, "R", 602, 0);
 	fsw(a, 750, 602, "X", 0, 0);
+	/* a leader's counters are read at reap: no fold to miss */
+	fsw(a, 760, 0, "R", 600, 0);
+	exit_ev(a, 770, 0, 600);
+	fsw(a, 780, 600, "D", 0, 0);
+	fsw(a, 790, 0, "R", 600, 0);
+	fsw(a, 800, 600, "Z", 0, 0);
 	ctxmon_account_finish(a, 1000);
 
 	r = ctxmon_account_rows(a, CTXMON_ROWS_THREADS, true, &n);
@@ -554,13 +564,19 @@ static void test_after_fold(void **state)
 	assert_int_equal(p->voluntary, 1);
 	assert_int_equal(p->after_fold_vol, 1);
 	assert_int_equal(p->exit_preempt, 0);
+	assert_int_equal(p->exit_block, 0);
 	assert_int_equal(p->exit_switch, 1);
 	p = row(r, n, 602, 0);
 	assert_int_equal(p->involuntary, 1);
 	assert_int_equal(p->exit_preempt, 1);
 	assert_int_equal(p->after_fold, 0);
-	assert_int_equal(p->voluntary, 1);
+	assert_int_equal(p->voluntary, 2);
+	assert_int_equal(p->exit_block, 1);
 	assert_int_equal(p->after_fold_vol, 0);
+	p = row(r, n, 600, 0);
+	assert_int_equal(p->voluntary, 1);
+	assert_int_equal(p->exit_block, 0);
+	assert_int_equal(p->exit_switch, 1);
 	free(r);
 	/* the process row sums them */
 	r = ctxmon_account_rows(a, CTXMON_ROWS_PROCESSES, true, &n);
@@ -569,6 +585,7 @@ static void test_after_fold(void **state)
 	assert_int_equal(p->after_fold, 1);
 	assert_int_equal(p->after_fold_vol, 1);
 	assert_int_equal(p->exit_preempt, 1);
+	assert_int_equal(p->exit_block, 1);
 	free(r);
 	check_sums(a);
 	ctxmon_account_free(a);

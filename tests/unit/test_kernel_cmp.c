@@ -227,6 +227,37 @@ static bool line_has(const struct kernel_cmp *k, const char *what)
 	return has;
 }
 
+/* Exiting threads' blocks seen by a tracepoint backend: on PREEMPT_RT up
+ * to that many voluntary may come after the fold, so the kernel's count
+ * may be that much lower; elsewhere the kernel counts them all.  The
+ * verdict line prints the range and says why. */
+static void test_exit_block_rt(void **state)
+{
+	struct ctxmon_stats rows[] = {
+		row(410, 410, 4, 9, 1, 1),
+		row(411, 410, 3, 2, 1, 0),
+		row(412, 410, 2, 2, 1, 0),
+	};
+	struct kernel_cmp k = { .valid = true };
+
+	(void)state;
+	rows[0].exit_block = 5; /* a leader's: not summed */
+	rows[1].exit_block = 1;
+	rows[2].exit_block = 1;
+	output__kernel_add(&k, rows, 3);
+	assert_int_equal(k.exit_block, 2);
+	assert_int_equal(k.traced_vol, 4 + 1 + 3 + 2);
+	k.ru_nivcsw = k.traced_invol;
+	check_window(&k, &k.ru_nvcsw, 10, 10);
+	assert_true(line_has(&k, "voluntary 10 = 10"));
+	k.preempt_rt = true;
+	check_window(&k, &k.ru_nvcsw, 8, 10);
+	k.ru_nvcsw = 9;
+	assert_true(line_has(&k, "voluntary 9 in 8..10"));
+	k.ru_nvcsw = 7;
+	assert_true(line_has(&k, "voluntary 7 not in 8..10"));
+}
+
 /* io_uring workers in the command's rows (named by the kernel, not the
  * leader): a mismatch short of the kernel says a backend following forks
  * misses them; a match, a count over the kernel's, or no worker, not. */
@@ -294,6 +325,7 @@ int main(void)
 		cmocka_unit_test(test_folded),
 		cmocka_unit_test(test_involuntary),
 		cmocka_unit_test(test_voluntary_after_fold),
+		cmocka_unit_test(test_exit_block_rt),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

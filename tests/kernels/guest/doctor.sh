@@ -20,3 +20,15 @@ case $s in
 "shown S:"* | "shown R:"*) pass "doctor-sigsleep-probed" ;;
 *) fail "doctor-sigsleep-probed" "${s:-no signal-cut sleep line}" ;;
 esac
+# PREEMPT_RT, as doctor found it (/sys/kernel/realtime, uname -v), against
+# the package's name: Debian's PREEMPT_RT flavour is "-rt-"
+rt=$(sed -n 's/^  PREEMPT_RT  *\([a-z]*\).*/\1/p' "$d")
+case $(uname -r) in
+*-rt-*) want=yes ;;
+*) want=no ;;
+esac
+if [ "$rt" = "$want" ]; then
+	pass "doctor-preempt-rt"
+else
+	fail "doctor-preempt-rt" "doctor says '${rt:-no PREEMPT_RT line}', want $want for $(uname -r)"
+fi
