@@ -110,6 +110,10 @@ struct ctxmon_html_info {
 	pid_t root_pid;			/* the command: its descendants that
 					 * it does not reap are left out of
 					 * the comparison; 0: unknown */
+	bool preempt_rt;		/* it ran on a PREEMPT_RT kernel: an
+					 * exiting thread's block may come
+					 * after the kernel folded its
+					 * counters (docs/accounting.md) */
 };
 
 /* NULL and errno on failure; free with ctxmon_html_free(). */

@@ -37,6 +37,7 @@ extern "C" {
 #define CTXMON_META_HOST	"host"		  /* nodename */
 #define CTXMON_META_KERNEL	"kernel.release"  /* uname -r */
 #define CTXMON_META_ARCH	"kernel.machine"  /* uname -m */
+#define CTXMON_META_PREEMPT_RT	"kernel.preempt_rt" /* u64: 1 PREEMPT_RT, 0 not */
 #define CTXMON_META_NCPUS	"cpus.count"	  /* u64: possible CPUs */
 #define CTXMON_META_CPUS_ONLINE "cpus.online"	  /* "0-1" */
 #define CTXMON_META_CLOCK	"clock"		  /* "monotonic", ... */

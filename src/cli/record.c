@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include <ctxmon/export.h>
+#include <ctxmon/features.h>
 
 #include "cli/cli.h"
 #include "cli/opts.h"
@@ -336,6 +337,7 @@ static int start_meta(struct rec_run *r, int argc, char **argv)
 	struct timespec now;
 	struct utsname u;
 	size_t o = 0;
+	int rt;
 
 	ctxmon_session_get_stats(r->s, &st);
 	for (int i = 0; i < argc && o < sizeof(buf); i++) {
@@ -355,6 +357,9 @@ static int start_meta(struct rec_run *r, int argc, char **argv)
 		m_str(&m, CTXMON_META_KERNEL, u.release);
 		m_str(&m, CTXMON_META_ARCH, u.machine);
 	}
+	rt = ctxmon_features_preempt_rt();
+	if (rt >= 0)
+		m_u64(&m, CTXMON_META_PREEMPT_RT, (uint64_t)rt);
 	m_u64(&m, CTXMON_META_NCPUS, (uint64_t)st.ncpus);
 	m_str(&m, CTXMON_META_CLOCK, "monotonic");
 	m_str(&m, CTXMON_META_BACKEND, ctxmon_session_backend(r->s));

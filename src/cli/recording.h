@@ -35,6 +35,8 @@ struct run_summary {
 	bool has_rusage;
 	uint64_t ru_nvcsw, ru_nivcsw;
 	pid_t root;		/* the command's pid; 0: unknown */
+	bool preempt_rt;	/* a recording made on a PREEMPT_RT kernel
+				 * (live: found by output__kernel_here()) */
 	const char *source;	/* the recording, for report */
 	const char *arch;	/* its machine, for syscall names; NULL:
 				 * this build's */

@@ -89,6 +89,7 @@ int recording__emit(FILE *f, struct output_opts *o, bool want_threads,
 				goto out;
 			rep.kernel.ru_nvcsw = s->ru_nvcsw;
 			rep.kernel.ru_nivcsw = s->ru_nivcsw;
+			rep.kernel.preempt_rt = s->preempt_rt;
 			rep.kernel.valid = true;
 		}
 	}
@@ -631,6 +632,7 @@ int cmd_report(int argc, char **argv)
 	s.target = ao.target;
 	s.source = r.path;
 	s.arch = ctxmon_reader_meta_str(r.r, CTXMON_META_ARCH);
+	s.preempt_rt = meta_u64(r.r, CTXMON_META_PREEMPT_RT, 0) == 1;
 	s.cap.events = r.events;
 	s.cap.ncpus = (int)meta_u64(r.r, CTXMON_META_NCPUS, r.nlost_cpu);
 	s.cap.start_ts = start;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include <ctxmon/export.h>
+#include <ctxmon/features.h>
 
 #include "cli/recording.h"
 
@@ -46,6 +47,8 @@ int recording__html(const char *path, struct ctxmon_html *h,
 		in.root_pid = s->root;
 		in.ru_nvcsw = s->ru_nvcsw;
 		in.ru_nivcsw = s->ru_nivcsw;
+		in.preempt_rt = r ? s->preempt_rt :
+				    ctxmon_features_preempt_rt() == 1;
 	}
 	if (path && strcmp(path, "-")) {
 		f = fopen(path, "we");

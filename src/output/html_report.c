@@ -241,6 +241,10 @@ static void status_box(FILE *f, const struct ctxmon_html_info *in,
 				    th, nth, NULL, 0, NULL, 0);
 		k.ru_nvcsw = in->ru_nvcsw;
 		k.ru_nivcsw = in->ru_nivcsw;
+		k.preempt_rt = in->sz >= offsetof(struct ctxmon_html_info,
+						  preempt_rt) +
+						 sizeof(bool) &&
+			       in->preempt_rt;
 		k.valid = true;
 		match = output__kernel_match(&k);
 		bad = bad || !match;

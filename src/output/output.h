@@ -80,8 +80,9 @@ struct rusage_sums;
  * orphans, shown apart. */
 void output__kernel_set(struct kernel_cmp *k, const struct rusage_sums *in,
 			const struct rusage_sums *out);
-/* Set what the running kernel adds to @k's ranges (sig_bound, preempt_rt)
- * when its sums have switches they apply to; for a command run here. */
+/* Set what the running kernel adds to @k's ranges: preempt_rt, and
+ * sig_bound when the sums have switches it applies to (it runs a probe);
+ * for a command run here. */
 void output__kernel_here(struct kernel_cmp *k);
 /* The one-line verdict ("kernel counters: ... (traced vs getrusage:
  * match)"), without the detail lines; for stderr.  A mismatch gets the

@@ -196,8 +196,7 @@ void output__kernel_here(struct kernel_cmp *k)
 			       CTXMON_SIGSLEEP_SHOWN_SLEEP;
 	/* exiting threads' blocks: either side of the fold on PREEMPT_RT
 	 * only */
-	if (k->exit_block)
-		k->preempt_rt = ctxmon_features_preempt_rt() == 1;
+	k->preempt_rt = ctxmon_features_preempt_rt() == 1;
 }
 
 /* Involuntary switches that may be voluntary: signal-cut sleeps shown R

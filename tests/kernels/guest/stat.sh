@@ -121,6 +121,41 @@ check() {
 	fi
 }
 
+# rep_check NAME BACKEND WORKLOAD ARGS...: the same run recorded
+# (ctxmon record --backend B -- WORKLOAD) and reported: report's own
+# comparison with the rusage the recording keeps must hold
+# (kernel.match), and it must know the kernel it was made on: on Debian's
+# PREEMPT_RT flavour ("-rt-"), kernel.preempt_rt true, elsewhere false.
+rep_check() {
+	name=$1 b=$2
+	shift 2
+	rc=0
+	"$CTXMON" record --backend "$b" -o "$name.ctx" -- "$@" \
+		>/dev/null 2>"$name.err" || rc=$?
+	"$CTXMON" report -i "$name.ctx" --json -o "$name.json" \
+		2>>"$name.err" || rc=$?
+	echo "$name: ctxmon record --backend $b -- $*; ctxmon report --json -> exit $rc"
+	show "$name.err"
+	[ -s "$name.json" ] || { fail "$name" "no report (exit $rc)"; return; }
+	echo "  $(grep -o '"kernel":{[^}]*}' "$name.json")"
+	match=$(jkernel "$name.json" match)
+	eb=$(jkernel "$name.json" exit_block)
+	rt=$(jkernel "$name.json" preempt_rt)
+	want=false
+	case $(uname -r) in
+	*-rt-*) want=true ;;
+	esac
+	if [ "$rc" != 0 ]; then
+		fail "$name" "exit $rc"
+	elif [ "$match" != true ]; then
+		fail "$name" "report's kernel.match $match"
+	elif [ "$rt" != "$want" ]; then
+		fail "$name" "kernel.preempt_rt $rt with exit_block $eb on $(uname -r)"
+	else
+		pass "$name"
+	fi
+}
+
 # own_check NAME BACKEND RC: ctxmon ran the workload itself, table form
 # (NAME.txt).  perf-switch loses the tail of every exit, so stat prints
 # its counts as lower bounds (src/output/report.c, output__kernel_line):
@@ -202,6 +237,11 @@ for b in $BACKENDS; do
 		for r in 1 2 3; do
 			check "$b-exitspin$r" "$b" "$WL/exitspin" 40 4
 		done
+		case $b in
+		perf | ftrace | ftrace-text)
+			rep_check "$b-exitspin-report" "$b" "$WL/exitspin" 40 4
+			;;
+		esac
 		;;
 	esac
 	if [ "$b" = perf-switch ]; then
