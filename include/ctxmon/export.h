@@ -114,6 +114,12 @@ struct ctxmon_html_info {
 					 * exiting thread's block may come
 					 * after the kernel folded its
 					 * counters (docs/accounting.md) */
+	bool sig_bound;			/* a backend judging switch kinds by
+					 * the state shown, on a kernel that
+					 * may show a signal-cut sleep as R
+					 * (ctxmon/features.h): switches
+					 * shown R without preemption may be
+					 * voluntary */
 };
 
 /* NULL and errno on failure; free with ctxmon_html_free(). */

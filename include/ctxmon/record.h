@@ -38,6 +38,8 @@ extern "C" {
 #define CTXMON_META_KERNEL	"kernel.release"  /* uname -r */
 #define CTXMON_META_ARCH	"kernel.machine"  /* uname -m */
 #define CTXMON_META_PREEMPT_RT	"kernel.preempt_rt" /* u64: 1 PREEMPT_RT, 0 not */
+#define CTXMON_META_SIGSLEEP	"kernel.sigsleep" /* u64: enum ctxmon_sigsleep */
+#define CTXMON_META_SIGSLEEP_WHY "kernel.sigsleep_why" /* str: how it was found */
 #define CTXMON_META_NCPUS	"cpus.count"	  /* u64: possible CPUs */
 #define CTXMON_META_CPUS_ONLINE "cpus.online"	  /* "0-1" */
 #define CTXMON_META_CLOCK	"clock"		  /* "monotonic", ... */

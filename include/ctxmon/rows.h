@@ -59,6 +59,12 @@ extern "C" {
 					   * row marks): the comparison with
 					   * the kernel needs no guess by the
 					   * times */
+#define CTXMON_CAP_KINDS	(1u << 10) /* tells voluntary from
+					   * involuntary by the task's own
+					   * counters, as the kernel counts
+					   * them, not by the state the
+					   * tracepoint shows (a signal-cut
+					   * sleep, ctxmon/features.h) */
 
 /* What the session's backend can show (CTXMON_CAP_* bits). */
 unsigned ctxmon_session_caps(const struct ctxmon_session *s);

@@ -981,7 +981,7 @@ const struct backend_ops backend_bpf = {
 	.kernel_ns = bpf_kernel_ns,
 	.caps = CTXMON_CAP_EVENTS | CTXMON_CAP_WAKEUPS | CTXMON_CAP_EXACT |
 		CTXMON_CAP_EXIT_TAIL | CTXMON_CAP_CPUS | CTXMON_CAP_MIGRATIONS |
-		CTXMON_CAP_ORPHANS,
+		CTXMON_CAP_ORPHANS | CTXMON_CAP_KINDS,
 };
 
 /* Aggregation: the same programs' counting twins, read as rows. */
@@ -1002,5 +1002,5 @@ const struct backend_ops backend_bpf_agg = {
 	.limits = NULL,
 	.caps = CTXMON_CAP_COUNTS | CTXMON_CAP_WAKEUPS | CTXMON_CAP_EXACT |
 		CTXMON_CAP_EXIT_TAIL | CTXMON_CAP_CPUS | CTXMON_CAP_MIGRATIONS |
-		CTXMON_CAP_ORPHANS,
+		CTXMON_CAP_ORPHANS | CTXMON_CAP_KINDS,
 };

@@ -395,6 +395,17 @@ static int stop_meta(struct rec_run *r, const struct ctxmon_session_stats *st)
 
 		m_u64(&m, CTXMON_META_EXIT_STATUS, (uint64_t)r->wstatus);
 		m_u64s(&m, META_RUSAGE, ru, 2);
+		/* a backend judging kinds by the state shown: how this
+		 * kernel shows a signal-cut sleep, for report's comparison
+		 * (the probe takes some 80 ms) */
+		if (!(ctxmon_session_caps(r->s) & CTXMON_CAP_KINDS)) {
+			char why[160];
+			enum ctxmon_sigsleep v =
+				ctxmon_features_sigsleep(why, sizeof(why));
+
+			m_u64(&m, CTXMON_META_SIGSLEEP, (uint64_t)v);
+			m_str(&m, CTXMON_META_SIGSLEEP_WHY, why);
+		}
 	}
 	return m.err;
 }

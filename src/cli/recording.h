@@ -37,6 +37,11 @@ struct run_summary {
 	pid_t root;		/* the command's pid; 0: unknown */
 	bool preempt_rt;	/* a recording made on a PREEMPT_RT kernel
 				 * (live: found by output__kernel_here()) */
+	/* how the recording's kernel showed a signal-cut sleep, when
+	 * record probed it (live: output__kernel_here()) */
+	bool sig_known;
+	enum ctxmon_sigsleep sigsleep;
+	const char *sig_why;
 	const char *source;	/* the recording, for report */
 	const char *arch;	/* its machine, for syscall names; NULL:
 				 * this build's */

@@ -89,7 +89,15 @@ int recording__emit(FILE *f, struct output_opts *o, bool want_threads,
 				goto out;
 			rep.kernel.ru_nvcsw = s->ru_nvcsw;
 			rep.kernel.ru_nivcsw = s->ru_nivcsw;
-			rep.kernel.preempt_rt = s->preempt_rt;
+			/* record --stat: this kernel; report: the
+			 * recording's */
+			if (!s->source) {
+				output__kernel_here(&rep.kernel);
+			} else {
+				rep.kernel.preempt_rt = s->preempt_rt;
+				output__kernel_sig(&rep.kernel, s->sig_known,
+						   s->sigsleep, s->sig_why);
+			}
 			rep.kernel.valid = true;
 		}
 	}
@@ -529,7 +537,7 @@ int cmd_report(int argc, char **argv)
 	struct ctxmon_account_opts ao = { .sz = sizeof(ao) };
 	struct ctxmon_reader_info info;
 	struct run_summary s = { 0 };
-	uint64_t *tpids = NULL, start, stop, ws;
+	uint64_t *tpids = NULL, start, stop, ws, v;
 	const char *backend;
 	FILE *f = stdout;
 	int status = EXIT_FAIL, ret;
@@ -633,6 +641,12 @@ int cmd_report(int argc, char **argv)
 	s.source = r.path;
 	s.arch = ctxmon_reader_meta_str(r.r, CTXMON_META_ARCH);
 	s.preempt_rt = meta_u64(r.r, CTXMON_META_PREEMPT_RT, 0) == 1;
+	if (ctxmon_reader_meta_u64(r.r, CTXMON_META_SIGSLEEP, &v) == 0) {
+		s.sig_known = true;
+		s.sigsleep = (enum ctxmon_sigsleep)v;
+		s.sig_why = ctxmon_reader_meta_str(r.r,
+						   CTXMON_META_SIGSLEEP_WHY);
+	}
 	s.cap.events = r.events;
 	s.cap.ncpus = (int)meta_u64(r.r, CTXMON_META_NCPUS, r.nlost_cpu);
 	s.cap.start_ts = start;

@@ -49,6 +49,12 @@ int recording__html(const char *path, struct ctxmon_html *h,
 		in.ru_nivcsw = s->ru_nivcsw;
 		in.preempt_rt = r ? s->preempt_rt :
 				    ctxmon_features_preempt_rt() == 1;
+		if (r)
+			in.sig_bound = s->sig_known &&
+				       s->sigsleep != CTXMON_SIGSLEEP_SHOWN_SLEEP;
+		else if (!(ctxmon_backend_caps(s->backend) & CTXMON_CAP_KINDS))
+			in.sig_bound = ctxmon_features_sigsleep(NULL, 0) !=
+				       CTXMON_SIGSLEEP_SHOWN_SLEEP;
 	}
 	if (path && strcmp(path, "-")) {
 		f = fopen(path, "we");

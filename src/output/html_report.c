@@ -245,6 +245,10 @@ static void status_box(FILE *f, const struct ctxmon_html_info *in,
 						  preempt_rt) +
 						 sizeof(bool) &&
 			       in->preempt_rt;
+		k.sig_bound = in->sz >= offsetof(struct ctxmon_html_info,
+						 sig_bound) +
+						sizeof(bool) &&
+			      in->sig_bound && k.shown_running;
 		k.valid = true;
 		match = output__kernel_match(&k);
 		bad = bad || !match;

@@ -12,6 +12,7 @@
 
 #include <ctxmon/ctxmon.h>
 #include <ctxmon/causes.h>
+#include <ctxmon/features.h>
 #include <ctxmon/rows.h>
 
 enum out_format { OUT_TABLE, OUT_JSON, OUT_CSV };
@@ -80,6 +81,10 @@ struct rusage_sums;
  * orphans, shown apart. */
 void output__kernel_set(struct kernel_cmp *k, const struct rusage_sums *in,
 			const struct rusage_sums *out);
+/* Set sig_bound and sig_why from how the kernel @k's run was on shows a
+ * signal-cut sleep (@known false: not known, no range). */
+void output__kernel_sig(struct kernel_cmp *k, bool known,
+			enum ctxmon_sigsleep v, const char *why);
 /* Set what the running kernel adds to @k's ranges: preempt_rt, and
  * sig_bound when the sums have switches it applies to (it runs a probe);
  * for a command run here. */

@@ -186,14 +186,25 @@ int output__kernel_tree(struct kernel_cmp *k, pid_t root, bool marks,
 	return 0;
 }
 
+void output__kernel_sig(struct kernel_cmp *k, bool known,
+			enum ctxmon_sigsleep v, const char *why)
+{
+	k->sig_bound = known && k->shown_running &&
+		       v != CTXMON_SIGSLEEP_SHOWN_SLEEP;
+	snprintf(k->sig_why, sizeof(k->sig_why), "%s", why ? why : "");
+}
+
 void output__kernel_here(struct kernel_cmp *k)
 {
 	/* switches classified R by their state: is a signal-cut sleep
 	 * among them on this kernel? */
-	if (k->shown_running)
-		k->sig_bound = ctxmon_features_sigsleep(k->sig_why,
-							sizeof(k->sig_why)) !=
-			       CTXMON_SIGSLEEP_SHOWN_SLEEP;
+	if (k->shown_running) {
+		char why[sizeof(k->sig_why)];
+		enum ctxmon_sigsleep v = ctxmon_features_sigsleep(why,
+								  sizeof(why));
+
+		output__kernel_sig(k, true, v, why);
+	}
 	/* exiting threads' blocks: either side of the fold on PREEMPT_RT
 	 * only */
 	k->preempt_rt = ctxmon_features_preempt_rt() == 1;

@@ -34,6 +34,36 @@ same "$T/c.stat.json" "$T/c.rep.json" command
 [ "$(json "$T/c.rep.json" 'j["kernel"]["match"]')" = true ] ||
 	fail "command: the report does not match the kernel's counters"
 
+want=$("$CTXMON" doctor --json 2>/dev/null | python3 -c '
+import json, sys
+print("false" if json.load(sys.stdin).get("sigsleep") == "shown S" else "true")')
+for b in perf ftrace; do
+	n=sig-$b
+	"$CTXMON" record -q --stat --json --backend $b -o "$T/$n.data" -- \
+		"$WL/sigsleep" 2 200 100 1000 >/dev/null 2>"$T/$n.err"
+	rc=$?
+	grep '^{' "$T/$n.err" >"$T/$n.stat.json"
+	grep -v '^{' "$T/$n.err" >"$T/$n.log"
+	san_check "record $b" "$T/$n.log"
+	[ $rc = 0 ] || { fail "$n: record exited $rc: $(tail -n 3 "$T/$n.log")"; continue; }
+	"$CTXMON" report --json -i "$T/$n.data" >"$T/$n.rep.json" 2>"$T/rep.err" ||
+		fail "$n: report exited $?"
+	san_check report "$T/rep.err"
+	same "$T/$n.stat.json" "$T/$n.rep.json" "$n"
+	"$CTXMON" report --html -i "$T/$n.data" -o "$T/$n.html" 2>"$T/rep.err" ||
+		fail "$n: report --html exited $?"
+	k=$(json "$T/$n.rep.json" 'j["kernel"]')
+	echo "$n: doctor's verdict gives sigsleep_bound $want; report: $k"
+	sr=$(json "$T/$n.rep.json" 'j["kernel"]["shown_running"]')
+	[ "$sr" = 0 ] && w=false || w=$want
+	[ "$(json "$T/$n.rep.json" 'j["kernel"]["sigsleep_bound"]')" = "$w" ] ||
+		fail "$n: report's sigsleep_bound is not $w ($sr shown R)"
+	[ "$(json "$T/$n.rep.json" 'j["kernel"]["match"]')" = true ] ||
+		fail "$n: the report does not match the kernel's counters"
+	grep -q 'Kernel comparison: match\.' "$T/$n.html" ||
+		fail "$n: the HTML page says $(grep -o 'Kernel comparison: [A-Za-z]*' "$T/$n.html")"
+done
+
 bg "$WL/pingpong" 2000000
 "$CTXMON" record -q --stat --json -a --duration 1 -o "$T/a.data" >"$T/a.stat.json" 2>"$T/a.err" ||
 	fail "record -a exited $?"
