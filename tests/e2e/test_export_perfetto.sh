@@ -109,10 +109,14 @@ PY
 	# The reader holds a few chunks decoded for its helper threads, as
 	# many as there are threads: both runs have two (one helper) and
 	# chunks enough to fill them, so only growth with the recording
-	# shows.
+	# shows.  Every wakeup is kept (-e sched,wakeups): by default a
+	# wakeup is kept only when its task is still on its CPU, which the
+	# load of the moment decides, and a run 4x as long once held only
+	# 2.4x the events.
 	if [ -x /usr/bin/time ]; then
 		for n in 40000 160000; do
-			"$CTXMON" record -q -o "$T/p$n.data" -- "$WL/pingpong" $n >/dev/null 2>&1 ||
+			"$CTXMON" record -q -e sched,wakeups -o "$T/p$n.data" -- \
+				"$WL/pingpong" $n >/dev/null 2>&1 ||
 				fail "record pingpong $n exited $?"
 			# the release build when there is one: the sanitizers'
 			# quarantine holds freed memory on purpose
