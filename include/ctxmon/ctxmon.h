@@ -274,6 +274,11 @@ struct ctxmon_stats {
 					 * of voluntary.  The kernel counts
 					 * them all, but on PREEMPT_RT, where
 					 * one may come after the fold */
+	bool took_over;			/* a leader row begun by an exec in a
+					 * non-leader thread, which took the
+					 * leader's tid: the process goes on
+					 * (its parent, its rusage), it is
+					 * not a new one under that pid */
 };
 
 struct ctxmon_cpu_stats {

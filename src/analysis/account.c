@@ -636,6 +636,9 @@ static void missed_out(struct ctxmon_account *a, int32_t cur, int cpu)
 		left_unseen(t);
 }
 
+static bool exec_early(struct ctxmon_account *a, int32_t cur, int32_t tid,
+		       uint64_t ts);
+
 static void on_switch(struct ctxmon_account *a, const struct ctxmon_event *ev,
 		      uint64_t ts)
 {
@@ -650,7 +653,7 @@ static void on_switch(struct ctxmon_account *a, const struct ctxmon_event *ev,
 	if (c) {
 		if (c->in_span) {
 			cpu_advance(c, ts);
-			if (c->cur != prev) {
+			if (c->cur != prev && !exec_early(a, c->cur, prev, ts)) {
 				a->anomalies++;
 				missed_out(a, c->cur, ev->cpu);
 			}
@@ -839,39 +842,75 @@ static void on_fork(struct ctxmon_account *a, const struct ctxmon_event *ev,
 	task_start(c, T_RUNNABLE, ts);
 }
 
+/* The row of @tid's generation @gen, or NULL; a linear search, for the
+ * rare exec of a non-leader thread. */
+static struct task *task_find_gen(struct ctxmon_account *a, int32_t tid,
+				  uint32_t gen)
+{
+	for (size_t i = a->ntasks; i-- > 0;)
+		if (a->tasks[i].st.tid == tid && a->tasks[i].st.gen == gen)
+			return &a->tasks[i];
+	return NULL;
+}
+
 /*
  * A non-leader thread @old exec'd: the kernel killed the leader and gave
- * the thread the leader's tid.  The thread goes on as a new generation of
- * @tid, from the exec on, in the state it was in; its old row ends here.
+ * the thread the leader's tid, in de_thread(), before the exec event.
+ * The thread goes on under @tid, in the same process (took_over: its
+ * parent and rusage are the dead leader's), in the state it was in; its
+ * old row ends.  Its events under @tid may come before the exec event,
+ * in a row begun for them (alive, where the leader's row is dead): that
+ * row is the thread from then on, and the old one ends where it began.
  */
 static void exec_takeover(struct ctxmon_account *a, int32_t tid, int32_t old,
 			  uint64_t ts)
 {
-	struct task *o = task_find(a, old), *l = task_find(a, tid), *n;
-	uint32_t pgen = proc_gen(a, tid);
+	struct task *o = task_find(a, old), *l = task_find(a, tid), *d = l, *n;
+	uint64_t end = ts;
 	struct cpu *c;
 
-	if (!l && o && o->st.tgid == tid)
-		pgen = o->pgen;
-	if (l && alive(l)) {
-		a->anomalies++; /* the leader must have died first */
-		task_end(a, l, ts);
+	/* taken over at its first switch under @tid (exec_early()) */
+	if (l && l->st.took_over && alive(l) && (!o || !alive(o)))
+		return;
+	if (l && alive(l) && l->st.gen) {
+		/* task_live() counted it an anomaly: it was none */
+		if (a->anomalies)
+			a->anomalies--;
+		n = l;
+		d = task_find_gen(a, tid, l->st.gen - 1);
+		if (l->st.first_ts < end)
+			end = l->st.first_ts;
+	} else {
+		if (l && alive(l)) {
+			a->anomalies++; /* the leader must have died first */
+			task_end(a, l, ts);
+		}
+		n = task_create(a, tid, l ? l->st.gen + 1 : 0);
 	}
-	n = task_create(a, tid, l ? l->st.gen + 1 : 0);
 	n->st.tgid = tid;
-	n->pgen = pgen;
-	n->st.target = own_target(a, n) || (l && l->st.target) ||
-		       (o && o->st.target);
+	n->st.took_over = true;
+	if (d && d != n) {
+		n->st.ppid = d->st.ppid;
+		n->pgen = d->st.tgid == tid ? d->pgen :
+			  d->st.tgid < 0    ? d->st.gen :
+					      0;
+	} else if (o && o->st.tgid == tid) {
+		n->pgen = o->pgen;
+	}
+	n->st.target = n->st.target || own_target(a, n) ||
+		       (d && d != n && d->st.target) || (o && o->st.target);
 	if (!o)
 		return;
-	n->st.comm = o->st.comm;
-	n->ev_comm = o->ev_comm;
 	if (o->st.tgid < 0) {
 		o->st.tgid = tid;
-		o->pgen = pgen;
+		o->pgen = n->pgen;
 	}
-	if (!alive(o)) {
-		task_end(a, o, ts);
+	if (n->st.comm == a->empty) {
+		n->st.comm = o->st.comm;
+		n->ev_comm = o->ev_comm;
+	}
+	if (n == l || !alive(o)) {
+		task_end(a, o, end > o->state_ts ? end : o->state_ts);
 		return;
 	}
 	task_advance(o, ts);
@@ -891,6 +930,26 @@ static void exec_takeover(struct ctxmon_account *a, int32_t tid, int32_t old,
 			c->cur = tid;
 	}
 	task_end(a, o, ts);
+}
+
+/*
+ * This CPU's current task @cur switches out as @tid: if @cur is a thread
+ * of process @tid, running, and the leader's row is dead, an exec in @cur
+ * made it the leader (de_thread()) and its exec event is still to come.
+ * It is taken over here, where its tid changed at the latest; true if so.
+ */
+static bool exec_early(struct ctxmon_account *a, int32_t cur, int32_t tid,
+		       uint64_t ts)
+{
+	struct task *o = cur > 0 ? task_find(a, cur) : NULL, *l;
+
+	if (!o || cur == tid || o->st.tgid != tid || o->state != T_RUNNING)
+		return false;
+	l = task_find(a, tid);
+	if (l && alive(l))
+		return false;
+	exec_takeover(a, tid, cur, ts);
+	return true;
 }
 
 static void on_exec(struct ctxmon_account *a, const struct ctxmon_event *ev,

@@ -159,6 +159,28 @@ static struct ctxmon_cpu_stats *cpus_delta(struct ctxmon_rowset *r,
 	return p;
 }
 
+/* The row of generation @gen of @tid, or NULL. */
+static const struct ctxmon_stats *row_gen(const struct ctxmon_stats *th,
+					  size_t n, pid_t tid, uint32_t gen)
+{
+	for (size_t i = 0; i < n; i++)
+		if (th[i].tid == tid && th[i].gen == gen)
+			return &th[i];
+	return NULL;
+}
+
+/* A leader row's process: its own generation, but where an exec in a
+ * thread began it (took_over), the process of the generation before. */
+static uint32_t leader_pgen(const struct ctxmon_stats *th, size_t n,
+			    const struct ctxmon_stats *t)
+{
+	uint32_t g = t->gen;
+
+	while (t && t->took_over && g > 0)
+		t = row_gen(th, n, t->tid, --g);
+	return g;
+}
+
 /*
  * Counting backends number generations per tid but do not say which
  * generation of its process a thread belongs to: take the leader row
@@ -168,13 +190,17 @@ static void assign_pgen(struct ctxmon_stats *th, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		struct ctxmon_stats *t = &th[i];
+
+		if (t->tgid <= 0 || t->tid == t->tgid)
+			t->pgen = leader_pgen(th, n, t);
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct ctxmon_stats *t = &th[i];
 		uint64_t best = 0;
 		bool found = false;
 
-		if (t->tgid <= 0 || t->tid == t->tgid) {
-			t->pgen = t->gen;
+		if (t->tgid <= 0 || t->tid == t->tgid)
 			continue;
-		}
 		t->pgen = 0;
 		for (size_t j = 0; j < n; j++) {
 			const struct ctxmon_stats *l = &th[j];
@@ -183,7 +209,7 @@ static void assign_pgen(struct ctxmon_stats *th, size_t n)
 				continue;
 			if (!found || l->first_ts >= best) {
 				best = l->first_ts;
-				t->pgen = l->gen;
+				t->pgen = l->pgen;
 				found = true;
 			}
 		}
@@ -210,11 +236,14 @@ static int cmp_proc(const void *pa, const void *pb)
 		return ka < kb ? -1 : 1;
 	if (proc_gen(a) != proc_gen(b))
 		return proc_gen(a) < proc_gen(b) ? -1 : 1;
-	/* the leader first, so it names the process */
+	/* the leader first, so it names the process: its latest row, where
+	 * an exec in a thread took the leader's place (took_over) */
 	if ((a->tid == ka) != (b->tid == kb))
 		return a->tid == ka ? -1 : 1;
 	if (a->tid != b->tid)
 		return a->tid < b->tid ? -1 : 1;
+	if (a->tid == ka)
+		return a->gen > b->gen ? -1 : a->gen < b->gen;
 	return a->gen < b->gen ? -1 : a->gen > b->gen;
 }
 

@@ -261,8 +261,12 @@ static int add_one(struct rusage_model *m, const struct ctxmon_stats *r,
 	}
 	if (r->tid == tgid) {
 		i = latest(m, tgid);
-		/* a tgid is used again only after its process was reaped */
-		if (i < 0 || m->p[i].ended)
+		/* a tgid is used again only after its process was reaped;
+		 * a thread that exec'd takes its dead leader's place in the
+		 * same process */
+		if (i >= 0 && r->took_over)
+			m->p[i].ended = false;
+		else if (i < 0 || m->p[i].ended)
 			i = create(m, tgid, r->ppid, r->first_ts);
 		if (i < 0)
 			return -ENOMEM;

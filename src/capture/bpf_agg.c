@@ -31,6 +31,7 @@ void bpf_row__stats(const struct ctxsw_row *r, uint64_t now,
 	s->exited = r->exited & CTXSW_EXITED;
 	/* its parent will not reap it: the rusage comparison leaves it out */
 	s->orphaned = r->exited & CTXSW_EXITED_ORPHAN;
+	s->took_over = r->exited & CTXSW_TOOK_OVER;
 	/* only selected tasks have rows */
 	s->target = true;
 	s->first_ts = r->first_ts;

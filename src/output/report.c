@@ -605,6 +605,7 @@ static void json_row(FILE *f, const struct ctxmon_stats *r, bool procs,
 	fprintf(f, ",\"folded\":%u", r->folded);
 	fprintf(f,
 		",\"exited\":%s,\"incomplete\":%s,\"orphaned\":%s"
+		",\"took_over\":%s"
 		",\"switches\":%" PRIu64
 		",\"switch_in\":%" PRIu64
 		",\"voluntary\":%" PRIu64 ",\"involuntary\":%" PRIu64
@@ -620,7 +621,8 @@ static void json_row(FILE *f, const struct ctxmon_stats *r, bool procs,
 		",\"migrations\":%" PRIu64 ",\"wakeups\":%" PRIu64
 		",\"wakeup_latency\":",
 		r->exited ? "true" : "false", r->incomplete ? "true" : "false",
-		r->orphaned ? "true" : "false", r->switch_out, r->switch_in,
+		r->orphaned ? "true" : "false", r->took_over ? "true" : "false",
+		r->switch_out, r->switch_in,
 		r->voluntary, r->involuntary, r->exit_switch, r->exit_counted,
 		r->exit_preempt, r->after_fold, r->after_fold_vol,
 		r->exit_block, r->shown_running,

@@ -792,6 +792,81 @@ static void test_exec(void **state)
 	ctxmon_account_free(a);
 }
 
+/*
+ * The kernel gives an exec'ing thread its leader's tid in de_thread(),
+ * before the exec event: the thread may switch under the new tid first.
+ * Those switches are the thread's, in the same process: one row goes on
+ * (took_over, its parent the old leader's), not a new process under the
+ * leader's pid that no parent would reap.
+ */
+static void test_exec_early(void **state)
+{
+	static const struct who w[] = {
+		{ 700, 700, "sh" },
+		{ 800, 800, "main" },
+		{ 801, 800, "worker" },
+	};
+	static const struct who after[] = {
+		{ 700, 700, NULL },
+		{ 800, 800, "newprog" },
+	};
+	struct ctxmon_account *a = acc_new(CTXMON_TARGET_ALL, NULL, 0, 0);
+	const struct ctxmon_stats *p;
+	struct ctxmon_stats *r;
+	size_t n;
+
+	(void)state;
+	use_whos(w, 3);
+	fork_ev(a, 50, 0, 700, 800, 800, "main");
+	sw(a, 60, 0, 700, "S", 800);
+	fork_ev(a, 80, 0, 800, 801, 800, "worker");
+	sw(a, 100, 1, 0, "R", 801);
+	exit_ev(a, 240, 0, 800);
+	sw(a, 250, 0, 800, "Z", 0);
+	/* 801 is 800 now, and is preempted before the exec event */
+	sw(a, 270, 1, 800, "R+", 0);
+	sw(a, 280, 1, 0, "R", 800);
+	exec_ev(a, 300, 1, 800, 801, "newprog");
+	use_whos(after, 2);
+	sw(a, 400, 1, 800, "S", 0);
+	ctxmon_account_finish(a, 1000);
+
+	r = ctxmon_account_rows(a, CTXMON_ROWS_THREADS, true, &n);
+	assert_non_null(r);
+	assert_int_equal(n, 4);
+	p = row(r, n, 801, 0); /* until the tid changed hands */
+	assert_true(p->exited);
+	assert_int_equal(p->last_ts, 270);
+	assert_int_equal(p->run_ns, 170);
+	assert_int_equal(p->switch_out, 0);
+	p = row(r, n, 800, 0); /* the old leader */
+	assert_false(p->took_over);
+	assert_int_equal(p->ppid, 700);
+	assert_int_equal(p->exit_counted, 1);
+	p = row(r, n, 800, 1); /* the thread from then on */
+	assert_true(p->took_over);
+	assert_int_equal(p->ppid, 700);
+	assert_int_equal(p->tgid, 800);
+	assert_string_equal(p->comm, "newprog");
+	assert_int_equal(p->first_ts, 270);
+	assert_int_equal(p->involuntary, 1);
+	assert_int_equal(p->voluntary, 1);
+	assert_int_equal(p->run_ns, 120);
+	free(r);
+
+	r = ctxmon_account_rows(a, CTXMON_ROWS_PROCESSES, true, &n);
+	assert_non_null(r);
+	p = row(r, n, 800, 0);
+	assert_int_equal(p->nthreads, 3);
+	assert_int_equal(p->ppid, 700);
+	assert_int_equal(p->involuntary, 1);
+	assert_int_equal(p->voluntary, 1);
+	free(r);
+	check_sums(a);
+	assert_int_equal(ctxmon_account_anomalies(a), 0);
+	ctxmon_account_free(a);
+}
+
 /* ---- targets ------------------------------------------------------ */
 
 static void test_target_cmd(void **state)
@@ -2002,6 +2077,7 @@ int main(void)
 		cmocka_unit_test(test_zero_latency),
 		cmocka_unit_test(test_exit_switch),
 		cmocka_unit_test(test_after_fold),
+		cmocka_unit_test(test_exec_early),
 		cmocka_unit_test(test_zombie_parent_gone),
 		cmocka_unit_test(test_pid_reuse),
 		cmocka_unit_test(test_exec),

@@ -211,6 +211,8 @@ struct ctxsw_row {
 #define CTXSW_EXITED_ORPHAN 2	/* its parent will not reap it */
 #define CTXSW_BURIED 4		/* dead, its tid let go: for user space */
 #define CTXSW_DRAINED 8		/* copied out by user space (bpf_agg.c) */
+#define CTXSW_TOOK_OVER 16	/* a thread that exec'd, under its leader's
+				 * tid: the process goes on (de_thread) */
 
 /*
  * Aggregation: a process its parent will not reap (kernel.bpf.h), for

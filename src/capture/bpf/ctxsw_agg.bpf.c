@@ -652,6 +652,112 @@ static __always_inline struct ctxsw_row *row_of(struct task_struct *t,
 	return task_selected_as(t, true) ? row_get(ti->tid, true) : NULL;
 }
 
+struct inflight { /* the part of a row that says what it does */
+	__u64 lat_ts, early_ts, nvcsw, nivcsw;
+	__s32 lat_waker, early_waker, cpu;
+	__u32 csw_valid;
+	__u8 state, sleep_idx, flags;
+};
+
+/*
+ * A non-leader thread @old_pid exec'd: the kernel gave it the leader's tid
+ * in de_thread(), after the leader died and before the exec event.  It
+ * goes on under that tid, in the same process (CTXSW_TOOK_OVER: its
+ * parent @ppid, the leader's), in the state it was in; its old row ends
+ * (account.c's exec_takeover()).  Its row under the tid may be there
+ * already, alive where the leader's died: made at its first switch
+ * (agg_exec_early()), or by another event of it; that row goes on, and
+ * the old one ends where it began.
+ */
+static __always_inline void agg_takeover(struct task_info *ti, __u32 old_pid,
+					 __s32 ppid, __u64 ts)
+{
+	__u32 tid = ti->tid;
+	struct ctxsw_row *o, *l = row_get(tid, false), *n;
+	struct inflight st = {};
+	bool alive = false, early = false;
+	__u64 end = ts;
+
+	if (l && row_lock(l)) {
+		early = row_alive(l);
+		if (early && l->first_ts < end)
+			end = l->first_ts;
+		row_unlock(l);
+		if (!early)
+			row_bury(tid, l, ts);
+	}
+	o = row_get(old_pid, false);
+	if (o && row_lock(o)) {
+		alive = row_alive(o) && !early;
+		if (o->tgid <= 0)
+			o->tgid = tid;
+		if (alive) {
+			row_advance(o, ts);
+			st.state = o->state;
+			st.sleep_idx = o->sleep_idx;
+			st.flags = o->flags;
+			st.cpu = o->cpu;
+			st.lat_ts = o->lat_ts;
+			st.lat_waker = o->lat_waker;
+			st.early_ts = o->early_ts;
+			st.early_waker = o->early_waker;
+			st.csw_valid = o->csw_valid;
+			st.nvcsw = o->nvcsw;
+			st.nivcsw = o->nivcsw;
+		}
+		row_end(o, end > o->state_ts ? end : o->state_ts);
+		row_unlock(o);
+		row_bury(old_pid, o, ts);
+	}
+	n = early ? l : row_get(tid, true);
+	if (!n || !row_lock(n))
+		return;
+	row_learn(n, ti);
+	n->tgid = tid;
+	n->exited |= CTXSW_TOOK_OVER;
+	if (ppid > 0)
+		n->ppid = ppid;
+	if (alive) {
+		row_start(n, st.state, ts);
+		n->sleep_idx = st.sleep_idx;
+		n->flags = st.flags;
+		n->cpu = st.cpu;
+		n->lat_ts = st.lat_ts;
+		n->lat_waker = st.lat_waker;
+		n->early_ts = st.early_ts;
+		n->early_waker = st.early_waker;
+		n->csw_valid = st.csw_valid;
+		n->nvcsw = st.nvcsw;
+		n->nivcsw = st.nivcsw;
+	}
+	row_unlock(n);
+}
+
+/*
+ * This CPU's current task @cur switches out as @prev: if @cur is a thread
+ * of process @prev (its row's tgid), running, and no live row has the
+ * tid, an exec in @cur made it the leader (de_thread()), and the exec
+ * event is still to come: the row is taken over here.  True if so.
+ */
+static __always_inline bool agg_exec_early(__s32 cur, struct task_info *pi,
+					   struct task_struct *prev, __u64 ts)
+{
+	struct ctxsw_row *o = row_get(cur, false), *l;
+	bool yes = false;
+
+	if (!o || pi->tid != pi->tgid || !row_lock(o))
+		return false;
+	yes = o->tgid == pi->tid && o->state == CTXSW_ST_RUNNING;
+	row_unlock(o);
+	if (!yes)
+		return false;
+	l = row_get(pi->tid, false);
+	if (l && row_alive(l))
+		return false;
+	agg_takeover(pi, cur, BPF_CORE_READ(prev, real_parent, tgid), ts);
+	return true;
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(agg_sched_switch, bool preempt, struct task_struct *prev,
 	     struct task_struct *next)
@@ -675,7 +781,7 @@ int BPF_PROG(agg_sched_switch, bool preempt, struct task_struct *prev,
 	read_task_btf(prev, &pi);
 	read_task_btf(next, &ni);
 	cur = agg_cpu_switch(o.ts, ni.tid);
-	if (cur > 0 && cur != pi.tid)
+	if (cur > 0 && cur != pi.tid && !agg_exec_early(cur, &pi, prev, o.ts))
 		agg_missed_out(cur, cpu);
 	/* a switch after __exit_signal() folded the thread's counters into
 	 * its process is not in rusage; exit_state is set earlier, in
@@ -810,76 +916,6 @@ int BPF_PROG(agg_sched_process_fork, struct task_struct *parent,
 	return 0;
 }
 
-struct inflight { /* the part of a row that says what it does */
-	__u64 lat_ts, early_ts, nvcsw, nivcsw;
-	__s32 lat_waker, early_waker, cpu;
-	__u32 csw_valid;
-	__u8 state, sleep_idx, flags;
-};
-
-/*
- * A non-leader thread exec'd: the kernel gave it the leader's tid.  It
- * goes on as a new row under that tid, from now on, in the state it was
- * in; its old row ends here (account.c's exec_takeover()).
- */
-static __always_inline void agg_takeover(struct task_info *ti, __u32 old_pid,
-					 __u64 ts)
-{
-	struct ctxsw_row *o = row_get(old_pid, false), *l, *n;
-	struct inflight st = {};
-	bool alive = false;
-	__u32 tid = ti->tid;
-
-	if (o && row_lock(o)) {
-		alive = row_alive(o);
-		if (o->tgid <= 0)
-			o->tgid = tid;
-		if (alive) {
-			row_advance(o, ts);
-			st.state = o->state;
-			st.sleep_idx = o->sleep_idx;
-			st.flags = o->flags;
-			st.cpu = o->cpu;
-			st.lat_ts = o->lat_ts;
-			st.lat_waker = o->lat_waker;
-			st.early_ts = o->early_ts;
-			st.early_waker = o->early_waker;
-			st.csw_valid = o->csw_valid;
-			st.nvcsw = o->nvcsw;
-			st.nivcsw = o->nivcsw;
-		}
-		row_end(o, ts);
-		row_unlock(o);
-		row_bury(old_pid, o, ts);
-	}
-	l = row_get(tid, false);
-	if (l && row_lock(l)) {
-		if (row_alive(l))
-			row_end(l, ts);
-		row_unlock(l);
-		row_bury(tid, l, ts);
-	}
-	n = row_get(tid, true);
-	if (!n || !row_lock(n))
-		return;
-	row_learn(n, ti);
-	n->tgid = tid;
-	if (alive) {
-		row_start(n, st.state, ts);
-		n->sleep_idx = st.sleep_idx;
-		n->flags = st.flags;
-		n->cpu = st.cpu;
-		n->lat_ts = st.lat_ts;
-		n->lat_waker = st.lat_waker;
-		n->early_ts = st.early_ts;
-		n->early_waker = st.early_waker;
-		n->csw_valid = st.csw_valid;
-		n->nvcsw = st.nvcsw;
-		n->nivcsw = st.nivcsw;
-	}
-	row_unlock(n);
-}
-
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(agg_sched_process_exec, struct task_struct *p, int old_pid)
 {
@@ -893,7 +929,8 @@ int BPF_PROG(agg_sched_process_exec, struct task_struct *p, int old_pid)
 	if (ti.tid <= 0)
 		return 0;
 	if (old_pid > 0 && old_pid != ti.tid)
-		agg_takeover(&ti, old_pid, ts);
+		agg_takeover(&ti, old_pid, BPF_CORE_READ(p, real_parent, tgid),
+			     ts);
 	r = row_get(ti.tid, true);
 	if (!r || !row_lock(r))
 		return 0;
