@@ -61,7 +61,8 @@ BG_PIDS="$BG_PIDS $cat_pid"
 echo 1 >"$INST/tracing_on"
 "$CTXMON" record -q -a -o "$T/live.data" 2>"$T/rec.err" &
 rec=$!
-sleep 1
+recording_started "$T/live.data" $rec || fail "record did not start: $(cat "$T/rec.err")"
+sleep 0.2
 "$WL/pingpong" 5000 >/dev/null &
 pp=$!
 wait $pp

@@ -7,7 +7,8 @@ skip_unless_capture
 bg "$WL/pingpong" 2000000
 "$CTXMON" record -a -o "$T/k.data" 2>"$T/rec.err" &
 rec=$!
-sleep 2.5
+recording_started "$T/k.data" $rec || fail "record did not start: $(cat "$T/rec.err")"
+sleep 1.5
 kill -KILL $rec
 wait $rec 2>/dev/null
 [ -s "$T/k.data" ] || { fail "nothing recorded before the kill"; finish; }
