@@ -164,16 +164,20 @@ static struct task *task_create(struct ctxmon_account *a, int32_t tid,
 	return t;
 }
 
-/* Generation of the process @tgid as its leader's row tells it. */
-static uint32_t proc_gen(const struct ctxmon_account *a, int32_t tgid)
+/* Generation of the process @tgid as its leader's row @l tells it. */
+static uint32_t row_pgen(const struct task *l, int32_t tgid)
 {
-	const struct task *l = task_find(a, tgid);
-
 	if (!l)
 		return 0;
 	if (l->st.tgid == tgid)
 		return l->pgen;
 	return l->st.tgid < 0 ? l->st.gen : 0;
+}
+
+/* The same, from the latest row of @tgid. */
+static uint32_t proc_gen(const struct ctxmon_account *a, int32_t tgid)
+{
+	return row_pgen(task_find(a, tgid), tgid);
 }
 
 static void set_tgid_slow(struct ctxmon_account *a, struct task *t,
@@ -891,9 +895,7 @@ static void exec_takeover(struct ctxmon_account *a, int32_t tid, int32_t old,
 	n->st.took_over = true;
 	if (d && d != n) {
 		n->st.ppid = d->st.ppid;
-		n->pgen = d->st.tgid == tid ? d->pgen :
-			  d->st.tgid < 0    ? d->st.gen :
-					      0;
+		n->pgen = row_pgen(d, tid);
 	} else if (o && o->st.tgid == tid) {
 		n->pgen = o->pgen;
 	}
