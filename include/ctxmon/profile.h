@@ -10,11 +10,12 @@
  * /usr/lib/debug).  Each process's mappings are copied from
  * /proc/PID/maps when it is first seen and at exec, so processes that exit
  * during the capture still symbolize.  Values are microseconds: an
- * on-CPU sample counts its period (1e6 / freq), an off-CPU interval its
- * length, so per thread the on- and off-CPU stacks add up to the time it
- * was watched.  User stacks are unwound with the binaries' CFI from a
- * 16 KiB copy of the stack (or walked by frame pointers: fp_stacks);
- * docs/profile.md.
+ * on-CPU sample counts its period (1e6 / freq), or with off_cpu the
+ * thread's exact run time since its previous sample; an off-CPU interval
+ * counts its length, so per thread the on- and off-CPU stacks add up to
+ * the time it was watched.  User stacks are unwound with the binaries'
+ * CFI from a 16 KiB copy of the stack (or walked by frame pointers:
+ * fp_stacks); docs/profile.md.
  *
  * Needs root (CAP_BPF + CAP_PERFMON).  Conventions as in ctxmon.h: int
  * functions return 0 or a negative errno; the library never prints.
@@ -55,7 +56,7 @@ struct ctxmon_profile_opts {
 
 /* What a stack's time is. */
 enum ctxmon_profile_kind {
-	CTXMON_PROF_ON_CPU = 0,	/* running (sampled) */
+	CTXMON_PROF_ON_CPU = 0,	/* running (sampled stacks) */
 	CTXMON_PROF_SLEEP,	/* off CPU, asleep until woken */
 	CTXMON_PROF_RUNNABLE,	/* off CPU, woken (or switched out runnable)
 				 * and waiting for a CPU */
@@ -131,6 +132,12 @@ void ctxmon_profile_loss(const struct ctxmon_profile *p,
 			 struct ctxmon_profile_loss *out);
 /* The sampling period in microseconds and the capture's length in ns. */
 uint64_t ctxmon_profile_period_us(const struct ctxmon_profile *p);
+/* Whether on-CPU values are each thread's exact run time (off_cpu: traced
+ * at sched_switch, the samples only share it out among stacks: each one
+ * is charged the thread's run since its previous sample, the run after
+ * its last one goes to that stack, a thread no sample caught gets a
+ * "[on CPU: no sample]" row), or sampled (one period per sample). */
+bool ctxmon_profile_on_cpu_exact(const struct ctxmon_profile *p);
 uint64_t ctxmon_profile_duration_ns(const struct ctxmon_profile *p);
 
 /* Outputs (src/output/profile_out.c).  Folded: one line per stack,

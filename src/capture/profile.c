@@ -123,16 +123,61 @@ fail:
 	return err < 0 ? err : -EINVAL;
 }
 
+/* The kernel's count of thread @tid's run time (ns), the first field of
+ * its schedstat; -1 when it is gone. */
+static int run_read(pid_t tid, uint64_t *ns)
+{
+	char path[64];
+	FILE *f;
+	int ok;
+
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	ok = fscanf(f, "%" SCNu64, ns) == 1;
+	fclose(f);
+	return ok ? 0 : -1;
+}
+
 int ctxmon_profile_add_target(struct ctxmon_profile *p, pid_t id)
 {
+	struct prof_run r = { 0 };
 	__u32 k = (__u32)id;
+	uint64_t base;
 	__u8 one = 1;
+	char path[64];
+	FILE *f;
 
 	if (p->o.target == CTXMON_PROFILE_ALL || id <= 0)
 		return -EINVAL;
 	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.targets), &k, &one,
 				BPF_ANY))
 		return -errno;
+	if (!p->o.off_cpu)
+		return 0;
+	/* the thread's run counts from now (an entry the programs made at a
+	 * switch-in since it was targeted stays) */
+	if (run_read(id, &base))
+		return 0;
+	r.base = base;
+	r.key.tgid = r.key.tid = k;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)id);
+	f = fopen(path, "re");
+	if (f) {
+		char line[128];
+
+		while (fgets(line, sizeof(line), f)) {
+			if (!strncmp(line, "Name:\t", 6))
+				snprintf(r.key.comm, sizeof(r.key.comm), "%.*s",
+					 (int)strcspn(line + 6, "\n"), line + 6);
+			else if (sscanf(line, "Tgid: %u", &r.key.tgid) == 1)
+				break;
+		}
+		fclose(f);
+	}
+	bpf_map_update_elem(bpf_map__fd(p->skel->maps.runs), &k, &r,
+			    BPF_NOEXIST);
 	return 0;
 }
 
@@ -166,6 +211,7 @@ int ctxmon_profile_start(struct ctxmon_profile *p)
 	err = profile_bpf__attach(p->skel);
 	if (err)
 		return err < 0 ? err : -EINVAL;
+	p->skel->bss->start_ns = mono_ns();
 	for (int c = 0; c < p->ncpus; c++) {
 		int fd = (int)syscall(SYS_perf_event_open, &attr, -1, c, -1,
 				      PERF_FLAG_FD_CLOEXEC);
@@ -286,6 +332,8 @@ static const char *cause_of(struct ctxmon_profile *p, const struct prof_key *k)
 	switch (k->kind) {
 	case PROF_ON_CPU:
 		return NULL;
+	case PROF_ON_NOSAMPLE:
+		return intern(p, "[on CPU: no sample]");
 	case PROF_OFF_SLEEP:
 		if (k->sysnr < 0)
 			return intern(p, "[blocked: no syscall]");
@@ -304,6 +352,12 @@ static const char *cause_of(struct ctxmon_profile *p, const struct prof_key *k)
 	default:
 		return intern(p, "[runnable]");
 	}
+}
+
+/* The public kind of a row of kernel kind @kind. */
+static int pub_kind(__u32 kind)
+{
+	return kind == PROF_ON_NOSAMPLE ? CTXMON_PROF_ON_CPU : (int)kind;
 }
 
 /* Fill @s from the stacks of a row: user frames then kernel ones. */
@@ -573,7 +627,7 @@ static int unwind(struct ctxmon_profile *p, const struct prof_ev_stack *e,
 static int on_stack(struct ctxmon_profile *p, const struct prof_ev_stack *e)
 {
 	struct ctxmon_profile_stack *s;
-	struct pend pe = { 0 };
+	struct pend pe = { 0 }, *old;
 	int err;
 
 	if (e->seq) {	/* off CPU: wait for its charges */
@@ -598,6 +652,24 @@ static int on_stack(struct ctxmon_profile *p, const struct prof_ev_stack *e)
 	err = unwind(p, e, &s->frames, &s->n_frames, &s->n_user);
 	if (!err && !s->comm)
 		err = -ENOMEM;
+	if (err || !p->o.off_cpu)
+		return err;
+	/* the thread's run after this sample is charged to its stack later
+	 * (at its exit or at the end): the thread's last one is kept */
+	pe.seq = PROF_ONCPU_SEQ(e->key.tid);
+	pe.key = e->key;
+	pe.n_frames = s->n_frames;
+	pe.n_user = s->n_user;
+	pe.frames = malloc((s->n_frames + 1) * sizeof(*pe.frames));
+	if (!pe.frames)
+		return -ENOMEM;
+	memcpy(pe.frames, s->frames, s->n_frames * sizeof(*pe.frames));
+	old = pend_find(p, pe.seq);
+	if (old)
+		pend_del(p, old);
+	err = pend_add(p, &pe);
+	if (err)
+		free(pe.frames);
 	return err;
 }
 
@@ -609,6 +681,10 @@ static int on_charge(struct ctxmon_profile *p, const struct prof_ev_charge *e)
 
 	if (!pe)
 		return 0;	/* its stack copy was lost (counted) */
+	if (!e->ns && e->kind == PROF_ON_CPU) {	/* no run after it */
+		pend_del(p, pe);
+		return 0;
+	}
 	s = new_row(p);
 	if (!s)
 		return -ENOMEM;
@@ -617,14 +693,15 @@ static int on_charge(struct ctxmon_profile *p, const struct prof_ev_charge *e)
 	s->tgid = (pid_t)k.tgid;
 	s->tid = (pid_t)k.tid;
 	s->comm = strtab__intern(p->strs, k.comm, strnlen(k.comm, 16));
-	s->kind = (int)e->kind;
+	s->kind = pub_kind(e->kind);
 	s->cause = cause_of(p, &k);
 	s->us = e->ns;
-	s->count = 1;
+	/* an on-CPU charge is the run after a sample, not a sample */
+	s->count = e->kind == PROF_ON_CPU ? 0 : 1;
 	s->n_frames = pe->n_frames;
 	s->n_user = pe->n_user;
 	s->frames = malloc((pe->n_frames + 1) * sizeof(*s->frames));
-	if (!s->frames || !s->comm || !s->cause)
+	if (!s->frames || !s->comm || (!s->cause && e->kind != PROF_ON_CPU))
 		return -ENOMEM;
 	memcpy(s->frames, pe->frames, pe->n_frames * sizeof(*s->frames));
 	if (e->last)
@@ -676,7 +753,8 @@ static int read_counts(struct ctxmon_profile *p)
 
 		k = next;
 		prev = &k;
-		if (bpf_map_lookup_elem(fd, &k, &v) || !v.ns)
+		/* (a sample with no run measured after it still counts) */
+		if (bpf_map_lookup_elem(fd, &k, &v) || (!v.ns && !v.count))
 			continue;
 		s = new_row(p);
 		if (!s)
@@ -684,7 +762,7 @@ static int read_counts(struct ctxmon_profile *p)
 		s->tgid = (pid_t)k.tgid;
 		s->tid = (pid_t)k.tid;
 		s->comm = strtab__intern(p->strs, k.comm, strnlen(k.comm, 16));
-		s->kind = (int)k.kind;
+		s->kind = pub_kind(k.kind);
 		s->cause = cause_of(p, &k);
 		s->us = v.ns;	/* ns until the rows are finished */
 		s->count = v.count;
@@ -813,6 +891,56 @@ static void resnapshot(struct ctxmon_profile *p)
 	}
 }
 
+/* off_cpu: the threads alive at the end, their run since their last
+ * sample (to the kernel's count now, the timers detached), charged as the
+ * BPF side charges a thread's at its exit: to the last sample's stack, or
+ * without one to a row of its own. */
+static int run_tails(struct ctxmon_profile *p)
+{
+	int fd = bpf_map__fd(p->skel->maps.runs);
+	int cfd = bpf_map__fd(p->skel->maps.counts);
+	__u32 k, next, *prev = NULL;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		struct prof_val v = { 0 };
+		struct prof_run r;
+		uint64_t ns;
+
+		k = next;
+		prev = &k;
+		if (bpf_map_lookup_elem(fd, &k, &r) || run_read((pid_t)k, &ns) ||
+		    ns <= r.base)
+			continue;	/* gone since the end: its run with it */
+		ns -= r.base;
+		if (r.sampled && !p->o.fp_stacks) {
+			struct prof_ev_charge c = {
+				.type = PROF_EV_CHARGE, .kind = PROF_ON_CPU,
+				.seq = PROF_ONCPU_SEQ(r.key.tid), .ns = ns,
+				.last = 1,
+			};
+
+			/* its stack was unwound here; else the kernel's
+			 * frame-pointer walk of the same sample serves */
+			if (pend_find(p, c.seq)) {
+				int err = on_charge(p, &c);
+
+				if (err)
+					return err;
+				continue;
+			}
+		}
+		if (!r.sampled) {
+			r.key.kind = PROF_ON_NOSAMPLE;
+			r.key.kstack = r.key.ustack = -1;
+		}
+		bpf_map_lookup_elem(cfd, &r.key, &v);	/* absent: from 0 */
+		v.ns += ns;
+		if (bpf_map_update_elem(cfd, &r.key, &v, BPF_ANY))
+			p->loss.counts_full++;
+	}
+	return 0;
+}
+
 int ctxmon_profile_stop(struct ctxmon_profile *p)
 {
 	int err;
@@ -827,7 +955,9 @@ int ctxmon_profile_stop(struct ctxmon_profile *p)
 	ring_buffer__consume(p->rb);
 	resnapshot(p);
 	read_stats(p);
-	err = read_counts(p);
+	err = p->o.off_cpu ? run_tails(p) : 0;
+	if (!err)
+		err = read_counts(p);
 	if (!err && p->o.wakers)
 		err = read_wakes(p);
 	return err;
@@ -862,6 +992,11 @@ void ctxmon_profile_loss(const struct ctxmon_profile *p,
 uint64_t ctxmon_profile_period_us(const struct ctxmon_profile *p)
 {
 	return (p->period_ns + 500) / 1000;
+}
+
+bool ctxmon_profile_on_cpu_exact(const struct ctxmon_profile *p)
+{
+	return p->o.off_cpu;
 }
 
 uint64_t ctxmon_profile_duration_ns(const struct ctxmon_profile *p)

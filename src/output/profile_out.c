@@ -162,9 +162,10 @@ int ctxmon_profile_write_json(const struct ctxmon_profile *p, FILE *f)
 		return err;
 	ctxmon_profile_loss(p, &l);
 	fprintf(f, "{\"duration_us\":%" PRIu64 ",\"period_us\":%" PRIu64
-		   ",\n\"threads\":[",
+		   ",\"on_cpu_exact\":%s,\n\"threads\":[",
 		ctxmon_profile_duration_ns(p) / 1000,
-		ctxmon_profile_period_us(p));
+		ctxmon_profile_period_us(p),
+		ctxmon_profile_on_cpu_exact(p) ? "true" : "false");
 	for (size_t i = 0; i < nt; i++) {
 		fprintf(f, "%s\n{\"tgid\":%d,\"tid\":%d,\"comm\":", i ? "," : "",
 			(int)t[i].tgid, (int)t[i].tid);
@@ -251,9 +252,11 @@ int ctxmon_profile_write_summary(const struct ctxmon_profile *p, FILE *f,
 	if (err)
 		return err;
 	ctxmon_profile_loss(p, &l);
-	fprintf(f, "profile of %.3f s, one sample per %" PRIu64 " us per CPU\n\n",
+	fprintf(f, "profile of %.3f s, one sample per %" PRIu64 " us per CPU%s\n\n",
 		(double)ctxmon_profile_duration_ns(p) / 1e9,
-		ctxmon_profile_period_us(p));
+		ctxmon_profile_period_us(p),
+		ctxmon_profile_on_cpu_exact(p) ?
+			" (on-CPU time exact, from sched_switch)" : "");
 	fprintf(f, "%8s %8s %-16s %12s %8s %12s %12s %12s\n", "PID", "TID",
 		"COMM", "ON-CPU ms", "SAMPLES", "SLEEP ms", "RUNNABLE ms",
 		"TOTAL ms");

@@ -295,7 +295,7 @@ serve_stop() {
 }
 
 # kcount_get ERRFILE KEY: a value from kcount's stderr line
-# "kcount: pid=P nvcsw=V nivcsw=I status=S".
+# "kcount: pid=P nvcsw=V nivcsw=I status=S cpu_us=C".
 kcount_get() {
 	sed -n "s/^kcount: .*\\b$2=\\([0-9-]*\\).*/\\1/p" "$1" | tail -n 1
 }

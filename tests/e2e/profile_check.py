@@ -2,10 +2,14 @@
 """profile_check.py - the checks of tests/e2e/test_profile_*.sh on the
 outputs of `ctxmon profile`, each against an independent number.
 
-  block FOLDED PROFJSON STATJSON   wait_for_byte's [blocked: read] and
-      burn_cpu's on-CPU time each 0.5 s +- 25% in the folded stacks; per
-      thread the profile's total within 5% of stat's run + wait + sleep
-      (stat ran the same command, around the profile)
+  block FOLDED PROFJSON STATJSON [KCOUNTERR]
+      wait_for_byte's [blocked: read] and burn_cpu's on-CPU time each
+      0.5 s +- 25% in the folded stacks; per thread the profile's on-CPU
+      time within 3% + 2 ms of stat's run time, its total within 5% of
+      stat's run + wait + sleep (stat ran the same command, around the
+      profile); with KCOUNTERR (kcount's stderr: profblock ran under
+      kcount), profblock's on-CPU time within 1% + 1 ms of its CPU time
+      by wait4(), the kernel's exact run time of its threads
   main PROFJSON COMM               on-CPU samples of COMM whose user stack
       reaches main (through __libc_start_call_main, main's caller: Debian's
       binaries are stripped, main itself has no symbol) >= 90%
@@ -45,7 +49,7 @@ def load(path):
         return json.load(f)
 
 
-def block(fpath, ppath, spath):
+def block(fpath, ppath, spath, kpath=None):
     rows = folded(fpath)
     blocked = sum(v for fr, v in rows
                   if "wait_for_byte" in fr and fr[-1] == "[blocked: read]")
@@ -66,6 +70,14 @@ def block(fpath, ppath, spath):
         n += 1
         ref = (s["run_ns"] + s["wait_ns"] + s["sleep_s_ns"] + s["sleep_d_ns"]
                + s["sleep_other_ns"]) / 1000.0
+        # --off-cpu: sched_switch gives each thread's exact run time, the
+        # samples only say where it went; what the profile cannot see is
+        # the child's run between fork and its targeting (the sanitizer
+        # build takes a few ms there)
+        run = s["run_ns"] / 1000.0
+        check(abs(t["on_cpu_us"] - run) <= 0.03 * run + 2000,
+              "thread %d: profile on-CPU %d us, stat run %.0f us (3%% + 2 ms)"
+              % (t["tid"], t["on_cpu_us"], run))
         check(abs(t["total_us"] - ref) <= 0.05 * ref,
               "thread %d: profile total %d us, stat run+wait+sleep %.0f us"
               " (on %d / run %.0f, sleep %d / %.0f, runnable %d / %.0f)"
@@ -74,6 +86,17 @@ def block(fpath, ppath, spath):
                  (s["sleep_s_ns"] + s["sleep_d_ns"] + s["sleep_other_ns"]) / 1e3,
                  t["wait_us"], s["wait_ns"] / 1e3))
     check(n == 2, "both profblock threads in profile and stat (%d)" % n)
+    if kpath is None:
+        return
+    with open(kpath, encoding="utf-8", errors="replace") as f:
+        m = re.search(r"^kcount: pid=(\d+) .*\bcpu_us=(\d+)", f.read(), re.M)
+    check(m is not None, "kcount printed profblock's cpu_us")
+    if m:
+        pid, cpu = int(m.group(1)), int(m.group(2))
+        on = sum(t["on_cpu_us"] for t in prof["threads"] if t["tgid"] == pid)
+        check(abs(on - cpu) <= 0.01 * cpu + 1000,
+              "process %d: profile on-CPU %d us, wait4() CPU time %d us"
+              " (1%% + 1 ms)" % (pid, on, cpu))
 
 
 def reaches_main(frames, n_user):
@@ -140,8 +163,8 @@ if __name__ == "__main__":
     a = sys.argv[1:]
     if not a:
         usage()
-    if a[0] == "block" and len(a) == 4:
-        block(a[1], a[2], a[3])
+    if a[0] == "block" and len(a) in (4, 5):
+        block(*a[1:])
     elif a[0] == "main" and len(a) == 3:
         main_check(a[1], a[2])
     elif a[0] == "wakers" and len(a) == 2:

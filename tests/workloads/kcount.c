@@ -7,6 +7,11 @@
  * one line to stderr:
  *
  *   kcount: pid=<pid> nvcsw=<ru_nvcsw> nivcsw=<ru_nivcsw> status=<status>
+ *           cpu_us=<ru_utime + ru_stime, us>
+ *
+ * (one line; the kernel scales utime and stime so that they add up to the
+ * threads' exact run time, se.sum_exec_runtime, so cpu_us is exact to a
+ * few microseconds)
  *
  * The rusage that wait4() returns for the child covers all of its threads and
  * every descendant it reaped, so it is the independent truth the e2e tests
@@ -75,7 +80,9 @@ int main(int argc, char **argv)
 	else
 		status = 126;
 
-	fprintf(stderr, "kcount: pid=%d nvcsw=%ld nivcsw=%ld status=%d\n",
-		(int)pid, ru.ru_nvcsw, ru.ru_nivcsw, status);
+	fprintf(stderr, "kcount: pid=%d nvcsw=%ld nivcsw=%ld status=%d "
+		"cpu_us=%lld\n", (int)pid, ru.ru_nvcsw, ru.ru_nivcsw, status,
+		(long long)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000 +
+			ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
 	return status;
 }

@@ -4,7 +4,10 @@
  * kernel.
  *
  * On CPU: a perf_event program on each CPU's cpu-clock timer charges the
- * sample period to (thread, kernel stack, user stack).  Off CPU
+ * sample period to (thread, kernel stack, user stack); with off_cpu, where
+ * sched_switch is traced anyway, it charges instead the thread's exact run
+ * time since its previous sample, from the kernel's count (struct
+ * prof_run).  Off CPU
  * (off_cpu): at sched_switch the outgoing thread's stacks, its cause
  * (asleep in a syscall, preempted by whom, yield) and the time are kept
  * per thread; sched_waking stamps when it became runnable (and, with
@@ -30,6 +33,9 @@ const volatile bool off_cpu = false;
 const volatile bool wakers = false;
 const volatile __s32 sys_yield_nr = 24;	/* x86_64 sched_yield */
 const volatile bool dwarf = false;	/* user stacks copied (PROF_EV_STACK) */
+
+/* Set by the loader once sched_switch is traced, before the timers run. */
+__u64 start_ns = 0;
 
 /* ---- maps ---------------------------------------------------------- */
 
@@ -70,6 +76,14 @@ struct {
 	__type(key, __u32);
 	__type(value, struct prof_task);
 } tasks SEC(".maps");
+
+/* off_cpu: each targeted thread's run time not yet charged. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct prof_run);
+} runs SEC(".maps");
 
 /* The syscall each thread is in (raw_syscalls), absent: none. */
 struct {
@@ -173,7 +187,8 @@ static __always_inline void note_proc(__u32 tgid, bool force)
 	note_proc2(tgid, force, 0);
 }
 
-static __always_inline void charge(struct prof_key *k, __u64 ns)
+/* Add @ns and @n intervals (samples) to row @k. */
+static __always_inline void charge_n(struct prof_key *k, __u64 ns, __u64 n)
 {
 	struct prof_val *v = bpf_map_lookup_elem(&counts, k);
 
@@ -188,7 +203,13 @@ static __always_inline void charge(struct prof_key *k, __u64 ns)
 			return;
 	}
 	__sync_fetch_and_add(&v->ns, ns);
-	__sync_fetch_and_add(&v->count, 1);
+	if (n)
+		__sync_fetch_and_add(&v->count, n);
+}
+
+static __always_inline void charge(struct prof_key *k, __u64 ns)
+{
+	charge_n(k, ns, 1);
 }
 
 static __always_inline void charge_waker(struct prof_task *t, __u64 ns)
@@ -301,12 +322,73 @@ static __always_inline void send_charge(__u64 seq, __u32 kind, __u64 ns,
 
 /* ---- on CPU ---------------------------------------------------------- */
 
+/* The kernel's count of @t's run time: exact at a switch; on CPU, as of
+ * its last update (a tick at most before), the rest counts at the next
+ * reading. */
+static __always_inline __u64 run_ns(struct task_struct *t)
+{
+	return BPF_CORE_READ(t, se.sum_exec_runtime);
+}
+
+/* off_cpu: the run time sample @k of the current thread @tid is charged:
+ * its run since its previous sample, or since it was first switched in
+ * (or, by the loader, targeted).  A thread without an entry has been on
+ * CPU since before sched_switch was traced: its first sample is charged
+ * the time since then, at most the period. */
+static __always_inline __u64 run_sample(__u32 tid, const struct prof_key *k)
+{
+	__u64 sum = run_ns(bpf_get_current_task_btf()), ns = 0, now;
+	struct prof_run *r = bpf_map_lookup_elem(&runs, &tid);
+
+	if (!r) {
+		struct prof_run nr = {};
+
+		nr.base = sum;
+		nr.sampled = 1;
+		__builtin_memcpy(&nr.key, k, sizeof(*k));
+		if (bpf_map_update_elem(&runs, &tid, &nr, BPF_ANY))
+			stat_inc(PROF_ST_TASKS_FULL);
+		now = bpf_ktime_get_ns();
+		return start_ns && now > start_ns && now - start_ns < period_ns ?
+			       now - start_ns : period_ns;
+	}
+	if (sum > r->base)
+		ns = sum - r->base;
+	r->base = sum;
+	r->sampled = 1;
+	__builtin_memcpy(&r->key, k, sizeof(*k));
+	return ns;
+}
+
+/* off_cpu: the run of @r not yet charged, up to the run count @sum, goes
+ * to its last sample's stack (dwarf: user space holds it), or to a row of
+ * its own when no sample caught the thread. */
+static __always_inline void run_flush(struct prof_run *r, __u64 sum)
+{
+	__u64 ns = sum > r->base ? sum - r->base : 0;
+
+	r->base = sum;
+	if (r->sampled && dwarf) {
+		/* sent even when 0: user space lets the stack go */
+		send_charge(PROF_ONCPU_SEQ(r->key.tid), PROF_ON_CPU, ns, true);
+		return;
+	}
+	if (!ns)
+		return;
+	if (!r->sampled) {
+		r->key.kind = PROF_ON_NOSAMPLE;
+		r->key.kstack = r->key.ustack = -1;
+	}
+	charge_n(&r->key, ns, 0);
+}
+
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id, tgid = id >> 32;
 	struct prof_key k = {};
+	__u64 ns;
 
 	if (!targeted(tgid, tid))
 		return 0;
@@ -324,9 +406,13 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	if (k.ustack < 0 && k.ustack != -14 && tgid != 0)
 		stat_inc(PROF_ST_USTACK_LOST);
 	bpf_get_current_comm(k.comm, sizeof(k.comm));
-	if (dwarf && send_stack(&k, 0, period_ns))
+	/* (0 when the kernel's count has not moved since the previous
+	 * reading: the sample still says where the thread is, and the run
+	 * after it goes to its stack) */
+	ns = off_cpu ? run_sample(tid, &k) : period_ns;
+	if (dwarf && send_stack(&k, 0, ns))
 		return 0;
-	charge(&k, period_ns);
+	charge(&k, ns);
 	return 0;
 }
 
@@ -338,13 +424,23 @@ static __always_inline void switch_out(void *ctx, bool preempt,
 {
 	__u32 tid = BPF_CORE_READ(prev, pid), tgid = BPF_CORE_READ(prev, tgid);
 	__u32 state = task_state_raw(prev);
+	struct prof_run *r;
 	struct prof_task *t;
 	__s32 *nr;
 
 	if (!targeted(tgid, tid))
 		return;
-	if (state & 0x80)	/* TASK_DEAD: its last switch-out */
+	if (state & 0x80) {	/* TASK_DEAD: its last switch-out */
+		r = bpf_map_lookup_elem(&runs, &tid);
+		if (r) {
+			/* its run since its last sample, exit included */
+			if (!r->sampled)
+				BPF_CORE_READ_STR_INTO(&r->key.comm, prev, comm);
+			run_flush(r, run_ns(prev));
+			bpf_map_delete_elem(&runs, &tid);
+		}
 		return;
+	}
 	t = bpf_map_lookup_elem(&scratch, &zero_key);
 	if (!t)
 		return;
@@ -392,10 +488,22 @@ static __always_inline void switch_out(void *ctx, bool preempt,
 
 static __always_inline void switch_in(struct task_struct *next)
 {
-	__u32 tid = BPF_CORE_READ(next, pid);
+	__u32 tid = BPF_CORE_READ(next, pid), tgid = BPF_CORE_READ(next, tgid);
 	__u64 now = bpf_ktime_get_ns();
 	struct prof_task *t;
 
+	/* first seen: its run counts from here */
+	if (targeted(tgid, tid) && !bpf_map_lookup_elem(&runs, &tid)) {
+		struct prof_run nr = {};
+
+		nr.base = run_ns(next);
+		nr.key.tgid = tgid;
+		nr.key.tid = tid;
+		BPF_CORE_READ_STR_INTO(&nr.key.comm, next, comm);
+		if (bpf_map_update_elem(&runs, &tid, &nr, BPF_NOEXIST) &&
+		    !bpf_map_lookup_elem(&runs, &tid))
+			stat_inc(PROF_ST_TASKS_FULL);
+	}
 	t = bpf_map_lookup_elem(&tasks, &tid);
 	if (!t)
 		return;
@@ -514,6 +622,8 @@ int BPF_PROG(prof_exit, struct task_struct *p)
 {
 	__u32 tid = BPF_CORE_READ(p, pid);
 
+	/* (its runs entry goes at its last switch-out, after its exit's
+	 * own run) */
 	bpf_map_delete_elem(&insys, &tid);
 	bpf_map_delete_elem(&tasks, &tid);
 	return 0;

@@ -18,6 +18,8 @@ enum prof_kind {
 	PROF_OFF_RUNNABLE,	/* off CPU, runnable: woken, waiting for a CPU */
 	PROF_OFF_PREEMPT,	/* off CPU after a preemption (runnable) */
 	PROF_OFF_YIELD,		/* off CPU after sched_yield() (runnable) */
+	PROF_ON_NOSAMPLE,	/* on CPU (off_cpu: exact run time) of a
+				 * thread no sample caught: no stack */
 };
 
 /* Why a thread left its CPU (the cause at switch-out). */
@@ -30,6 +32,24 @@ struct prof_key {
 	char comm[PROF_COMM_LEN];
 	char other_comm[PROF_COMM_LEN];
 };
+
+/* off_cpu: a thread's exact run time (the kernel's own count of it,
+ * se.sum_exec_runtime, the clock of CLOCK_THREAD_CPUTIME_ID), handed to
+ * its samples.  Each sample is charged the run time since the thread's
+ * previous sample (or since it was first switched in, or targeted); what
+ * runs after the last one is charged at its last switch-out or at the end
+ * to the last sample's stack, or, never sampled, to a PROF_ON_NOSAMPLE
+ * row. */
+struct prof_run {
+	__u64 base;		/* its sum_exec_runtime when last charged */
+	__u32 sampled;		/* key holds the last sample's */
+	__u32 pad;
+	struct prof_key key;	/* tgid, tid, comm; then the last sample */
+};
+
+/* dwarf: the seq of a thread's last on-CPU stack (user space keeps it
+ * for the run after it); off-CPU copies count up from 1. */
+#define PROF_ONCPU_SEQ(tid) ((1ull << 63) | (__u64)(tid))
 
 struct prof_val {
 	__u64 ns;		/* nanoseconds charged (user space shows us) */
@@ -74,7 +94,8 @@ struct prof_ev_stack {
 	__u32 type;
 	__u32 len;		/* bytes of data (from regs.sp) */
 	__u64 seq;		/* off CPU: its charges carry it; on: 0 */
-	__u64 ns;		/* on CPU: the period; off CPU: 0 */
+	__u64 ns;		/* on CPU: the period, or (off_cpu) the run
+				 * since the previous sample; off CPU: 0 */
 	__u64 ts;		/* when the copy was taken (bpf_ktime_get_ns) */
 	struct prof_key key;
 	struct prof_uregs regs;

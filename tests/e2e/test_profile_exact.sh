@@ -1,0 +1,53 @@
+#!/bin/bash
+# `ctxmon profile --off-cpu` charges each thread its exact run time: under
+# kcount, a shell runs /bin/true 300 times (short processes, most of them
+# never sampled at 99 Hz), and the on-CPU time of every process below
+# kcount adds up to their CPU time by wait4() (kcount's cpu_us: the
+# kernel's own run time of the shell and all it reaped) within 0.5% +
+# 1 ms, with frame-pointer and CFI stacks; the threads' SAMPLES add up to
+# the samples the BPF program took; unsampled processes are charged to
+# "[on CPU: no sample]" rows.
+. "$(dirname "$0")/lib.sh"
+skip_unless_capture
+[ -x "$WL/kcount" ] || skip "no kcount workload in $WL"
+[ -x /bin/true ] || skip "no /bin/true"
+
+for cg in fp dwarf; do
+	"$CTXMON" profile --off-cpu --call-graph "$cg" --json -o "$T/$cg.json" \
+		-- "$WL/kcount" sh -c 'for i in $(seq 300); do /bin/true; done' \
+		>/dev/null 2>"$T/$cg.err" ||
+		{ fail "$cg: profile failed: $(tail -n 2 "$T/$cg.err")"; continue; }
+	san_check "$cg" "$T/$cg.err"
+	python3 - "$cg" "$T/$cg.json" "$T/$cg.err" <<'PY' || fail "$cg: checks"
+import json, re, sys
+cg, pj, ej = sys.argv[1:]
+p = json.load(open(pj, encoding="utf-8", errors="replace"))
+m = re.search(r"^kcount: pid=(\d+) .*\bcpu_us=(\d+)", open(ej).read(), re.M)
+bad = 0
+def check(ok, what):
+    global bad
+    print(("  ok   " if ok else "  FAIL ") + cg + ": " + what)
+    bad += not ok
+check(m is not None, "kcount printed cpu_us")
+if m is None:
+    sys.exit(1)
+cpu = int(m.group(2))
+# kcount itself: the process whose threads are named kcount
+kc = {t["tgid"] for t in p["threads"] if t["comm"] == "kcount"}
+below = [t for t in p["threads"] if t["tgid"] not in kc]
+on = sum(t["on_cpu_us"] for t in below)
+check(len(below) >= 302, "%d threads below kcount (the shell, seq, 300 children)"
+      % len(below))
+check(abs(on - cpu) <= 0.005 * cpu + 1000,
+      "on-CPU %d us, wait4() CPU time %d us (0.5%% + 1 ms)" % (on, cpu))
+ns = [s for s in p["stacks"] if s["cause"] == "[on CPU: no sample]"]
+check(len(ns) > 0 and all(s["kind"] == "on-cpu" and s["count"] == 0 for s in ns),
+      "%d [on CPU: no sample] rows, %d us" % (len(ns), sum(s["us"] for s in ns)))
+check(sum(t["samples"] for t in p["threads"]) == p["loss"]["samples"],
+      "threads' samples %d = samples taken %d"
+      % (sum(t["samples"] for t in p["threads"]), p["loss"]["samples"]))
+check(p["on_cpu_exact"] is True, "on_cpu_exact in the JSON")
+sys.exit(1 if bad else 0)
+PY
+done
+finish
