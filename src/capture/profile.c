@@ -107,6 +107,7 @@ int ctxmon_profile_open(const struct ctxmon_profile_opts *o,
 	yield_nr = ctxmon_syscall_id(NULL, "sched_yield");
 	p->skel->rodata->sys_yield_nr = yield_nr < 0 ? -2 : (__s32)yield_nr;
 	p->skel->rodata->dwarf = !p->o.fp_stacks;
+	p->skel->rodata->self_tgid = (__u32)getpid();
 	if (!p->o.off_cpu) {
 		bpf_program__set_autoload(p->skel->progs.prof_switch, false);
 		bpf_program__set_autoload(p->skel->progs.prof_waking, false);

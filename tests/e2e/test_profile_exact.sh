@@ -6,7 +6,8 @@
 # kernel's own run time of the shell and all it reaped) within 0.5% +
 # 1 ms, with frame-pointer and CFI stacks; the threads' SAMPLES add up to
 # the samples the BPF program took; unsampled processes are charged to
-# "[on CPU: no sample]" rows.
+# "[on CPU: no sample]" rows.  A machine-wide profile (-a) has no row of
+# ctxmon's own process.
 . "$(dirname "$0")/lib.sh"
 skip_unless_capture
 [ -x "$WL/kcount" ] || skip "no kcount workload in $WL"
@@ -50,4 +51,19 @@ check(p["on_cpu_exact"] is True, "on_cpu_exact in the JSON")
 sys.exit(1 if bad else 0)
 PY
 done
+
+# -a leaves ctxmon itself out (its own switch-outs would wake it to read
+# their stacks, a loop): no row of its process
+"$CTXMON" profile --off-cpu -a -d 1 --json -o "$T/all.json" 2>"$T/all.err" &
+self=$!
+wait "$self" || fail "profile -a failed: $(tail -n 2 "$T/all.err")"
+san_check all "$T/all.err"
+python3 - "$T/all.json" "$self" <<'PY' || fail "profile -a shows ctxmon itself"
+import json, sys
+p = json.load(open(sys.argv[1], encoding="utf-8", errors="replace"))
+me = [t for t in p["threads"] if t["tgid"] == int(sys.argv[2])]
+print("  -a: %d threads, %d of ctxmon's own process (%s)"
+      % (len(p["threads"]), len(me), sys.argv[2]))
+sys.exit(1 if me or not p["threads"] else 0)
+PY
 finish

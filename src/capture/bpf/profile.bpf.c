@@ -33,6 +33,10 @@ const volatile bool off_cpu = false;
 const volatile bool wakers = false;
 const volatile __s32 sys_yield_nr = 24;	/* x86_64 sched_yield */
 const volatile bool dwarf = false;	/* user stacks copied (PROF_EV_STACK) */
+/* The loader's process, never profiled: each of its switch-outs would send
+ * a stack copy that wakes it to read the copy, a loop that kept it on CPU
+ * (`-a --off-cpu`: 94% of a CPU, all of it its own stacks). */
+const volatile __u32 self_tgid = 0;
 
 /* Set by the loader once sched_switch is traced, before the timers run. */
 __u64 start_ns = 0;
@@ -156,8 +160,8 @@ static __always_inline bool targeted(__u32 tgid, __u32 tid)
 {
 	__u32 k = filter_mode == 2 ? tid : tgid;
 
-	if (tid == 0)
-		return false;	/* the idle tasks */
+	if (tid == 0 || (self_tgid && tgid == self_tgid))
+		return false;	/* the idle tasks, ctxmon */
 	if (!filter_mode)
 		return true;
 	return bpf_map_lookup_elem(&targets, &k) != NULL;
