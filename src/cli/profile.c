@@ -49,7 +49,8 @@ static const struct cli_opt profile_opts[] = {
 	{ "off-cpu", 0, OPT_OFF_CPU, NULL,
 	  "also the stacks of threads off CPU, with the cause as the leaf "
 	  "frame: [blocked: SYSCALL], [runnable], [preempted by COMM/TID], "
-	  "[yield]" },
+	  "[yield]; on-CPU time is then each thread's exact run time (the "
+	  "kernel's count), shared out among its sampled stacks" },
 	{ "call-graph", 0, OPT_CALL_GRAPH, "HOW",
 	  "user stacks: dwarf (default) copies 16 KiB of the stack per sample "
 	  "and switch-out and unwinds it with the binaries' CFI (right without "
