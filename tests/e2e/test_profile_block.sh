@@ -6,8 +6,7 @@
 # time, measured by CLOCK_THREAD_CPUTIME_ID); profblock runs under kcount,
 # and its on-CPU time is within 1% + 1 ms of its CPU time by wait4() (the
 # kernel's exact run time); `ctxmon stat` runs around the profile, and per
-# thread the profile's on-CPU time is within 3% + 2 ms of stat's run time,
-# its total within 5% of stat's run + wait + sleep.  The same run writes pprof (decoded by protoc against
+# thread the profile's total is within 5% of stat's run + wait + sleep.  The same run writes pprof (decoded by protoc against
 # src/output/profile.proto: totals equal the folded ones) and the SVG flame
 # graph (opened in headless Chromium, screenshot kept in the log).
 . "$(dirname "$0")/lib.sh"
