@@ -23,6 +23,7 @@
 
 #include "internal.h"
 #include "analysis/profile_sym.h"
+#include "proc.h"
 #include "profile.h"
 #include "profile.skel.h"
 
@@ -143,12 +144,10 @@ static int run_read(pid_t tid, uint64_t *ns)
 
 int ctxmon_profile_add_target(struct ctxmon_profile *p, pid_t id)
 {
+	struct procfs_task t;
 	struct prof_run r = { 0 };
 	__u32 k = (__u32)id;
-	uint64_t base;
 	__u8 one = 1;
-	char path[64];
-	FILE *f;
 
 	if (p->o.target == CTXMON_PROFILE_ALL || id <= 0)
 		return -EINVAL;
@@ -158,25 +157,14 @@ int ctxmon_profile_add_target(struct ctxmon_profile *p, pid_t id)
 	if (!p->o.off_cpu)
 		return 0;
 	/* the thread's run counts from now (an entry the programs made at a
-	 * switch-in since it was targeted stays) */
-	if (run_read(id, &base))
+	 * switch-in since it was targeted stays); none yet: its switch-in
+	 * starts it */
+	if (procfs__read_task(0, id, &t) || (!t.run_ns && !t.timeslices))
 		return 0;
-	r.base = base;
-	r.key.tgid = r.key.tid = k;
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)id);
-	f = fopen(path, "re");
-	if (f) {
-		char line[128];
-
-		while (fgets(line, sizeof(line), f)) {
-			if (!strncmp(line, "Name:\t", 6))
-				snprintf(r.key.comm, sizeof(r.key.comm), "%.*s",
-					 (int)strcspn(line + 6, "\n"), line + 6);
-			else if (sscanf(line, "Tgid: %u", &r.key.tgid) == 1)
-				break;
-		}
-		fclose(f);
-	}
+	r.base = t.run_ns;
+	r.key.tid = k;
+	r.key.tgid = t.tgid > 0 ? (__u32)t.tgid : k;
+	memcpy(r.key.comm, t.comm, strnlen(t.comm, sizeof(r.key.comm)));
 	bpf_map_update_elem(bpf_map__fd(p->skel->maps.runs), &k, &r,
 			    BPF_NOEXIST);
 	return 0;
