@@ -92,6 +92,11 @@ struct ctxmon_event {
 			uint8_t preempt;	/* "R+": prev was preempted */
 			uint8_t kind;		/* enum ctxmon_switch_kind */
 			const char *prev_comm, *next_comm;
+			/* When prev's switch-in was never traced (the CPU
+			 * last switched to another task): how long prev ran
+			 * in the slice this switch ends, by the kernel's own
+			 * count (the bpf backend only); 0 otherwise. */
+			uint64_t prev_run_ns;
 		} sw;
 		struct {	/* WAKING, WAKEUP, WAKEUP_NEW; the waker is ev.tid */
 			int32_t tid, prio, target_cpu;

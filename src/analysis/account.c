@@ -305,10 +305,13 @@ static void lat_begin(struct task *t, uint64_t ts, int32_t waker)
 	t->lat_waker = waker < 0 ? -1 : waker;
 }
 
-static void lat_end(struct task *t, const struct ctxmon_event *ev, uint64_t ts)
+/* @t's wakeup latency ends at @ts, on @cpu, after @prev_tid ran there
+ * (-1: unknown). */
+static void lat_end_at(struct task *t, uint64_t ts, int32_t cpu,
+		       int32_t prev_tid)
 {
 	struct ctxmon_latency *l = &t->st.lat;
-	uint64_t d = ts - t->lat_ts;
+	uint64_t d = ts > t->lat_ts ? ts - t->lat_ts : 0;
 
 	l->count++;
 	l->sum_ns += d;
@@ -317,10 +320,15 @@ static void lat_end(struct task *t, const struct ctxmon_event *ev, uint64_t ts)
 		l->max_ns = d;
 		l->max_ts = ts;
 		l->max_waker_tid = t->lat_waker;
-		l->max_cpu = ev->cpu;
-		l->max_prev_tid = ev->sw.prev_tid;
+		l->max_cpu = cpu;
+		l->max_prev_tid = prev_tid;
 	}
 	t->lat_pending = false;
+}
+
+static void lat_end(struct task *t, const struct ctxmon_event *ev, uint64_t ts)
+{
+	lat_end_at(t, ts, ev->cpu, ev->sw.prev_tid);
 }
 
 static struct cpu *cpu_get_slow(struct ctxmon_account *a, int32_t cpu);
@@ -504,6 +512,38 @@ static void zombie_unreaped(struct ctxmon_account *a, struct task *t)
 		t->st.orphaned = true;
 }
 
+static void left_unseen(struct task *t);
+
+/*
+ * @t switches out on ev->cpu but was not running there: its switch-in was
+ * never traced.  The bpf backend tells how long it ran in the slice that
+ * ends here (sw.prev_run_ns, the kernel's own count since it was picked),
+ * so it switched in that long before, or at its last known state change
+ * if that was later.  Until then it was in the state it was in (waiting,
+ * if it was woken); its wakeup latency ends there, after a task unknown.
+ * Without the number (other backends, real-time tasks) it stays as it
+ * was: the whole time since goes to that state, its run to none.
+ */
+static void unseen_in(struct task *t, const struct ctxmon_event *ev,
+		      uint64_t ts)
+{
+	uint64_t run = ev->sw.prev_run_ns, in;
+
+	if (!run || t->state == T_DEAD || ts < t->state_ts)
+		return;
+	in = run < ts - t->state_ts ? ts - run : t->state_ts;
+	/* still running on another CPU: it left that one unseen first */
+	if (t->state == T_RUNNING)
+		left_unseen(t);
+	task_advance(t, in);
+	if (t->lat_pending)
+		lat_end_at(t, in, ev->cpu, -1);
+	t->waked = false;
+	t->st.switch_in++;
+	t->state = T_RUNNING;
+	t->cpu = ev->cpu;
+}
+
 /* Returns how the switch-out was counted (enum ctxmon_switch_kind). */
 static unsigned switch_out(struct ctxmon_account *a, struct task *t,
 			   const struct ctxmon_event *ev, uint64_t ts)
@@ -514,8 +554,10 @@ static unsigned switch_out(struct ctxmon_account *a, struct task *t,
 	if (t->state == T_NEW) {
 		task_start(t, T_RUNNING, ts);
 	} else {
-		if (t->state != T_RUNNING || t->cpu != ev->cpu)
+		if (t->state != T_RUNNING || t->cpu != ev->cpu) {
 			a->anomalies++;
+			unseen_in(t, ev, ts);
+		}
 		task_advance(t, ts);
 	}
 	t->st.switch_out++;

@@ -225,6 +225,7 @@ static void rec_decode(struct strtab *strs, const void *data,
 		ev->sw.preempt = r->preempt;
 		ev->sw.prev_comm = comm(strs, r->prev_comm);
 		ev->sw.next_comm = comm(strs, r->next_comm);
+		ev->sw.prev_run_ns = r->prev_run;
 		break;
 	}
 	case CTXSW_WAKING:

@@ -22,7 +22,7 @@
 #define FILE_MAGIC "\x89" "CTXMON\n"	/* 8 bytes, no NUL */
 #define FILE_MAGIC_LEN 8
 #define FILE_VERSION_MAJOR 1
-#define FILE_VERSION_MINOR 1	/* 1: the ORPHAN event type */
+#define FILE_VERSION_MINOR 2	/* 1: the ORPHAN event type; 2: sw.prev_run_ns */
 #define FILE_HEADER_LEN 32
 
 #define CHUNK_MAGIC 0x4b4e4843u		/* "CHNK" little-endian */
@@ -59,8 +59,12 @@ enum column {
 	COL_TID,	/* zigzag varint: tids against a related tid */
 	COL_STR,	/* varint index in the chunk string table */
 	COL_NUM,	/* zigzag varint: everything else */
+	COL_RUN,	/* zigzag varint: a switch's prev_run_ns (1.2) */
 	COL__N
 };
+/* The columns a chunk has at least: those of version 1.0 (COL_RUN came
+ * in 1.2; a chunk without it reads as if it were empty). */
+#define COL_MIN (COL_NUM + 1)
 
 /* ---- little-endian helpers, buffers, varints (rec_util.c) ---- */
 

@@ -346,6 +346,10 @@ CODER void code_switch(struct codec *c, const bool enc, uint64_t *mask,
 					tn->prio, B_X + 5, COL_NUM, PRIO_BASE);
 	ev->sw.next_comm = fld_comm(c, enc, mask, ev->sw.next_comm, tn->comm,
 				    B_X + 6, &nci);
+	/* nearly always 0: only a switch-in never traced sets it */
+	ev->sw.prev_run_ns = (uint64_t)fld(c, enc, mask,
+					   (int64_t)ev->sw.prev_run_ns, 0,
+					   B_X + 7, COL_RUN, 0);
 
 	tp->tgid = ev->sw.prev_tgid;
 	tp->prio = ev->sw.prev_prio;
@@ -740,7 +744,7 @@ static const char *const col_damage[COL__N] = {
 	"damaged timestamp column", "damaged mask column",
 	"damaged state column",	    "damaged tid code column",
 	"damaged tid column",	    "damaged string column",
-	"damaged number column",
+	"damaged number column",    "damaged run time column",
 };
 
 /* The TASK_NEW_* facts of decoded event @ev, @mask its miss mask: those

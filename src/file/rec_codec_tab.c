@@ -268,8 +268,8 @@ int codec__load(struct codec *c, const uint8_t *p, size_t len,
 	c->nstr = nstr;
 	ncol = cursor__uvar(&cur);
 	/* A newer writer may add columns this reader does not use, but not
-	 * drop any. */
-	if (cur.bad || ncol < COL__N || ncol > ARRAY_SIZE(lens)) {
+	 * drop any; an older one wrote fewer (COL_MIN). */
+	if (cur.bad || ncol < COL_MIN || ncol > ARRAY_SIZE(lens)) {
 		*why = "bad column count";
 		return -EBADMSG;
 	}
@@ -289,6 +289,8 @@ int codec__load(struct codec *c, const uint8_t *p, size_t len,
 		if (i < COL__N)
 			c->in[i] = (struct cursor){ .p = b, .len = lens[i] };
 	}
+	for (uint64_t i = ncol; i < COL__N; i++)
+		c->in[i] = (struct cursor){ .p = NULL, .len = 0 };
 	/* Every record has its type byte. */
 	if (nrec != c->in[COL_TYPE].len) {
 		*why = "record count does not match the type column";

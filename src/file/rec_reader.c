@@ -600,10 +600,8 @@ int reader__events_failed(struct ctxmon_reader *r, int ret, const char *why)
 }
 
 /* A task declaration, for reader__deliver(). */
-int reader__deliver_task(struct ctxmon_reader *r, const struct codec_rec *rec)
+int reader__deliver_task(struct ctxmon_reader *r, const struct ctxmon_event *t)
 {
-	const struct ctxmon_event *t = &rec->ev;
-
 	r->info.tasks++;
 	if (tasktab__set(r->tasks, t->tid, t->tgid, t->sw.prev_comm) < 0)
 		return reader__finish(r, -ENOMEM);
@@ -619,7 +617,7 @@ bool reader__stream(struct ctxmon_reader *r, struct codec *c,
 	const char *why = NULL;
 
 	while ((*ret = codec__next(c, &rec, &why)) > 0) {
-		*ret = reader__deliver(r, &rec, fn, ctx);
+		*ret = reader__deliver(r, &rec.ev, rec_meta(&rec), fn, ctx);
 		if (*ret)
 			return false;
 	}

@@ -103,26 +103,38 @@ bool reader__stream(struct ctxmon_reader *r, struct codec *c,
 		    ctxmon_event_fn fn, void *ctx, int *ret);
 /* Stop reading with @ret (the pool's threads are ended). */
 int reader__finish(struct ctxmon_reader *r, int ret);
-int reader__deliver_task(struct ctxmon_reader *r, const struct codec_rec *rec);
+int reader__deliver_task(struct ctxmon_reader *r, const struct ctxmon_event *t);
 
-/* Hand one decoded record to the caller: 0 to go on, or what read()
- * returns now.  Inline: it runs for every event, on the one thread that
- * must see them all. */
+/* What a decoded record says besides its event, in one byte: its
+ * TASK_NEW_* facts, or REC_META_TASK for a task declaration.  The
+ * helper threads keep it apart from the events, which stay whole 16-byte
+ * words (rec_reader_par.c). */
+#define REC_META_TASK 0x80u
+_Static_assert(TASK_NEW_ALL < REC_META_TASK, "TASK_NEW_* in the meta byte");
+
+static inline unsigned rec_meta(const struct codec_rec *rec)
+{
+	return rec->news | (rec->is_task ? REC_META_TASK : 0);
+}
+
+/* Hand one decoded record (@ev, @meta) to the caller: 0 to go on, or
+ * what read() returns now.  Inline: it runs for every event, on the one
+ * thread that must see them all. */
 static inline int reader__deliver(struct ctxmon_reader *r,
-				  const struct codec_rec *rec,
+				  const struct ctxmon_event *ev, unsigned meta,
 				  ctxmon_event_fn fn, void *ctx)
 {
 	int ret;
 
-	if (__builtin_expect(rec->is_task, 0))
-		return reader__deliver_task(r, rec);
+	if (__builtin_expect(meta & REC_META_TASK, 0))
+		return reader__deliver_task(r, ev);
 	if (!r->info.events)
-		r->info.first_ts = rec->ev.ts;
-	r->info.last_ts = rec->ev.ts;
+		r->info.first_ts = ev->ts;
+	r->info.last_ts = ev->ts;
 	r->info.events++;
-	ret = fn ? fn(&rec->ev, ctx) : 0;
+	ret = fn ? fn(ev, ctx) : 0;
 	/* After the callback: it sees the names as they were. */
-	if (rec->news && tasktab__apply_new(r->tasks, &rec->ev, rec->news) < 0)
+	if (meta && tasktab__apply_new(r->tasks, ev, meta) < 0)
 		return reader__finish(r, -ENOMEM);
 	return ret;
 }

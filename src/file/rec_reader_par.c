@@ -36,15 +36,15 @@
 #endif
 
 #define POOL_HELPERS_MAX 3
-/* Records a job holds decoded (80 bytes each): ctxmon's writer puts 16 Ki
+/* Records a job holds decoded (81 bytes each): ctxmon's writer puts 16 Ki
  * in a chunk, and put 64 Ki in earlier files.  A larger chunk, which
  * another writer may make (up to 16 MiB of columns), is decoded by the
  * caller's thread as it hands the records over, as on one thread, so
  * that memory stays a few chunks'. */
 #define JOB_RECS_MAX 65536
 /* whole 16-byte words: aligned_alloc() and rec_put() need it */
-_Static_assert(sizeof(struct codec_rec) % 16 == 0,
-	       "codec_rec of 16-byte words");
+_Static_assert(sizeof(struct ctxmon_event) % 16 == 0,
+	       "ctxmon_event of 16-byte words");
 
 enum jstate { J_FREE, J_READY, J_BUSY, J_DONE };
 
@@ -56,9 +56,11 @@ struct rjob {
 	struct fbuf stored, raw;
 	ZSTD_DCtx *zd;
 	struct codec *codec;
-	/* EVENTS: the records decoded, and what ended the decoding (0: the
-	 * chunk's end; <0 after the last good one, with @why). */
-	struct codec_rec *recs;
+	/* EVENTS: the records decoded (each an event and its rec_meta()
+	 * byte), and what ended the decoding (0: the chunk's end; <0 after
+	 * the last good one, with @why). */
+	struct ctxmon_event *evs;
+	uint8_t *meta;
 	size_t nrec, cap, pos; /* pos: the next one to hand over */
 	int load_ret, dec_ret;
 	const char *why;
@@ -114,11 +116,12 @@ static struct rjob *job_at(struct rpool *p, uint64_t i)
  * arrays took the two threads 0.40 s of CPU, where one thread decoding
  * them one at a time takes 0.17 s (perf record, decode only).
  */
-static inline void rec_put(struct codec_rec *to, const struct codec_rec *from)
+static inline void rec_put(struct ctxmon_event *to,
+			   const struct ctxmon_event *from)
 {
 #if defined(__SSE2__)
 	/* 16-byte streaming stores (twice as fast here as 8-byte ones): the
-	 * array is 16-aligned (job_decode()) and a record 5 such words */
+	 * array is 16-aligned (job_decode()) and an event 5 such words */
 	const __m128i *s = (const __m128i *)from;
 	__m128i *d = (__m128i *)to;
 
@@ -140,7 +143,8 @@ static inline void rec_fence(void)
 /* Decode @j's chunk into its records (any thread, no lock held). */
 static void job_work(struct rpool *p, struct rjob *j)
 {
-	struct codec_rec *recs;
+	struct ctxmon_event *evs;
+	uint8_t *meta;
 	size_t want;
 	int ret;
 
@@ -168,13 +172,18 @@ static void job_work(struct rpool *p, struct rjob *j)
 	}
 	if (want > j->cap) {
 		/* rewritten whole: no copy; 16-aligned for rec_put() */
-		recs = aligned_alloc(16, want * sizeof(*recs));
-		if (!recs) {
+		evs = aligned_alloc(16, want * sizeof(*evs));
+		meta = malloc(want);
+		if (!evs || !meta) {
+			free(evs);
+			free(meta);
 			j->dec_ret = -ENOMEM;
 			return;
 		}
-		free(j->recs);
-		j->recs = recs;
+		free(j->evs);
+		free(j->meta);
+		j->evs = evs;
+		j->meta = meta;
 		j->cap = want;
 	}
 	for (;;) {
@@ -183,7 +192,8 @@ static void job_work(struct rpool *p, struct rjob *j)
 		ret = codec__next(j->codec, &tmp, &j->why);
 		if (ret <= 0)
 			break;
-		rec_put(&j->recs[j->nrec++], &tmp);
+		j->meta[j->nrec] = (uint8_t)rec_meta(&tmp);
+		rec_put(&j->evs[j->nrec++], &tmp.ev);
 	}
 	rec_fence();
 	j->dec_ret = ret;
@@ -237,7 +247,8 @@ void rpool__free(struct rpool *p)
 		fbuf__free(&j->raw);
 		ZSTD_freeDCtx(j->zd);
 		codec__free(j->codec);
-		free(j->recs);
+		free(j->evs);
+		free(j->meta);
 	}
 	free(p->jobs);
 	pthread_cond_destroy(&p->work);
@@ -356,7 +367,9 @@ static bool hand_over(struct ctxmon_reader *r, struct rjob *j,
 		r->info.chunks++;
 	}
 	while (j->pos < j->nrec) {
-		*ret = reader__deliver(r, &j->recs[j->pos++], fn, ctx);
+		*ret = reader__deliver(r, &j->evs[j->pos], j->meta[j->pos],
+				       fn, ctx);
+		j->pos++;
 		if (*ret)
 			return false;
 	}

@@ -338,6 +338,40 @@ static void learn_current(struct timeline *tl, const struct ctxmon_event *ev)
 	set_tgid(t, ev->tgid);
 }
 
+/*
+ * @p switches out on CPU @c, which last switched to another task: its
+ * switch-in went unseen.  With its run in this slice (sw.prev_run_ns, the
+ * bpf backend) it switched in that long ago, at its last known state
+ * change at the earliest (the account's unseen_in()): the CPU ran what
+ * it last switched to until then, how that left unknown, and @p since.
+ */
+static void unseen_in(struct timeline *tl, struct tl_cpu *c,
+		      struct tl_thread *p, const struct ctxmon_event *ev,
+		      uint64_t ts)
+{
+	uint64_t run = ev->sw.prev_run_ns, in, cin;
+
+	if (!run || !alive(p) || ts < p->state_ts)
+		return;
+	in = run < ts - p->state_ts ? ts - run : p->state_ts;
+	cin = in > c->since ? in : c->since;
+	if (tl->ops.sched && cin > c->since)
+		tl->ops.sched(tl->ops.ctx, ev->cpu,
+			      c->utid ? &tl->th[c->utid - 1] : NULL, c->since,
+			      cin - c->since, NULL, c->prio);
+	missed_out(tl, c->tid, ev->cpu);
+	if (p->state == TL_RUNNING)
+		missed_out(tl, ev->sw.prev_tid, p->cpu);
+	advance_in(tl, p, in, NULL, true);
+	p->waked = false;
+	p->state = TL_RUNNING;
+	p->cpu = ev->cpu;
+	c->tid = ev->sw.prev_tid;
+	c->utid = p->utid;
+	c->prio = ev->sw.prev_prio;
+	c->since = cin;
+}
+
 static void on_switch(struct timeline *tl, const struct ctxmon_event *ev,
 		      uint64_t ts)
 {
@@ -355,6 +389,8 @@ static void on_switch(struct timeline *tl, const struct ctxmon_event *ev,
 			set_tgid(p, ev->tgid);
 		set_comm(p, ev->sw.prev_comm);
 	}
+	if (c && c->started && c->tid != prev && p)
+		unseen_in(tl, c, p, ev, ts);
 	/* The CPU's run interval is the switched-in task's, as Perfetto's
 	 * sched table has it: one row per switch-in. */
 	if (c && c->started && tl->ops.sched) {

@@ -46,8 +46,14 @@ for k in cut bad; do
 	"$CTXMON" export --partial -f sqlite -i "$T/$k.data" -o "$T/$k.db" >/dev/null 2>&1 ||
 		fail "$k: sqlite --partial exited $?"
 	ins=$(grep -c ' sched_switch: .* next_pid=' "$T/$k.txt")
+	# and at most one more row per switch-out of a task the CPU had not
+	# switched to: an untraced switch-in the bpf backend dates
+	# (docs/accounting.md), which the text cannot show
+	more=$(sed -n 's/.*\[\([0-9]*\)\].* sched_switch: .* prev_pid=\([0-9]*\) .* next_pid=\([0-9]*\) .*/\1 \2 \3/p' "$T/$k.txt" |
+		awk '($1 in cur) && cur[$1] != $2 && $2 != 0 { n++ } { cur[$1] = $3 } END { print n + 0 }')
 	got=$(sqlite3 "$T/$k.db" 'select count(*) from sched' 2>/dev/null)
-	[ "$got" = "$ins" ] || fail "$k: partial sqlite has $got sched rows, script $ins switch-ins"
+	[ -n "$got" ] && [ "$got" -ge "$ins" ] && [ "$got" -le $((ins + more)) ] ||
+		fail "$k: partial sqlite has $got sched rows, script $ins switch-ins (+ up to $more untraced)"
 done
 
 # a failed export removes only a regular file it wrote, never what the

@@ -3,7 +3,10 @@
 # processor's tables.  Checked against independent counts:
 # - switch-ins of each thread name W (select count(*) from sched join thread
 #   using(utid) where thread.name = 'W') = the next_comm=W lines of the
-#   ftrace text / of `ctxmon script`;
+#   ftrace text / of `ctxmon script`, plus at most one for each switch-out
+#   of W on a CPU that last switched to another task (a switch-in the
+#   kernel never traced: the bpf backend tells when it was, and the
+#   sched table has it; docs/accounting.md);
 # - per thread, thread_state's Running / R+R+ / sleep time = report's
 #   run_ns / wait_ns / sleep_*_ns;
 # - the five queries of docs/sqlite.md run, and each answer agrees with
@@ -21,14 +24,22 @@ switch_ins() {
 import re, sqlite3, sys, collections
 names = collections.defaultdict(set)
 ins = collections.Counter()
+unseen = collections.Counter()
+cur = {}
 for line in open(sys.argv[1]):
     for c, t in re.findall(r"(?:next|prev)_comm=(\S+) (?:next|prev)_pid=(\d+)", line):
         names[t].add(c)
     for c, t in re.findall(r"[ :]comm=(\S+) pid=(\d+)", line):
         names[t].add(c)
-    m = re.search(r"sched_switch: .* next_comm=(\S+) next_pid=(\d+)", line)
-    if m and m.group(2) != "0":
-        ins[(m.group(1), m.group(2))] += 1
+    m = re.search(r"\[(\d+)\].*sched_switch: prev_comm=(\S+) prev_pid=(\d+) .* next_comm=(\S+) next_pid=(\d+)", line)
+    if not m:
+        continue
+    cpu, pc, pt, nc, nt = m.groups()
+    if cpu in cur and cur[cpu] != pt and pt != "0":
+        unseen[(pc, pt)] += 1
+    cur[cpu] = nt
+    if nt != "0":
+        ins[(nc, nt)] += 1
 byname = collections.defaultdict(set)
 for t, ns in names.items():
     for n in ns:
@@ -39,12 +50,14 @@ for w, tids in byname.items():
     if any(len(names[t]) != 1 for t in tids) or w.startswith("<"):
         continue
     want = sum(ins[(w, t)] for t in tids)
+    more = sum(unseen[(w, t)] for t in tids)
     got = db.execute("select count(*) from sched join thread using(utid) "
                      "where thread.name = ?", (w,)).fetchone()[0]
     checked += 1
-    if got != want:
+    if not want <= got <= want + more:
         bad += 1
-        print("name %s: %d switch-ins in sched, %d in the text" % (w, got, want), file=sys.stderr)
+        print("name %s: %d switch-ins in sched, %d in the text (+ up to %d untraced)"
+              % (w, got, want, more), file=sys.stderr)
 print("switch-ins checked for %d names" % checked, file=sys.stderr)
 sys.exit(1 if bad or checked < 5 else 0)
 PY
@@ -144,19 +157,26 @@ for tid, name, wait, n, longest in res["q1"]:
 # switch missing from the kernel's stream (on the development VM, with
 # nothing lost, trace-cmd record -e sched:sched_switch shows 31 such gaps
 # in 269 switches, mostly around the idle task), where the sched row
-# before has no end state.
+# before has no end state.  Except where the bpf backend told when the
+# untraced switch-in was (docs/accounting.md): the sched table has that
+# row, which the text cannot show, so such switch-outs may count too.
 pre = collections.Counter()
+pre_unseen = collections.Counter()
 cur = {}
 for cpu, pv, st, nx in re.findall(
         r"\[(\d+)\] +[\d.]+: sched_switch: prev_comm=.*? prev_pid=(\d+) "
         r"prev_prio=\S+ prev_state=(\S+) ==> next_comm=.*? next_pid=(\d+)", text):
     if st in ("R", "R+") and cur.get(cpu) == pv:
         pre[(pv, nx)] += 1
+    elif st in ("R", "R+") and cpu in cur and pv != "0":
+        pre_unseen[(pv, nx)] += 1
     cur[cpu] = nx
 for vt, v, pt, p, times in res["q2"]:
     want = pre[(str(vt), str(pt))]
-    if times != want:
-        err("q2 %s(%d) by %s(%d): %d, script %d" % (v, vt, p, pt, times, want))
+    more = pre_unseen[(str(vt), str(pt))]
+    if not want <= times <= want + more:
+        err("q2 %s(%d) by %s(%d): %d, script %d (+ up to %d untraced)"
+            % (v, vt, p, pt, times, want, more))
 # q3: wakeups and worst latency = report's wakeup latency count and max
 for tid, name, n, mx, mean in res["q3"]:
     if tid in rows:

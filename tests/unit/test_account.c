@@ -2067,6 +2067,91 @@ static void test_missed_switch_out_elsewhere(void **state)
 	ctxmon_account_free(a);
 }
 
+/* A switch whose prev's switch-in was never traced, with prev's run in
+ * the slice (sw.prev_run_ns), as the bpf backend reports it. */
+static void sw_unseen(struct ctxmon_account *a, uint64_t ts, int cpu,
+		      int prev, const char *st, int next, uint64_t run)
+{
+	struct ctxmon_event e = synth_switch(ts, cpu, prev, st, next);
+
+	e.sw.prev_run_ns = run;
+	ctxmon_account_feed(a, &e);
+}
+
+/*
+ * A switch-in never traced: cpu0 preempts 700 at 2000 for 702, whose
+ * switch-out is lost, and next switches out of 700 at 5000.  With the
+ * kernel's run of that slice (1200) 700 switched in at 3800: it waited
+ * 1800 and ran 1000 + 1200 (then 100 more after waiting 1300, and waits
+ * 1600 to the end).  Without
+ * it (other backends), the whole 3000 stays waiting.  701 sleeps at 1000 on cpu1, is woken at 1500 and
+ * switches out at 6000 with a slice of 500: it waited 4000 (its wakeup
+ * latency, after a task unknown) and ran 500.  A slice longer than the
+ * time since the last known state change is capped there.
+ */
+static void test_missed_switch_in(void **state)
+{
+	static const struct who w[] = {
+		{ 700, 700, "burn" }, { 701, 701, "sleeper" },
+		{ 702, 702, "init" }, { 703, 703, "waker" },
+	};
+	struct ctxmon_account_opts o = { .sz = sizeof(o) };
+	struct ctxmon_stats *r;
+	const struct ctxmon_stats *p;
+	size_t n;
+
+	(void)state;
+	use_whos(w, 4);
+	for (int known = 0; known <= 1; known++) {
+		struct ctxmon_account *a = ctxmon_account_new(&o);
+
+		assert_non_null(a);
+		sw(a, 900, 1, 0, "R", 701);
+		sw(a, 1000, 0, 0, "R", 700);
+		sw(a, 1000, 1, 701, "S", 703);
+		wake(a, CTXMON_EV_WAKING, 1500, 1, 703, 701);
+		sw(a, 2000, 0, 700, "R+", 702);
+		sw_unseen(a, 5000, 0, 700, "R+", 0, known ? 1200 : 0);
+		sw(a, 5500, 1, 703, "S", 0);
+		sw_unseen(a, 6000, 1, 701, "S", 0, known ? 500 : 0);
+		/* 702 again: a slice longer than its wait (from 2000) */
+		sw(a, 6100, 0, 0, "R", 702);
+		sw(a, 6200, 0, 702, "R+", 0);
+		sw(a, 6300, 0, 0, "R", 700);
+		sw(a, 6400, 0, 700, "R+", 0);
+		sw_unseen(a, 7000, 0, 702, "S", 0, known ? 100000 : 0);
+		ctxmon_account_finish(a, 8000);
+		r = ctxmon_account_rows(a, CTXMON_ROWS_THREADS, true, &n);
+		assert_non_null(r);
+		p = row(r, n, 700, 0);
+		assert_int_equal(p->run_ns, known ? 2300 : 1100);
+		assert_int_equal(p->wait_ns,
+				 (known ? 1800 : 3000) + 1300 + 1600);
+		assert_int_equal(p->switch_in, known ? 3 : 2);
+		p = row(r, n, 701, 0);
+		assert_int_equal(p->run_ns, known ? 100 + 500 : 100);
+		if (known) {
+			assert_int_equal(p->wait_ns, 4000);
+			assert_int_equal(p->lat.count, 1);
+			assert_int_equal(p->lat.max_ns, 4000);
+			assert_int_equal(p->lat.max_ts, 5500);
+			assert_int_equal(p->lat.max_cpu, 1);
+			assert_int_equal(p->lat.max_prev_tid, -1);
+			assert_int_equal(p->lat.max_waker_tid, 703);
+		} else {
+			assert_int_equal(p->wait_ns, 4500);
+			assert_int_equal(p->lat.count, 0);
+		}
+		/* 702: from 6200 waiting; its slice is capped at that */
+		p = row(r, n, 702, 0);
+		assert_int_equal(p->run_ns, known ? 100 + 800 : 100);
+		assert_int_equal(p->wait_ns, known ? 0 : 800);
+		assert_true(ctxmon_account_anomalies(a) > 0);
+		free(r);
+		ctxmon_account_free(a);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2090,6 +2175,7 @@ int main(void)
 		cmocka_unit_test(test_simulation),
 		cmocka_unit_test(test_missed_switch_out),
 		cmocka_unit_test(test_missed_switch_out_elsewhere),
+		cmocka_unit_test(test_missed_switch_in),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

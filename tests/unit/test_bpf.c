@@ -110,8 +110,8 @@ static struct ctxsw_switch mk_switch(uint16_t cpu, uint64_t ts, int32_t prev,
 }
 
 /* Set the counters of switch @r: prev's after the switch, next's. */
-static void counters(struct ctxsw_switch *r, uint64_t pnv, uint64_t pniv,
-		     uint64_t nnv, uint64_t nniv)
+static void counters(struct ctxsw_switch *r, uint32_t pnv, uint32_t pniv,
+		     uint32_t nnv, uint32_t nniv)
 {
 	r->prev_nvcsw = pnv;
 	r->prev_nivcsw = pniv;
@@ -134,6 +134,8 @@ static void switch_fields(void **state)
 	counters(&a, 5, 2, 10, 3);
 	/* 8 was switched in with 10/3: nivcsw moved, the kernel's verdict */
 	counters(&b, 10, 4, 5, 2);
+	/* 8's switch-in was not seen where it switches out: its slice */
+	b.prev_run = 123456789;
 	add(f, &a, sizeof(a));
 	add(f, &b, sizeof(b));
 	drain(f);
@@ -155,6 +157,8 @@ static void switch_fields(void **state)
 	assert_int_equal(e->flags, CTXMON_EVF_FOLD_KNOWN);
 	assert_string_equal(e->sw.prev_comm, "prev");
 	assert_string_equal(e->sw.next_comm, "next");
+	assert_int_equal(e->sw.prev_run_ns, 0);
+	assert_int_equal(f->out.ev[1].sw.prev_run_ns, 123456789);
 	/* comms are interned: one pointer per string */
 	assert_ptr_equal(f->out.ev[1].sw.next_comm, e->sw.prev_comm);
 	assert_ptr_equal(f->out.ev[1].sw.prev_comm, e->sw.next_comm);

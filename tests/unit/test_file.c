@@ -80,6 +80,7 @@ static bool ev_eq(const struct ctxmon_event *a, const struct ctxmon_event *b)
 		       a->sw.next_prio == b->sw.next_prio &&
 		       a->sw.preempt == b->sw.preempt &&
 		       a->sw.kind == b->sw.kind &&
+		       a->sw.prev_run_ns == b->sw.prev_run_ns &&
 		       str_eq(a->sw.prev_comm, b->sw.prev_comm) &&
 		       str_eq(a->sw.next_comm, b->sw.next_comm);
 	case CTXMON_EV_WAKING:
@@ -284,6 +285,8 @@ static void emit_switch(struct sim *s, struct evs *out, int cpu, int next,
 	ev.sw.next_tgid = next < 0 ? 0 : s->t[next].tgid;
 	ev.sw.next_prio = next < 0 ? 120 : s->t[next].prio;
 	ev.sw.next_comm = next < 0 ? s->idle_comm[cpu] : s->t[next].comm;
+	/* now and then the run of a slice whose switch-in went unseen */
+	ev.sw.prev_run_ns = prev >= 0 && ev.ts % 61 == 0 ? ev.ts % 100003 : 0;
 	if (prev >= 0) {
 		s->t[prev].running = false;
 		s->t[prev].runnable = state == 0;
@@ -572,6 +575,8 @@ static void test_roundtrip_edges(void **state)
 				ev.sw.kind = (uint8_t)(k % 5);
 				ev.sw.prev_comm = c1;
 				ev.sw.next_comm = c2;
+				ev.sw.prev_run_ns =
+					k % 3 ? u64[k % ARRAY_SIZE(u64)] : 0;
 				break;
 			case CTXMON_EV_WAKING:
 			case CTXMON_EV_WAKEUP:

@@ -81,9 +81,12 @@ struct ctxsw_hdr {
  * A switch carries both tasks' nvcsw/nivcsw, prev's with the kernel's
  * increment for this switch in: user space tells voluntary from
  * involuntary by which of prev's moved since its last switch
- * (bpf_rec.c).  @kind is CTXSW_KIND_EXIT for a dying prev, else decided
- * there; CTXSW_F_AFTER_FOLD says prev's counters were folded, so rusage
- * misses this switch, whatever its kind.
+ * (bpf_rec.c).  Their low 32 bits do: csw_moved() only compares, and a
+ * counter does not move by 2^32 between two switches of its task.  (The
+ * record's size is a cost of its own: 8 bytes more made the switch
+ * program 9% slower.)  @kind is CTXSW_KIND_EXIT for a dying prev, else
+ * decided there; CTXSW_F_AFTER_FOLD says prev's counters were folded, so
+ * rusage misses this switch, whatever its kind.
  */
 struct ctxsw_switch {
 	struct ctxsw_hdr h;		/* h.tid/h.tgid: prev */
@@ -92,9 +95,12 @@ struct ctxsw_switch {
 	__s32 next_tid, next_tgid, next_prio;
 	__u8 preempt, kind;
 	__u8 pad[2];
-	__u64 prev_nvcsw, prev_nivcsw, next_nvcsw, next_nivcsw;
+	__u32 prev_nvcsw, prev_nivcsw, next_nvcsw, next_nivcsw;
 	char prev_comm[CTXSW_COMM_LEN];
 	char next_comm[CTXSW_COMM_LEN];
+	/* prev's run in the slice that ends here (slice_run()), when the
+	 * switch that began it was not traced on this CPU; else 0 */
+	__u64 prev_run;
 };
 
 struct ctxsw_wake {
@@ -243,7 +249,7 @@ struct ctxsw_cpu {
 	__u64 missed_out;	/* aggregation: switch-outs never traced */
 	__u32 hardirq, softirq;	/* interrupt handlers running (nesting) */
 	__u32 since_query;	/* records since the ring's fill was read */
-	__u32 pad;
+	__u32 cur_in;		/* stream: 1 + the tid last switched to */
 	struct ctxsw_cpu_agg agg;
 };
 

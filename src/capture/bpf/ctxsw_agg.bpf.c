@@ -399,10 +399,49 @@ static __always_inline __u8 sleep_class(__u32 state)
 struct sw_out { /* prev's side of a switch */
 	__u64 ts;
 	__u64 nv, niv; /* its counters, the kernel's increment in */
+	__u64 run; /* its slice_run() when its switch-in was not seen */
 	__u32 state; /* enum ctxmon_task_state bits */
+	__s32 cpu;
 	bool preempt;
 	__u8 fold; /* enum fold_side of a non-leader exiting */
 };
+
+/* A RUNNING row whose task left its CPU unseen (agg_missed_out(),
+ * row_switch_in()): its run ends at its last known state change, the
+ * lower bound, and it sleeps ("other") from there. */
+static __always_inline void row_left_unseen(struct ctxsw_row *r)
+{
+	r->state = CTXSW_ST_SLEEP;
+	r->sleep_idx = 2;	/* CTXMON_SLEEP_OTHER */
+	r->cpu = -1;
+	r->flags &= ~(CTXSW_RF_LAT_PENDING | CTXSW_RF_EARLY_WAKE |
+		      CTXSW_RF_MAYBE_WOKEN);
+}
+
+/*
+ * A row switched out on @o->cpu where it was not running: the CPU last
+ * switched to another task, so its switch-in went unseen.  It switched
+ * in @o->run (the kernel's count of the slice) before, or at its last
+ * known state change if that was later: the account's unseen_in().
+ */
+static __always_inline void row_unseen_in(struct ctxsw_row *r,
+					  const struct sw_out *o)
+{
+	__u64 in;
+
+	if (r->state == CTXSW_ST_DEAD || o->ts < r->state_ts)
+		return;
+	in = o->run < o->ts - r->state_ts ? o->ts - o->run : r->state_ts;
+	if (r->state == CTXSW_ST_RUNNING)
+		row_left_unseen(r);
+	row_advance(r, in);
+	if (r->flags & CTXSW_RF_LAT_PENDING)
+		lat_end(r, in, o->cpu, -1);
+	r->switch_in++;
+	r->state = CTXSW_ST_RUNNING;
+	r->flags &= ~CTXSW_RF_MAYBE_WOKEN;
+	r->cpu = o->cpu;
+}
 
 /* Returns the switch kind used, +8 when it had to be guessed. */
 static __always_inline __u32 row_switch_out(struct ctxsw_row *r,
@@ -429,10 +468,13 @@ static __always_inline __u32 row_switch_out(struct ctxsw_row *r,
 	r->nivcsw = o->niv;
 	r->csw_valid = 1;
 
-	if (r->state == CTXSW_ST_NEW)
+	if (r->state == CTXSW_ST_NEW) {
 		row_start(r, CTXSW_ST_RUNNING, ts);
-	else
+	} else {
+		if (o->run && (r->state != CTXSW_ST_RUNNING || r->cpu != o->cpu))
+			row_unseen_in(r, o);
 		row_advance(r, ts);
+	}
 	r->switch_out++;
 	if (kind == CTXSW_KIND_VOLUNTARY) {
 		r->voluntary++;
@@ -481,18 +523,6 @@ static __always_inline __u32 row_switch_out(struct ctxsw_row *r,
 	}
 	r->flags &= ~CTXSW_RF_EARLY_WAKE;
 	return kind | guessed;
-}
-
-/* A RUNNING row whose task left its CPU unseen (agg_missed_out(),
- * row_switch_in()): its run ends at its last known state change, the
- * lower bound, and it sleeps ("other") from there. */
-static __always_inline void row_left_unseen(struct ctxsw_row *r)
-{
-	r->state = CTXSW_ST_SLEEP;
-	r->sleep_idx = 2;	/* CTXMON_SLEEP_OTHER */
-	r->cpu = -1;
-	r->flags &= ~(CTXSW_RF_LAT_PENDING | CTXSW_RF_EARLY_WAKE |
-		      CTXSW_RF_MAYBE_WOKEN);
 }
 
 static __always_inline void row_switch_in(struct ctxsw_row *r, __u64 ts,
@@ -781,6 +811,9 @@ int BPF_PROG(agg_sched_switch, bool preempt, struct task_struct *prev,
 	read_task_btf(prev, &pi);
 	read_task_btf(next, &ni);
 	cur = agg_cpu_switch(o.ts, ni.tid);
+	o.cpu = cpu;
+	if (cur >= 0 && cur != pi.tid)
+		o.run = slice_run(prev, true);
 	if (cur > 0 && cur != pi.tid && !agg_exec_early(cur, &pi, prev, o.ts))
 		agg_missed_out(cur, cpu);
 	/* a switch after __exit_signal() folded the thread's counters into

@@ -44,10 +44,10 @@ struct {
  * CPU's records by time before the stream takes them, holding them until
  * nothing older can still arrive, which the stream's slack bounds anyway.
  */
-static __always_inline void *rec_reserve(__u32 size, __u8 type, __u8 flags)
+static __always_inline void *rec_reserve_on(struct ctxsw_cpu *c, __u32 size,
+					    __u8 type, __u8 flags)
 {
 	__u64 t = bpf_ktime_get_ns(), pid_tgid, lost;
-	struct ctxsw_cpu *c = this_cpu();
 	struct ctxsw_hdr *h;
 
 	if (!c)
@@ -76,6 +76,13 @@ static __always_inline void *rec_reserve(__u32 size, __u8 type, __u8 flags)
 	return h;
 }
 
+/* The same, for a handler that has not looked up its CPU's state (the
+ * switch and wakeup handlers look it up once and pass it around). */
+static __always_inline void *rec_reserve(__u32 size, __u8 type, __u8 flags)
+{
+	return rec_reserve_on(this_cpu(), size, type, flags);
+}
+
 /*
  * Commit a record.  The reader is woken only once a quarter of the ring
  * is used (as the perf backend asks of perf): a wakeup per record would
@@ -87,9 +94,8 @@ static __always_inline void *rec_reserve(__u32 size, __u8 type, __u8 flags)
  */
 #define QUERY_EVERY 64
 
-static __always_inline void rec_submit(void *r)
+static __always_inline void rec_submit_on(struct ctxsw_cpu *c, void *r)
 {
-	struct ctxsw_cpu *c = this_cpu();
 	__u64 flags = BPF_RB_NO_WAKEUP;
 
 	if (c && ++c->since_query >= QUERY_EVERY) {
@@ -99,6 +105,11 @@ static __always_inline void rec_submit(void *r)
 			flags = BPF_RB_FORCE_WAKEUP;
 	}
 	bpf_ringbuf_submit(r, flags);
+}
+
+static __always_inline void rec_submit(void *r)
+{
+	rec_submit_on(this_cpu(), r);
 }
 
 /*
@@ -125,18 +136,8 @@ static __always_inline void irq_nest(bool hard, bool entry)
 		(*n)--;
 }
 
-static __always_inline void irq_reset(void)
+static __always_inline __u8 irq_ctx(struct ctxsw_cpu *c)
 {
-	struct ctxsw_cpu *c = this_cpu();
-
-	if (c)
-		c->hardirq = c->softirq = 0;
-}
-
-static __always_inline __u8 irq_ctx(void)
-{
-	struct ctxsw_cpu *c = this_cpu();
-
 	if (!c)
 		return 0;
 	if (c->hardirq)
@@ -156,9 +157,22 @@ static __always_inline int on_switch(unsigned long long *ctx, bool preempt,
 	__u32 raw, state;
 	__u8 kind = CTXSW_KIND_INVOLUNTARY, flags = 0;
 	struct ctxsw_switch *r;
+	struct ctxsw_cpu *c;
+	__u64 prev_run = 0;
 
 	if (!cpu_selected())
 		return 0;
+	/* This CPU last switched to another task than prev: prev's
+	 * switch-in was never traced (seen on some VMs' kernels after their
+	 * init's threads run), and its run since goes in the record.  Kept
+	 * up to date ahead of the filters, so that it holds for every
+	 * switch they let through. */
+	c = this_cpu();
+	if (!c)
+		return 0;
+	if (c->cur_in && c->cur_in != prev_tid + 1)
+		prev_run = slice_run(prev, btf);
+	c->cur_in = TREAD(btf, next, pid) + 1;
 	/* the tracepoint's prev_state (5.18+) is what __schedule decided;
 	 * prev->__state may already read TASK_WAKING from a remote waker */
 	if (sw_state_arg)
@@ -172,7 +186,7 @@ static __always_inline int on_switch(unsigned long long *ctx, bool preempt,
 		return 0;
 	/* No switch happens inside an irq handler: a nesting count left up
 	 * by an entry whose exit we missed (attached in between) ends here. */
-	irq_reset();
+	c->hardirq = c->softirq = 0;
 
 	if (state & (CTXSW_STATE_X | CTXSW_STATE_Z)) {
 		kind = CTXSW_KIND_EXIT;
@@ -190,7 +204,7 @@ static __always_inline int on_switch(unsigned long long *ctx, bool preempt,
 			flags = CTXSW_F_FOLD_KNOWN;
 	}
 
-	r = rec_reserve(sizeof(*r), CTXSW_SWITCH, flags);
+	r = rec_reserve_on(c, sizeof(*r), CTXSW_SWITCH, flags);
 	if (!r)
 		return 0;
 	r->prev_prio = TREAD(btf, prev, prio);
@@ -213,7 +227,8 @@ static __always_inline int on_switch(unsigned long long *ctx, bool preempt,
 	r->h.tgid = prev_tgid;
 	TREAD_COMM(btf, r->prev_comm, prev);
 	TREAD_COMM(btf, r->next_comm, next);
-	rec_submit(r);
+	r->prev_run = prev_run;
+	rec_submit_on(c, r);
 	return 0;
 }
 
@@ -229,6 +244,7 @@ static __always_inline bool woken_on_cpu(struct task_struct *p, bool btf)
 static __always_inline int on_wake(struct task_struct *p, __u8 type, bool btf)
 {
 	struct ctxsw_wake *r;
+	struct ctxsw_cpu *c;
 
 	if (!cpu_selected())
 		return 0;
@@ -238,7 +254,9 @@ static __always_inline int on_wake(struct task_struct *p, __u8 type, bool btf)
 	    !(btf ? task_selected_as(current_task_btf(), true) :
 		    task_selected(current_task())))
 		return 0;
-	r = rec_reserve(sizeof(*r), type, type == CTXSW_WAKING ? irq_ctx() : 0);
+	c = this_cpu();
+	r = rec_reserve_on(c, sizeof(*r), type,
+			   type == CTXSW_WAKING ? irq_ctx(c) : 0);
 	if (!r)
 		return 0;
 	r->tid = TREAD(btf, p, pid);
@@ -246,7 +264,7 @@ static __always_inline int on_wake(struct task_struct *p, __u8 type, bool btf)
 	r->target_cpu = task_cpu(p, btf);
 	r->pad = 0;
 	TREAD_COMM(btf, r->comm, p);
-	rec_submit(r);
+	rec_submit_on(c, r);
 	return 0;
 }
 

@@ -4,7 +4,8 @@
  * 5.14, ->__state since), the task's CPU (->cpu before 5.16, in
  * thread_info since), the id of a cgroup's ancestor (->ancestor_ids before
  * 6.1, ->ancestors since), the kernel's own verdict on a switch-out from
- * its nvcsw/nivcsw counters (csw.h), and a loop-free log2 for histogram buckets
+ * its nvcsw/nivcsw counters (csw.h), the run of the slice a switch-out
+ * ends (slice_run()), and a loop-free log2 for histogram buckets
  * (no loop in a locked region), and task fields read as plainly as the
  * program type allows (TREAD).  Include after vmlinux.h and the libbpf
  * headers.
@@ -28,6 +29,29 @@
 		else                                                   \
 			bpf_core_read(dst, sizeof(dst), &(t)->comm);   \
 	} while (0)
+
+/*
+ * How long task @t ran in the slice a switch-out of it ends, by the
+ * kernel's own count: se.sum_exec_runtime (the clock of
+ * CLOCK_THREAD_CPUTIME_ID, brought up to date by __schedule() before the
+ * tracepoint) less se.prev_sum_exec_runtime, which the fair class sets to
+ * it when it picks the task to run.  For a switch-out whose switch-in was
+ * never traced: it tells when that switch-in was.  0 where the start does
+ * not hold: the idle task and real-time or deadline tasks (prio below
+ * 100), whose classes never set it.  A class that does not set it either
+ * (sched_ext) gives too much; user space caps it at the time since the
+ * task's last known state change.
+ */
+static __always_inline __u64 slice_run(struct task_struct *t, bool btf)
+{
+	__u64 sum, start;
+
+	if (TREAD(btf, t, pid) == 0 || TREAD(btf, t, prio) < 100)
+		return 0;
+	sum = TREAD(btf, t, se.sum_exec_runtime);
+	start = TREAD(btf, t, se.prev_sum_exec_runtime);
+	return sum > start ? sum - start : 0;
+}
 
 /* task_struct.__state and exit_state bits (include/linux/sched.h) */
 #define K_TASK_REPORT 0x7f
