@@ -44,8 +44,10 @@ TOOL_SRCS := src/output/report.c src/output/causes.c src/output/latency.c \
 	src/output/experiment.c src/output/svg.c src/output/json_out.c \
 	src/analysis/rusage.c
 TOOL_OBJS := $(TOOL_SRCS:src/%.c=$(O)/tool/%.o)
-VERSION  := 0.1.0
-SOVER    := 0
+VERSION  := 0.2.0
+# the soname: up by one whenever a public struct changes size or layout
+# (1: struct ctxmon_event grew sw.prev_run_ns)
+SOVER    := 1
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(O)/tests/%)
 WL_SRCS  := $(sort $(wildcard tests/workloads/*.c))
@@ -101,7 +103,7 @@ $(O)/tool/%.o: src/%.c $(wildcard include/ctxmon/*.h src/*.h src/*/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
-# NEEDED libctxmon.so.0, found next to the tool in the build tree
+# NEEDED libctxmon.so.$(SOVER), found next to the tool in the build tree
 # ($ORIGIN) and in the system's library path once installed
 $(O)/ctxmon: $(CLI_OBJS) $(TOOL_OBJS) $(O)/libctxmon.so.$(SOVER)
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(TOOL_OBJS) \

@@ -28,7 +28,7 @@
 extern "C" {
 #endif
 
-#define CTXMON_VERSION "0.1.0"
+#define CTXMON_VERSION "0.2.0"
 
 #if defined(__GNUC__)
 #define CTXMON_WARN_UNUSED __attribute__((warn_unused_result))

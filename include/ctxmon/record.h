@@ -32,7 +32,7 @@ extern "C" {
  * (ctxmon_record_set_meta_u64); u64[] are arrays of those; the others
  * are strings. */
 #define CTXMON_META_SOURCE	"source"	  /* "record", "import" */
-#define CTXMON_META_TOOL	"tool"		  /* "ctxmon 0.1.0" */
+#define CTXMON_META_TOOL	"tool"		  /* "ctxmon 0.2.0" */
 #define CTXMON_META_CMDLINE	"cmdline"	  /* how it was recorded */
 #define CTXMON_META_HOST	"host"		  /* nodename */
 #define CTXMON_META_KERNEL	"kernel.release"  /* uname -r */

@@ -298,6 +298,8 @@ static int write_outputs(const struct prof_run *r, struct ctxmon_profile *p)
 			cli__err(CMD, "writing %s: %s", r->svg, strerror(-err));
 			return -1;
 		}
+		fprintf(stderr, "ctxmon %s: flame graph written to %s\n", CMD,
+			r->svg);
 	}
 	if (r->pprof) {
 		FILE *s = fopen(r->pprof, "we");
@@ -314,6 +316,8 @@ static int write_outputs(const struct prof_run *r, struct ctxmon_profile *p)
 			cli__err(CMD, "writing %s: %s", r->pprof, strerror(-err));
 			return -1;
 		}
+		fprintf(stderr, "ctxmon %s: pprof profile written to %s\n", CMD,
+			r->pprof);
 	}
 	if (r->outpath) {
 		f = fopen(r->outpath, "we");
@@ -327,7 +331,7 @@ static int write_outputs(const struct prof_run *r, struct ctxmon_profile *p)
 		err = ctxmon_profile_write_folded(p, f);
 	else if (r->json)
 		err = ctxmon_profile_write_json(p, f);
-	else if (!r->svg && !r->pprof)
+	else
 		err = ctxmon_profile_write_summary(p, f, 10);
 	if (f != stdout) {
 		if (fclose(f) && !err)

@@ -159,7 +159,7 @@ fetch() {
 
 # copy_with_libs FILE DEST: FILE to DEST in the root, and every shared
 # library ldd names for it at its own path; a library of the build itself
-# (libctxmon.so.0, found through the tool's RUNPATH $ORIGIN) goes next to
+# (libctxmon.so.N, found through the tool's RUNPATH $ORIGIN) goes next to
 # DEST, where $ORIGIN points in the guest.
 ROOT=$WORK/root
 copy_with_libs() {
