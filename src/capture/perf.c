@@ -23,7 +23,19 @@
 #include "internal.h"
 #include "capture/perf_ring.h"
 
+/*
+ * Without --buffer-size, each CPU's ring gets a share of DEFAULT_TOTAL_KB,
+ * and never less than DEFAULT_BUFFER_KB.  A machine with few CPUs has few
+ * places to run the reader while a busy workload, or a stalled virtual CPU,
+ * holds it off; its rings are the ones that fill up (8 MiB each on two CPUs
+ * holds about 2 s of a 40,000 switches per second program).  Many CPUs get
+ * the per-CPU floor.  If the kernel refuses the default (the mlock limit of
+ * an unprivileged user), the ring halves down to the floor.
+ */
 #define DEFAULT_BUFFER_KB 4096
+#define DEFAULT_TOTAL_KB (16 * 1024)
+/* a poller is woken when a ring holds a quarter of its size, or this */
+#define MAX_WAKEUP_BYTES (1u << 20)
 /* header.size is a u16: no record is larger */
 #define MAX_RECORD 65536
 
@@ -99,17 +111,30 @@ static void open_error(struct perf_priv *p, const struct decoder_event *de,
 	}
 }
 
-/* Pages of data: the buffer size rounded up to a power of two. */
-static size_t ring_pages(unsigned kb, size_t page)
+/* KiB per CPU ring: what the user asked for, or the default share */
+static size_t ring_kb(const struct backend_ctx *ctx)
 {
-	size_t want =
-		((size_t)(kb ? kb : DEFAULT_BUFFER_KB) * 1024 + page - 1) /
-		page;
-	size_t n = 1;
+	size_t n = online_cpus(ctx);
 
-	while (n < want)
-		n <<= 1;
-	return n;
+	if (ctx->buffer_kb)
+		return ctx->buffer_kb;
+	if (n < 1)
+		n = 1;
+	return DEFAULT_TOTAL_KB / n > DEFAULT_BUFFER_KB ? DEFAULT_TOTAL_KB / n :
+							   DEFAULT_BUFFER_KB;
+}
+
+/* The wakeup watermark in bytes: a quarter of the smallest ring map_ring
+ * may end up with, at most MAX_WAKEUP_BYTES. */
+static uint32_t wakeup_bytes(const struct backend_ctx *ctx, size_t page)
+{
+	size_t kb = ctx->buffer_kb ? ctx->buffer_kb : DEFAULT_BUFFER_KB;
+	size_t bytes = page;
+
+	while (bytes < kb * 1024)
+		bytes <<= 1;
+	bytes /= 4;
+	return (uint32_t)(bytes < MAX_WAKEUP_BYTES ? bytes : MAX_WAKEUP_BYTES);
 }
 
 static int map_ring(struct perf_priv *p, struct perf_ring *r, size_t page)
@@ -118,9 +143,8 @@ static int map_ring(struct perf_priv *p, struct perf_ring *r, size_t page)
 	struct epoll_event ee = { .events = EPOLLIN };
 	int ret;
 
-	ret = perf_ring__map(r, r->fd,
-			     ctx->buffer_kb ? ctx->buffer_kb : DEFAULT_BUFFER_KB,
-			     0);
+	ret = perf_ring__map(r, r->fd, ring_kb(ctx),
+			     ctx->buffer_kb ? 0 : DEFAULT_BUFFER_KB);
 	if (ret < 0) {
 		fmt__buf(ctx->err, ctx->errlen,
 			 "mmap of the %zu KiB perf ring of CPU %d failed: %s%s",
@@ -149,7 +173,8 @@ static int perf_open(struct backend_ctx *ctx, void **privp)
 	struct perf_priv *p;
 	char tracefs[4096];
 	const char *tfs = ctx->tracefs;
-	size_t nev, page, pages;
+	size_t nev, page;
+	uint32_t wakeup;
 	int ret = 0;
 
 	p = calloc(1, sizeof(*p));
@@ -175,7 +200,7 @@ static int perf_open(struct backend_ctx *ctx, void **privp)
 	nev = decoder__events(p->dec, &evs);
 
 	page = (size_t)sysconf(_SC_PAGESIZE);
-	pages = ring_pages(ctx->buffer_kb, page);
+	wakeup = wakeup_bytes(ctx, page);
 	p->fds = malloc((size_t)ctx->ncpus * nev * sizeof(*p->fds));
 	p->rings = calloc((size_t)ctx->ncpus, sizeof(*p->rings));
 	p->scratch = malloc(MAX_RECORD);
@@ -207,10 +232,8 @@ static int perf_open(struct backend_ctx *ctx, void **privp)
 				.sample_id_all = 1,
 				.use_clockid = 1,
 				.clockid = CLOCK_MONOTONIC,
-				/* wake a poller when a quarter is used */
 				.watermark = 1,
-				.wakeup_watermark =
-					(uint32_t)(pages * page / 4),
+				.wakeup_watermark = wakeup,
 			};
 			int fd;
 

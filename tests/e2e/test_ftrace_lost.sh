@@ -7,7 +7,8 @@
 #   - through the library (a small program built here against the public
 #     API): every lost record names a CPU, its window starts at that CPU's
 #     previous event and ends no later than its next one, the counts add up
-#     to the session's totals, and the stream never goes back in time.
+#     to the session's totals, and the stream never goes back in time;
+#     the perf backend's rings too.
 . "$(dirname "$0")/lib.sh"
 skip_unless_capture
 
@@ -198,7 +199,9 @@ if ! cc -std=c11 -D_GNU_SOURCE -g $SAN -I"$REPO/include" -o "$T/lostcheck" \
 	fail "cannot build the library check against $LIBA"
 	finish
 fi
-for be in ftrace ftrace-text; do
+# perf too: its rings of -m 4 (one page) overflow while the reader sleeps,
+# and the kernel's PERF_RECORD_LOST must come out the same way
+for be in ftrace ftrace-text perf; do
 	rc=0
 	"$T/lostcheck" "$be" 4 300 "$WL/pingpong" "$N" >"$T/lc.out" 2>"$T/lc.err" || rc=$?
 	echo "$be: library check -> exit $rc"
