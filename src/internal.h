@@ -136,6 +136,24 @@ int decoder__decode(const struct decoder *d, const void *raw, size_t len,
 size_t decoder__formats(const struct decoder *d, const char *const **systems,
 			const char *const **texts);
 
+/*
+ * When a task switched in whose switch-in was never traced, from its
+ * switch-out @ev at @ts: the slice's run before (sw.prev_run_ns, given by
+ * the bpf backend), and no earlier than its last known state change
+ * @since.  False when that is not known (no run given, or @ts before
+ * @since); the account and the timeline then leave the task as it was.
+ */
+static inline bool event__unseen_in(const struct ctxmon_event *ev,
+				    uint64_t ts, uint64_t since, uint64_t *in)
+{
+	uint64_t run = ev->sw.prev_run_ns;
+
+	if (!run || ts < since)
+		return false;
+	*in = run < ts - since ? ts - run : since;
+	return true;
+}
+
 /* ---- ordered stream (stream.c) ------------------------------------ */
 
 struct stream;

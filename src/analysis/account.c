@@ -527,11 +527,10 @@ static void left_unseen(struct task *t);
 static void unseen_in(struct task *t, const struct ctxmon_event *ev,
 		      uint64_t ts)
 {
-	uint64_t run = ev->sw.prev_run_ns, in;
+	uint64_t in;
 
-	if (!run || t->state == T_DEAD || ts < t->state_ts)
+	if (t->state == T_DEAD || !event__unseen_in(ev, ts, t->state_ts, &in))
 		return;
-	in = run < ts - t->state_ts ? ts - run : t->state_ts;
 	/* still running on another CPU: it left that one unseen first */
 	if (t->state == T_RUNNING)
 		left_unseen(t);

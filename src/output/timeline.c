@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "internal.h"
 #include "output/timeline.h"
 
 struct tl_cpu {
@@ -349,11 +350,10 @@ static void unseen_in(struct timeline *tl, struct tl_cpu *c,
 		      struct tl_thread *p, const struct ctxmon_event *ev,
 		      uint64_t ts)
 {
-	uint64_t run = ev->sw.prev_run_ns, in, cin;
+	uint64_t in, cin;
 
-	if (!run || !alive(p) || ts < p->state_ts)
+	if (!alive(p) || !event__unseen_in(ev, ts, p->state_ts, &in))
 		return;
-	in = run < ts - p->state_ts ? ts - run : p->state_ts;
 	cin = in > c->since ? in : c->since;
 	if (tl->ops.sched && cin > c->since)
 		tl->ops.sched(tl->ops.ctx, ev->cpu,

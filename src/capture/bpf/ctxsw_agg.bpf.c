@@ -422,7 +422,7 @@ static __always_inline void row_left_unseen(struct ctxsw_row *r)
  * A row switched out on @o->cpu where it was not running: the CPU last
  * switched to another task, so its switch-in went unseen.  It switched
  * in @o->run (the kernel's count of the slice) before, or at its last
- * known state change if that was later: the account's unseen_in().
+ * known state change if that was later: event__unseen_in() in internal.h.
  */
 static __always_inline void row_unseen_in(struct ctxsw_row *r,
 					  const struct sw_out *o)

@@ -154,6 +154,7 @@ static __always_inline int on_switch(unsigned long long *ctx, bool preempt,
 	__u32 prev_tid = TREAD(btf, prev, pid);
 	__u32 prev_tgid = TREAD(btf, prev, tgid);
 	__u32 exit_state = TREAD(btf, prev, exit_state);
+	__u32 next_tid = TREAD(btf, next, pid);
 	__u32 raw, state;
 	__u8 kind = CTXSW_KIND_INVOLUNTARY, flags = 0;
 	struct ctxsw_switch *r;
@@ -172,7 +173,7 @@ static __always_inline int on_switch(unsigned long long *ctx, bool preempt,
 		return 0;
 	if (c->cur_in && c->cur_in != prev_tid + 1)
 		prev_run = slice_run(prev, btf);
-	c->cur_in = TREAD(btf, next, pid) + 1;
+	c->cur_in = next_tid + 1;
 	/* the tracepoint's prev_state (5.18+) is what __schedule decided;
 	 * prev->__state may already read TASK_WAKING from a remote waker */
 	if (sw_state_arg)
@@ -209,7 +210,7 @@ static __always_inline int on_switch(unsigned long long *ctx, bool preempt,
 		return 0;
 	r->prev_prio = TREAD(btf, prev, prio);
 	r->prev_state = state;
-	r->next_tid = TREAD(btf, next, pid);
+	r->next_tid = next_tid;
 	r->next_tgid = TREAD(btf, next, tgid);
 	r->next_prio = TREAD(btf, next, prio);
 	r->preempt = preempt;
