@@ -70,7 +70,9 @@ static const struct cli_opt exp_opts[] = {
 	{ "backend", 0, O_BACKEND, "NAME",
 	  "capture backend (default auto; a streaming one: bpf, perf, "
 	  "ftrace)", cli__backend_names },
-	{ "buffer-size", 'm', O_BUFFER, "KB", "per-CPU buffer size in KiB" },
+	{ "buffer-size", 'm', O_BUFFER, "KB",
+	  "per-CPU buffer size in KiB (default 4096; perf: a share of 16 MiB "
+	  "if more)" },
 	{ "tracefs", 0, O_TRACEFS, "DIR", "tracefs mount point", NULL, true },
 	{ "json", 0, O_JSON, NULL, "JSON: runs, summaries, tests, regression" },
 	{ "csv", 0, O_CSV, NULL, "CSV: one row per run" },

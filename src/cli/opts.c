@@ -62,7 +62,9 @@ const struct cli_opt cli_capture_opts[] = {
 	  "unprivileged tiers; stat and top first try a backend that counts "
 	  "in the kernel, unless --causes is asked for",
 	  cli__backend_names },
-	{ "buffer-size", 'm', 'm', "KB", "per-CPU buffer size in KiB" },
+	{ "buffer-size", 'm', 'm', "KB",
+	  "per-CPU buffer size in KiB (default 4096; perf: a share of 16 MiB "
+	  "if more)" },
 	{ "tracefs", 0, CAP_OPT_TRACEFS, "DIR",
 	  "tracefs mount point (default: found in /proc/mounts)", NULL, true },
 	{ "mount-tracefs", 0, CAP_OPT_MOUNT, NULL,
