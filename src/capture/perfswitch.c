@@ -557,15 +557,45 @@ static void emit_in(struct ps_priv *p, int cpu, uint64_t ts, int32_t tid,
 	stream__commit(p->ctx->stream, cpu);
 }
 
+/*
+ * A record of @tid, a leader's tid (@tid == @pid), on @cpu, whose current
+ * task is another thread of that process: that thread exec'd, and
+ * de_thread() gave it the leader's tid (the leader's exit came first).
+ * The slot of @tid counts its switch-outs from now on, so that a zombie
+ * read under @tid (perfswitch__settle_leader()) is held against what this
+ * task made.  Returns the thread's tid before, or @tid.
+ */
+static int32_t took_pid(struct ps_priv *p, int cpu, int32_t tid, int32_t pid)
+{
+	struct ps_ring *r = &p->rings[cpu];
+	struct comm_slot *t, *l;
+	int32_t old = r->cur_tid;
+
+	if (tid != pid || old <= 0 || old == tid || r->cur_pid != pid)
+		return tid;
+	t = comm_slot(p, old);
+	l = comm_slot(p, tid);
+	if (t->tid && l->tid) {
+		l->outs[0] = t->outs[0];
+		l->outs[1] = t->outs[1];
+	}
+	r->cur_tid = tid;
+	return old;
+}
+
 static void on_switch(struct ps_priv *p, int cpu, uint64_t ts,
 		      const struct perf_event_header *h, const struct sid *s)
 {
 	bool preempt;
 
 	if (!(h->misc & PERF_RECORD_MISC_SWITCH_OUT)) {
+		p->rings[cpu].cur_tid = (int32_t)s->tid;
+		p->rings[cpu].cur_pid = (int32_t)s->pid;
 		emit_in(p, cpu, ts, (int32_t)s->tid, (int32_t)s->pid);
 		return;
 	}
+	took_pid(p, cpu, (int32_t)s->tid, (int32_t)s->pid);
+	p->rings[cpu].cur_tid = 0;
 	/* still runnable when it left: the kernel's nivcsw */
 	preempt = h->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT;
 	p->outs[!preempt]++;
@@ -600,6 +630,9 @@ static void on_task(struct ps_priv *p, int cpu, uint64_t ts,
 		stream__commit(p->ctx->stream, cpu);
 		return;
 	}
+	/* its last switch-out is never recorded: the CPU is nobody's now */
+	if (p->rings[cpu].cur_tid == (int32_t)tid)
+		p->rings[cpu].cur_tid = 0;
 	ev = slot(p, cpu, ts, CTXMON_EV_EXIT, (int32_t)tid, (int32_t)pid);
 	if (!ev)
 		return;
@@ -643,7 +676,7 @@ static void on_comm(struct ps_priv *p, int cpu, uint64_t ts,
 	if (!ev)
 		return;
 	ev->exec.tid = (int32_t)tid;
-	ev->exec.old_tid = (int32_t)tid;
+	ev->exec.old_tid = took_pid(p, cpu, (int32_t)tid, (int32_t)pid);
 	ev->exec.comm = c;
 	stream__commit(p->ctx->stream, cpu);
 }

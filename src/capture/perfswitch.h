@@ -32,6 +32,8 @@ struct ps_ring {
 	struct perf_ring pr;	/* cpu, mapping, read position, order */
 	uint64_t lost; /* drops said in the stream so far */
 	uint64_t lost_records; /* drops told by PERF_RECORD_LOST */
+	/* the followed task this CPU last switched to, 0 once it left */
+	int32_t cur_tid, cur_pid;
 };
 
 /* Where the merge of the rings is in one ring: its next record. */

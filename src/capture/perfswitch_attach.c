@@ -21,6 +21,7 @@ struct task_counts {
 	char state;
 	int cpu, ppid;
 	uint64_t nvcsw, nivcsw;
+	char comm[CTXMON_COMM_LEN];
 };
 
 static int read_counts(pid_t pid, struct task_counts *c)
@@ -35,9 +36,17 @@ static int read_counts(pid_t pid, struct task_counts *c)
 		return -errno;
 	if (fgets(line, sizeof(line), f)) {
 		/* the comm may hold spaces and parentheses: go by the last ')' */
-		char *e = strrchr(line, ')');
+		char *e = strrchr(line, ')'), *b = strchr(line, '(');
 		int field = 3;
 
+		if (b && e && e > b) {
+			size_t n = (size_t)(e - b - 1);
+
+			if (n >= sizeof(c->comm))
+				n = sizeof(c->comm) - 1;
+			memcpy(c->comm, b + 1, n);
+			c->comm[n] = '\0';
+		}
 		if (e && e[1] == ' ') {
 			c->state = e[2];
 			for (char *q = e + 2; *q; q++) {
@@ -84,6 +93,14 @@ static int read_counts(pid_t pid, struct task_counts *c)
  * command it runs only after reading its rings, so that one is always
  * caught; another leader only if its parent has not reaped it yet (this
  * waits up to 2 ms for the zombie).
+ *
+ * When a thread that is not the leader execs, de_thread() kills the
+ * leader (this exit record) and gives the thread its pid: the zombie found
+ * under that pid later may be that thread, after its new program ended,
+ * with that thread's counters.  Its name then is the new program's, not
+ * the one the leader had: such a zombie is not the leader's and states
+ * nothing (a program that keeps its name across the exec is not told
+ * apart; docs/unprivileged.md).
  */
 void perfswitch__settle_leader(struct ps_priv *p, int cpu, uint64_t ts,
 			  int32_t pid, int32_t ppid)
@@ -97,6 +114,8 @@ void perfswitch__settle_leader(struct ps_priv *p, int cpu, uint64_t ts,
 	for (i = 0; i < 20; i++) {
 		if (read_counts(pid, &c) < 0 || c.ppid != ppid)
 			return; /* reaped (or another task by now) */
+		if (s->comm && strcmp(c.comm, s->comm) != 0)
+			return; /* a thread that exec'd took the pid */
 		if ((c.state == 'Z' || c.state == 'X') && c.nvcsw > s->outs[1])
 			break;
 		usleep(100);
