@@ -62,6 +62,18 @@ for b in perf ftrace; do
 		fail "$n: the report does not match the kernel's counters"
 	grep -q 'Kernel comparison: match\.' "$T/$n.html" ||
 		fail "$n: the HTML page says $(grep -o 'Kernel comparison: [A-Za-z]*' "$T/$n.html")"
+	# where the numbers differ, the box says the range that makes them
+	# match, as the text report's verdict line does; where they are
+	# equal, it does not repeat them
+	txt=$("$CTXMON" report -i "$T/$n.data" 2>/dev/null | grep '^kernel counters:')
+	div=$(sed -n 's/^<div class="verdict">\(.*\)<\/div>$/\1/p' "$T/$n.html")
+	exact=$(json "$T/$n.rep.json" 'j["kernel"]["exact"]')
+	echo "  HTML verdict: ${div:-(none)}; exact $exact"
+	if [ "$exact" = True ] || [ "$exact" = true ]; then
+		[ -z "$div" ] || fail "$n: equal numbers, and the HTML page repeats them: $div"
+	elif [ "$div" != "$txt" ]; then
+		fail "$n: the HTML verdict '$div' is not the text report's '$txt'"
+	fi
 done
 
 bg "$WL/pingpong" 2000000
