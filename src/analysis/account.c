@@ -430,14 +430,16 @@ static void wake_causes(struct ctxmon_account *a, struct task *t,
 	causes__wake(a->cz, t->cx, ev, &ww);
 }
 
-static void lat_causes(struct ctxmon_account *a, struct task *t,
-		       const struct ctxmon_event *ev, uint64_t ts)
+/* @t's wakeup latency ends on @cpu at @ts, after @prev_tid ran there (-1:
+ * unknown), for the causes. */
+static void lat_causes(struct ctxmon_account *a, struct task *t, int32_t cpu,
+		       int32_t prev_tid, uint64_t ts)
 {
-	const struct task *p = ev->sw.prev_tid > 0 ?
-				       task_find(a, ev->sw.prev_tid) : NULL;
+	const struct task *p = prev_tid > 0 ? task_find(a, prev_tid) : NULL;
 	struct causes_who w = who_of(t);
 
-	causes__latency(a->cz, t->cx, ev, ts, ts - t->lat_ts, t->lat_waker, &w,
+	causes__latency(a->cz, t->cx, cpu, prev_tid, ts,
+			ts > t->lat_ts ? ts - t->lat_ts : 0, t->lat_waker, &w,
 			p ? p->st.comm : NULL);
 }
 
@@ -524,8 +526,8 @@ static void left_unseen(struct task *t);
  * Without the number (other backends, real-time tasks) it stays as it
  * was: the whole time since goes to that state, its run to none.
  */
-static void unseen_in(struct task *t, const struct ctxmon_event *ev,
-		      uint64_t ts)
+static void unseen_in(struct ctxmon_account *a, struct task *t,
+		      const struct ctxmon_event *ev, uint64_t ts)
 {
 	uint64_t in;
 
@@ -535,8 +537,11 @@ static void unseen_in(struct task *t, const struct ctxmon_event *ev,
 	if (t->state == T_RUNNING)
 		left_unseen(t);
 	task_advance(t, in);
-	if (t->lat_pending)
+	if (t->lat_pending) {
+		if (t->cx)
+			lat_causes(a, t, ev->cpu, -1, in);
 		lat_end_at(t, in, ev->cpu, -1);
+	}
 	t->waked = false;
 	t->st.switch_in++;
 	t->state = T_RUNNING;
@@ -555,7 +560,7 @@ static unsigned switch_out(struct ctxmon_account *a, struct task *t,
 	} else {
 		if (t->state != T_RUNNING || t->cpu != ev->cpu) {
 			a->anomalies++;
-			unseen_in(t, ev, ts);
+			unseen_in(a, t, ev, ts);
 		}
 		task_advance(t, ts);
 	}
@@ -652,7 +657,7 @@ static void switch_in(struct ctxmon_account *a, struct task *t,
 	}
 	if (t->lat_pending) {
 		if (t->cx)
-			lat_causes(a, t, ev, ts);
+			lat_causes(a, t, ev->cpu, ev->sw.prev_tid, ts);
 		lat_end(t, ev, ts);
 	}
 	/* Its wakeup cannot still be to come: a waking left unmatched

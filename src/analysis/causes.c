@@ -451,8 +451,8 @@ fail:
 	return NULL;
 }
 
-void causes__latency(struct causes *cz, struct causes_task *cx,
-		     const struct ctxmon_event *ev, uint64_t ts, uint64_t ns,
+void causes__latency(struct causes *cz, struct causes_task *cx, int32_t cpu,
+		     int32_t prev_tid, uint64_t ts, uint64_t ns,
 		     int32_t waker_tid, const struct causes_who *who,
 		     const char *prev_comm)
 {
@@ -464,13 +464,13 @@ void causes__latency(struct causes *cz, struct causes_task *cx,
 		.tid = who->tid,
 		.waker_tid = waker_tid,
 		.waker_cpu = -1,
-		.cpu = ev->cpu,
-		.prev_tid = ev->sw.prev_tid,
+		.cpu = cpu,
+		.prev_tid = prev_tid,
 		.ctx = waker_tid >= 0 ? CTXMON_WAKE_TASK : CTXMON_WAKE_UNKNOWN,
 		.comm = who->comm,
 		.prev_comm = prev_comm,
 	};
-	struct cpu_state *cpu = cpu_get(cz, ev->cpu);
+	struct cpu_state *cs = cpu_get(cz, cpu);
 	struct ctxmon_pair *p;
 	bool wtarget = false;
 	int32_t from;
@@ -484,8 +484,8 @@ void causes__latency(struct causes *cz, struct causes_task *cx,
 		wtarget = w->waker_target;
 	}
 	lat_add(cz, &cx->lat, &c);
-	if (cpu)
-		lat_add(cz, &cpu->lat, &c);
+	if (cs)
+		lat_add(cz, &cs->lat, &c);
 	/* From an interrupt, the task it hit is not the waker. */
 	from = c.ctx == CTXMON_WAKE_IRQ || c.ctx == CTXMON_WAKE_SOFTIRQ ?
 		       -1 :

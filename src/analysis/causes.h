@@ -56,12 +56,13 @@ void causes__wake(struct causes *cz, struct causes_task *cx,
 		  const struct causes_who *waker);
 
 /*
- * The wakeup latency of @who ended at switch @ev, at @ts, after @ns;
- * @waker_tid is the waker the account holds for it; @prev_comm names
- * ev->sw.prev_tid.
+ * The wakeup latency of @who ended on @cpu at @ts, after @ns, when it
+ * switched in after @prev_tid (-1: unknown, a switch-in the kernel never
+ * traced), whom @prev_comm names; @waker_tid is the waker the account
+ * holds for it.
  */
-void causes__latency(struct causes *cz, struct causes_task *cx,
-		     const struct ctxmon_event *ev, uint64_t ts, uint64_t ns,
+void causes__latency(struct causes *cz, struct causes_task *cx, int32_t cpu,
+		     int32_t prev_tid, uint64_t ts, uint64_t ns,
 		     int32_t waker_tid, const struct causes_who *who,
 		     const char *prev_comm);
 

@@ -660,6 +660,42 @@ static void test_rollup_reset(void **state)
 	ctxmon_cpu_latency_free(NULL, 3);
 }
 
+
+/*
+ * A switch-in the kernel never traced (docs/accounting.md): C sleeps on
+ * cpu1 at 1100, W wakes it at 1500 and switches at 1600 to K, whose
+ * switch to C is not traced.  C switches out at 3000 after 500 ns of run
+ * (sw.prev_run_ns): it switched in at 2500, so its latency is 1000, after
+ * a task unknown, and the causes count it as the account does (it was
+ * left out before).
+ */
+static void test_unseen_switch_in(void **state)
+{
+	struct ctxmon_account *a = acc_new();
+	struct ctxmon_event e;
+	const struct ctxmon_causes *cc;
+	struct rows r;
+
+	(void)state;
+	sw(a, 1000, 1, 0, "R", C);
+	sw(a, 1100, 1, C, "S", W);
+	wake(a, CTXMON_EV_WAKING, 1500, 1, W, C, 1, 0);
+	sw(a, 1600, 1, W, "S", K);
+	e = synth_switch(3000, 1, C, "S", 0);
+	e.sw.prev_run_ns = 500;
+	ctxmon_account_feed(a, &e);
+	r = get_rows(a, CTXMON_ROWS_THREADS); /* check_sums(): lat too */
+	cc = crow(&r, C);
+	assert_int_equal(cc->lat.count, 1);
+	assert_int_equal(cc->lat.max_ns, 1000);
+	assert_int_equal(cc->lat.max.wake_ts, 1500);
+	assert_int_equal(cc->lat.max.run_ts, 2500);
+	assert_int_equal(cc->lat.max.cpu, 1);
+	assert_int_equal(cc->lat.max.prev_tid, -1);
+	assert_int_equal(cc->lat.max.waker_tid, W);
+	put_rows(&r);
+	ctxmon_account_free(a);
+}
 /* Pairs filter by target: only pairs touching a target task. */
 static void test_pair_targets(void **state)
 {
@@ -1286,6 +1322,7 @@ int main(void)
 		cmocka_unit_test(test_irqs),
 		cmocka_unit_test(test_rollup_reset),
 		cmocka_unit_test(test_pair_targets),
+		cmocka_unit_test(test_unseen_switch_in),
 		cmocka_unit_test(test_simulation),
 	};
 
