@@ -224,29 +224,6 @@ static int cmp_switches(const void *a, const void *b)
 
 /* ---- sections -------------------------------------------------------- */
 
-/* The text report's verdict line (output__kernel_line()), whose ranges
- * say why unequal numbers may match: in a <div>, without its hints (the
- * box prints those itself).  Equal numbers need no range. */
-static void kernel_verdict(FILE *f, const struct kernel_cmp *k)
-{
-	char *buf = NULL, *nl;
-	size_t len = 0;
-	FILE *m = open_memstream(&buf, &len);
-
-	if (!m)
-		return;
-	output__kernel_line(m, k);
-	if (fclose(m) == 0 && buf) {
-		nl = strchr(buf, '\n');
-		if (nl)
-			*nl = '\0';
-		fprintf(f, "<div class=\"verdict\">");
-		svg__escape(f, buf);
-		fprintf(f, "</div>\n");
-	}
-	free(buf);
-}
-
 static void status_box(FILE *f, const struct ctxmon_html_info *in,
 		       const struct ctxmon_stats *th, size_t nth)
 {
@@ -287,8 +264,10 @@ static void status_box(FILE *f, const struct ctxmon_html_info *in,
 			match ? "match" : "MISMATCH", k.traced_vol, k.ru_nvcsw,
 			k.traced_invol, k.ru_nivcsw);
 	if (in->has_rusage) {
-		if (k.traced_vol != k.ru_nvcsw || k.traced_invol != k.ru_nivcsw)
-			kernel_verdict(f, &k);
+		/* unequal numbers: the range that makes them match */
+		if (!output__kernel_equal(&k))
+			output__kernel_verdict(f, &k, "<div class=\"verdict\">",
+					       "</div>\n");
 		output__kernel_hints(f, &k, "<div>", "</div>\n");
 	}
 	if (in->has_rusage && k.orphan_procs)

@@ -89,9 +89,14 @@ void output__kernel_sig(struct kernel_cmp *k, bool known,
  * sig_bound when the sums have switches it applies to (it runs a probe);
  * for a command run here. */
 void output__kernel_here(struct kernel_cmp *k);
+/* Traced and kernel counts are the same, both kinds. */
+bool output__kernel_equal(const struct kernel_cmp *k);
 /* The one-line verdict ("kernel counters: ... (traced vs getrusage:
- * match)"), without the detail lines; for stderr.  A mismatch gets the
- * lines of output__kernel_hints() after it. */
+ * match)") between @pre and @post (plain text, no markup to escape). */
+void output__kernel_verdict(FILE *f, const struct kernel_cmp *k,
+			    const char *pre, const char *post);
+/* The verdict as a line, without the detail lines; for stderr.  A
+ * mismatch gets the lines of output__kernel_hints() after it. */
 void output__kernel_line(FILE *f, const struct kernel_cmp *k);
 /* What may explain a mismatch, a sentence each, between @pre and @post
  * (plain text, no markup to escape): processes the backend cannot see

@@ -280,20 +280,28 @@ static int64_t short_by(uint64_t ru, uint64_t traced)
 	return (int64_t)ru - (int64_t)traced;
 }
 
-void output__kernel_line(FILE *f, const struct kernel_cmp *k)
+bool output__kernel_equal(const struct kernel_cmp *k)
+{
+	return k->traced_vol == k->ru_nvcsw && k->traced_invol == k->ru_nivcsw;
+}
+
+void output__kernel_verdict(FILE *f, const struct kernel_cmp *k,
+			    const char *pre, const char *post)
 {
 	uint64_t amb = sig_amb(k);
 
+	fputs(pre, f);
 	if (k->bound) {
 		fprintf(f, "kernel counters: voluntary %" PRIu64 " of %" PRIu64
 			   " (%" PRId64 " short), involuntary %" PRIu64
 			   " of %" PRIu64 " (%" PRId64 " short): traced counts "
 			   "are lower bounds, switches late in a thread's exit "
-			   "are not seen (traced vs getrusage: %s)\n",
+			   "are not seen (traced vs getrusage: %s)%s",
 			k->traced_vol, k->ru_nvcsw,
 			short_by(k->ru_nvcsw, k->traced_vol), k->traced_invol,
 			k->ru_nivcsw, short_by(k->ru_nivcsw, k->traced_invol),
-			output__kernel_match(k) ? "within bound" : "MISMATCH");
+			output__kernel_match(k) ? "within bound" : "MISMATCH",
+			post);
 		return;
 	}
 	if ((!k->leader_reaped && !amb && !rt_amb(k)) ||
@@ -320,8 +328,13 @@ void output__kernel_line(FILE *f, const struct kernel_cmp *k)
 		fprintf(f, ", involuntary %" PRIu64 " %s %" PRIu64 "..%" PRIu64,
 			k->ru_nivcsw, output__kernel_match(k) ? "in" : "not in",
 			k->traced_invol - k->exit_preempt, k->traced_invol);
-	fprintf(f, " (traced vs getrusage: %s)\n",
-		output__kernel_match(k) ? "match" : "MISMATCH");
+	fprintf(f, " (traced vs getrusage: %s)%s",
+		output__kernel_match(k) ? "match" : "MISMATCH", post);
+}
+
+void output__kernel_line(FILE *f, const struct kernel_cmp *k)
+{
+	output__kernel_verdict(f, k, "", "\n");
 	output__kernel_hints(f, k, "  ", "\n");
 }
 
@@ -741,9 +754,8 @@ static void json_report(FILE *f, struct report *r)
 			short_by(k->ru_nvcsw, k->traced_vol),
 			short_by(k->ru_nivcsw, k->traced_invol),
 			output__kernel_match(k) ? "true" : "false",
-			!k->bound && k->traced_vol == k->ru_nvcsw &&
-					k->traced_invol == k->ru_nivcsw ?
-				"true" : "false");
+			!k->bound && output__kernel_equal(k) ? "true" :
+							       "false");
 	}
 	if (r->has_exit)
 		fprintf(f, ",\"exit_status\":%d", r->exit_status);
