@@ -18,7 +18,7 @@ char LICENSE[] SEC("license") = "GPL";
 /*
  * Aggregation: the rows, in an array, so that finding one is an index
  * and not a hash lookup (the lookups were a third of these programs' time
- * in the pipe benchmark, BENCHMARKS.md).  A live thread's tid points to
+ * in the pipe benchmark, when they were).  A live thread's tid points to
  * its row's slot (tid_slot, slot + 1, 0 for none), an array as long as
  * the tid space at load time.  The loader sizes both (bpf.c).
  *
@@ -80,7 +80,7 @@ struct {
  * the row.  It is taken with a compare-and-swap and given back with an
  * atomic add, where bpf_spin_lock() costs two helper calls and an irq
  * save and restore each time (a quarter of the programs' time in the pipe
- * benchmark, BENCHMARKS.md).  User space keeps a copy of a row when the
+ * benchmark, when it was).  User space keeps a copy of a row when the
  * next copy is the same, with an even number (bpf_agg.c), which
  * BPF_F_LOCK did before.
  *
