@@ -188,7 +188,12 @@ struct ctxsw_row {
 	__u32 seq;		/* odd while a program writes (row_lock()) */
 	__u32 slot;		/* its own index + 1, 0 in a free slot */
 	__s32 tid, tgid, ppid;
-	__u8 exited, state, sleep_idx, flags;
+	union {
+		struct {
+			__u8 exited, state, sleep_idx, flags;
+		};
+		__u32 marks; /* the four, for an atomic or of exited bits */
+	};
 	char comm[CTXSW_COMM_LEN];
 	__u64 first_ts, last_ts;
 	__u64 switch_in, switch_out;
@@ -219,6 +224,12 @@ struct ctxsw_row {
 #define CTXSW_DRAINED 8		/* copied out by user space (bpf_agg.c) */
 #define CTXSW_TOOK_OVER 16	/* a thread that exec'd, under its leader's
 				 * tid: the process goes on (de_thread) */
+/* exited bits @b in ctxsw_row.marks, where exited is the first byte */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define CTXSW_MARKS_EXITED(b) ((__u32)(b))
+#else
+#define CTXSW_MARKS_EXITED(b) ((__u32)(b) << 24)
+#endif
 
 /*
  * Aggregation: a process its parent will not reap (kernel.bpf.h), for

@@ -84,15 +84,21 @@ struct {
  * next copy is the same, with an even number (bpf_agg.c), which
  * BPF_F_LOCK did before.
  *
- * Every program that takes it runs with preemption off, and the
- * scheduler's (switch, waking, wakeup_new, migration) with interrupts off
- * too.
- * The others (fork, exec, exit) lock rows of the current task or of a
- * child not yet woken, which no interrupt on their CPU can wake, so no
- * holder waits for a program on its own CPU.  A holder on another CPU
- * holds it for a few dozen instructions; the wait is bounded anyway (its
- * vCPU may be stopped by the host), and an event that finds the row
- * locked that long is dropped and counted as a row dropped.
+ * The scheduler's programs (switch, waking, wakeup_new, migration) run
+ * with interrupts off.  The others (fork, exec, exit) run with preemption
+ * off, except on PREEMPT_RT, where they can be preempted anywhere; and
+ * the switch-out that preempts one is its own task's, whose row the
+ * switch program then locks on the same CPU.  So none of them locks the
+ * current task's row: fork locks rows of the child, not woken yet, which
+ * nothing else touches; exit marks the row with an atomic or
+ * (row_mark_exited()); exec leaves the new comm to the task's next
+ * switch-out, which writes it.  The one exception is the takeover by a
+ * thread that exec'd (agg_takeover(), rare), which moves the state of
+ * its old row into its new one under their locks.  A holder on another
+ * CPU holds a lock for a few dozen instructions; the wait is bounded
+ * anyway (its vCPU may be stopped by the host), and an event that finds
+ * the row locked that long is dropped and counted as a row dropped (on
+ * PREEMPT_RT the takeover's window can end so, once in a great while).
  */
 #define LOCK_SPINS (1 << 20)
 
@@ -253,6 +259,17 @@ static __always_inline void row_bury(__u32 tid, struct ctxsw_row *r, __u64 ts)
 		__sync_val_compare_and_swap(t, r->slot, 0);
 	r->bury_ts = ts;
 	r->exited |= CTXSW_BURIED;
+}
+
+/*
+ * The current task's exit, marked in its row without the row lock (see
+ * row_lock()): an atomic or of the exited bit in the word that holds it,
+ * which no write to the word's other bytes by a lock holder undoes.
+ * Its comm and ids are its last switch-out's to write, as ever.
+ */
+static __always_inline void row_mark_exited(struct ctxsw_row *r)
+{
+	__sync_fetch_and_or(&r->marks, CTXSW_MARKS_EXITED(CTXSW_EXITED));
 }
 
 /* First use of a row created by row_get() (under its lock). */
@@ -954,21 +971,16 @@ int BPF_PROG(agg_sched_process_exec, struct task_struct *p, int old_pid)
 {
 	__u64 ts = bpf_ktime_get_ns();
 	struct task_info ti;
-	struct ctxsw_row *r;
 
 	if (!cpu_selected() || (filtering() && !task_selected(p)))
 		return 0;
 	read_task(p, &ti);
-	if (ti.tid <= 0)
+	/* A leader's exec writes nothing: its new comm is in its row from
+	 * its next switch-out on, which always copies the comm (the row
+	 * lock is not the current task's to take here, see row_lock()). */
+	if (ti.tid <= 0 || old_pid <= 0 || old_pid == ti.tid)
 		return 0;
-	if (old_pid > 0 && old_pid != ti.tid)
-		agg_takeover(&ti, old_pid, BPF_CORE_READ(p, real_parent, tgid),
-			     ts);
-	r = row_get(ti.tid, true);
-	if (!r || !row_lock(r))
-		return 0;
-	row_learn(r, &ti);
-	row_unlock(r);
+	agg_takeover(&ti, old_pid, BPF_CORE_READ(p, real_parent, tgid), ts);
 	return 0;
 }
 
@@ -1004,13 +1016,8 @@ int BPF_PROG(agg_sched_process_exit, struct task_struct *p)
 	struct task_info ti;
 	struct ctxsw_row *r = agg_row(p, &ti);
 
-	if (!r)
-		return 0;
-	if (row_lock(r)) {
-		row_learn_btf(r, &ti, p, true);
-		r->exited |= CTXSW_EXITED;
-		row_unlock(r);
-	}
+	if (r)
+		row_mark_exited(r);
 	/* do_exit() has decremented signal->live before the event */
 	orphans_of_exit(p, BPF_CORE_READ(p, signal, live.counter) == 0);
 	return 0;
