@@ -8,13 +8,21 @@
 # switch-out of their init's threads, and so never the switch-in that
 # follows it; the bpf backends read the missing slice's run from the
 # kernel (sw.prev_run_ns) and must match wait4() both ways, within
-# 0.5% + 1 ms (the tracepoint's clock counts irq time the scheduler's
-# leaves out).  The other backends cannot: for them the run time is a
-# lower bound (docs/accounting.md), never more than wait4()'s.  Two rounds
-# per backend.
+# 0.5% + 1 ms.  The other backends cannot: for them the run time is a
+# lower bound (docs/accounting.md), never more than wait4()'s.  Above
+# wait4(), a run may also hold the time the scheduler's task clock leaves
+# out and the tracepoint's clock does not: a vCPU's stolen time (with
+# PARAVIRT_TIME_ACCOUNTING) and irq time.  The kernel counts those only
+# in /proc/stat's steal, irq and softirq columns, in 10 ms ticks, so the
+# upper bound also allows their growth over the round plus one tick of
+# rounding, as test_stat_conservation does (a round once came out 5 ms
+# above wait4() under a busy host).  Two rounds per backend.
 . "$(dirname "$0")/lib.sh"
 skip_unless_capture
 [ -x "$WL/kcount" ] && [ -x "$WL/profblock" ] || skip "no kcount/profblock workloads in $WL"
+
+# /proc/stat's irq, softirq and steal columns summed over the CPUs, ticks
+lost_ticks() { awk 'NR == 1 { print $7 + $8 + $9; exit }' /proc/stat; }
 
 ncpu=$(nproc)
 SPIN=()
@@ -26,6 +34,7 @@ trap 'kill "${SPIN[@]}" 2>/dev/null; wait 2>/dev/null; _cleanup' EXIT
 
 for b in bpf bpf-agg perf ftrace; do
 	for r in 1 2; do
+		lost0=$(lost_ticks)
 		if ! "$CTXMON" stat --backend "$b" --json -o "$T/$b.$r.json" -- \
 			"$WL/kcount" "$WL/profblock" >/dev/null 2>"$T/$b.$r.err"; then
 			if grep -qi "cannot\|not available\|unsupported" "$T/$b.$r.err"; then
@@ -36,9 +45,11 @@ for b in bpf bpf-agg perf ftrace; do
 			continue
 		fi
 		san_check "$b" "$T/$b.$r.err"
-		python3 - "$b" "$r" "$T/$b.$r.json" "$T/$b.$r.err" <<'PY' ||
+		lost1=$(lost_ticks)
+		python3 - "$b" "$r" "$T/$b.$r.json" "$T/$b.$r.err" "$((lost1 - lost0))" <<'PY' ||
 import json, re, sys
-b, r, sj, ej = sys.argv[1:]
+b, r, sj, ej, lost = sys.argv[1:]
+lost = int(lost)
 s = json.load(open(sj, encoding="utf-8", errors="replace"))
 m = re.search(r"^kcount: pid=(\d+) .*\bcpu_us=(\d+)", open(ej).read(), re.M)
 if not m:
@@ -48,11 +59,15 @@ pid, cpu = int(m.group(1)), int(m.group(2)) * 1000
 th = [t for t in s["threads"] if t["tgid"] == pid]
 run = sum(t["run_ns"] for t in th)
 tol = cpu * 0.005 + 1_000_000
+# stolen, irq and softirq time over the round: /proc/stat's ticks, which
+# are rounded down, so one more
+up = tol + (lost + 1) * 10_000_000
 exact = b in ("bpf", "bpf-agg")
-ok = len(th) == 2 and run <= cpu + tol and (not exact or run >= cpu - tol)
+ok = len(th) == 2 and run <= cpu + up and (not exact or run >= cpu - tol)
 print(f"  {'ok  ' if ok else 'FAIL'} {b}.{r}: {len(th)} threads, run {run / 1e6:.3f} ms, "
       f"wait4() CPU time {cpu / 1e6:.3f} ms, {(run - cpu) / 1e6:+.3f} ms "
-      f"({'both ways' if exact else 'at most'} {tol / 1e6:.3f} ms), "
+      f"(at most +{up / 1e6:.3f} ms: steal/irq ticks {lost}"
+      f"{f', at least -{tol / 1e6:.3f} ms' if exact else ''}), "
       f"anomalies {s['capture']['anomalies']}")
 sys.exit(0 if ok else 1)
 PY
