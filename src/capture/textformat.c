@@ -124,6 +124,10 @@ int textparse__format(const struct ctxmon_event *ev, unsigned flags,
 		    str_or(ev->sw.prev_comm, ""), ev->sw.prev_tid,
 		    ev->sw.prev_prio, state, str_or(ev->sw.next_comm, ""),
 		    ev->sw.next_tid, ev->sw.next_prio);
+		/* not in the kernel's format: the run of a slice whose
+		 * switch-in was not traced, so that import keeps it */
+		if (ev->sw.prev_run_ns)
+			put(&o, " prev_run_ns=%" PRIu64, ev->sw.prev_run_ns);
 		break;
 	case CTXMON_EV_WAKING:
 	case CTXMON_EV_WAKEUP:

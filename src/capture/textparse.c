@@ -397,6 +397,10 @@ static const struct evdef evdefs[] = {
 	  CTXMON_EV_SWITCH,
 	  { "prev_comm=%s prev_pid=%d prev_prio=%d prev_state=%S ==> "
 	    "next_comm=%s next_pid=%d next_prio=%d",
+	    /* ctxmon script's: the slice's run when its switch-in was
+	     * not traced (sw.prev_run_ns) */
+	    "prev_comm=%s prev_pid=%d prev_prio=%d prev_state=%S ==> "
+	    "next_comm=%s next_pid=%d next_prio=%d prev_run_ns=%U",
 	    "%s:%d [%d] %W ==> %s:%d [%d]" } },
 	{ "sched_waking",
 	  CTXMON_EV_WAKING,
@@ -492,6 +496,7 @@ static bool fill(struct textparse *p, const struct evdef *def,
 		ev->sw.next_comm = intern(p, &c[4], &oom);
 		ev->sw.next_tid = (int32_t)c[5].i;
 		ev->sw.next_prio = (int32_t)c[6].i;
+		ev->sw.prev_run_ns = c[7].u; /* 0 unless given */
 		ev->sw.prev_tgid = ev->sw.prev_tid == 0 ? 0 : -1;
 		ev->sw.next_tgid = ev->sw.next_tid == 0 ? 0 : -1;
 		if (ev->sw.prev_tid == ev->tid && ev->tgid != -1)

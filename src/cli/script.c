@@ -54,7 +54,9 @@ const struct cli_doc script_doc = {
 		"  <idle>-0 [001] 1234.567890: sched_switch: prev_comm=swapper/1 prev_pid=0\n"
 		"  prev_prio=120 prev_state=R ==> next_comm=foo next_pid=42 next_prio=120\n\n"
 		"(one line).  Losses are lines of a \"lost_events\" event with the CPU and\n"
-		"the time window.  `ctxmon import` reads the output back.",
+		"the time window.  A switch whose switch-in was not traced ends in\n"
+		"prev_run_ns=N, the kernel's count of that slice's run (bpf backend).\n"
+		"`ctxmon import` reads the output back.",
 	.groups = (const struct cli_optgroup[]){
 		{ "options", script_opts },
 		{ NULL },

@@ -483,6 +483,11 @@ static void test_format_exact(void **state)
 	assert_true(textparse__format(&ev, TEXTPARSE_NS, &names, buf,
 				      sizeof(buf)) > 0);
 	assert_non_null(strstr(buf, " 1234.567890123: sched_switch:"));
+	/* a slice whose switch-in was not traced: its run, last */
+	ev.sw.prev_run_ns = 2864;
+	textparse__format(&ev, 0, &names, buf, sizeof(buf));
+	assert_non_null(strstr(buf, " next_prio=120 prev_run_ns=2864"));
+	ev.sw.prev_run_ns = 0;
 	/* Rounded to the nearest microsecond like trace_pipe. */
 	ev.ts = 999999999500ull;
 	textparse__format(&ev, 0, &names, buf, sizeof(buf));
@@ -598,6 +603,9 @@ static void test_format_parse_roundtrip(void **state)
 			ev.sw.next_comm = c2;
 			ev.sw.next_tid = t2;
 			ev.sw.next_prio = 120;
+			/* a slice whose switch-in was not traced, in 1 of 4 */
+			if (rnd(&seed) % 4 == 0)
+				ev.sw.prev_run_ns = rnd(&seed) * rnd(&seed);
 			break;
 		case CTXMON_EV_WAKING:
 		case CTXMON_EV_WAKEUP:
@@ -662,6 +670,12 @@ static void test_format_parse_roundtrip(void **state)
 		assert_int_equal(f->l.ev.tid, ev.tid);
 		if (flags & TEXTPARSE_NS)
 			assert_int_equal(f->l.ev.ts, ev.ts);
+		if (ev.type == CTXMON_EV_SWITCH) {
+			assert_int_equal(f->l.ev.sw.prev_run_ns,
+					 ev.sw.prev_run_ns);
+			assert_true(!ev.sw.prev_run_ns ==
+				    !strstr(a, " prev_run_ns="));
+		}
 		assert_true(textparse__format(&f->l.ev, flags, &names, b,
 					      sizeof(b)) > 0);
 		assert_string_equal(a, b);
