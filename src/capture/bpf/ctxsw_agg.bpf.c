@@ -969,16 +969,20 @@ int BPF_PROG(agg_sched_process_fork, struct task_struct *parent,
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(agg_sched_process_exec, struct task_struct *p, int old_pid)
 {
-	__u64 ts = bpf_ktime_get_ns();
 	struct task_info ti;
+	__u64 ts;
 
+	/* A leader's exec writes nothing: its new comm is in its row from
+	 * its next switch-out on, which always copies the comm (the row
+	 * lock is not the current task's to take here, see row_lock()).
+	 * Told first, before the clock and the filters. */
+	if (old_pid <= 0 || old_pid == p->pid)
+		return 0;
+	ts = bpf_ktime_get_ns();
 	if (!cpu_selected() || (filtering() && !task_selected(p)))
 		return 0;
 	read_task(p, &ti);
-	/* A leader's exec writes nothing: its new comm is in its row from
-	 * its next switch-out on, which always copies the comm (the row
-	 * lock is not the current task's to take here, see row_lock()). */
-	if (ti.tid <= 0 || old_pid <= 0 || old_pid == ti.tid)
+	if (ti.tid <= 0)
 		return 0;
 	agg_takeover(&ti, old_pid, BPF_CORE_READ(p, real_parent, tgid), ts);
 	return 0;
