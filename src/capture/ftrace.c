@@ -320,6 +320,9 @@ static size_t learn_tasks(struct ftrace_priv *p)
 					nt = g;
 					cap = nc;
 				}
+				ftrace_common__born(
+					&p->c, (int32_t)rd_field(rec, len,
+								 &p->f_child));
 				nt[n++] = (struct tgid_newtask){
 					.ts = ts,
 					.flags = (uint64_t)rd_field(
@@ -334,6 +337,7 @@ static size_t learn_tasks(struct ftrace_priv *p)
 	}
 	tgid_map__learn(p->c.tg, nt, n);
 	free(nt);
+	ftrace_common__follow_born(&p->c);
 	return n;
 }
 

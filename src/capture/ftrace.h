@@ -73,6 +73,9 @@ struct ftrace_inst *ftrace_inst__new(const char *tracefs,
 const char *ftrace_inst__path(const struct ftrace_inst *in);
 /* True when the instance records only the tasks of opts.pids. */
 bool ftrace_inst__filtered(const struct ftrace_inst *in);
+/* Add @tids to the tasks a filtered instance follows (set_event_pid; a
+ * no-op when it records every task); 0 or -errno. */
+int ftrace_inst__follow(struct ftrace_inst *in, const int32_t *tids, size_t n);
 /* Buffer size per CPU that the kernel gave (KiB). */
 unsigned ftrace_inst__buffer_kb(const struct ftrace_inst *in);
 /* Open a file of the instance (@rel relative to it); fd or -errno. */
@@ -221,6 +224,9 @@ struct ftrace_common {
 	int ncpus;
 	int epfd; /* the session polls this */
 	int wake_fd; /* eventfd in epfd: "a round fell behind" */
+	/* new tasks read from task_newtask, to add to the pid filter */
+	int32_t *born;
+	size_t nborn, born_cap;
 };
 
 /*
@@ -248,6 +254,14 @@ int ftrace_common__disable(struct ftrace_common *c, struct backend_ctx *ctx);
 /* Close the stats files and remove the instance: the caller closes its
  * own files of the instance first.  Safe on a zeroed or closed one. */
 void ftrace_common__close(struct ftrace_common *c);
+/*
+ * A task_newtask was read: the kernel's pid filter adds a followed task's
+ * children at sched_process_fork, which threads started inside a process
+ * by create_io_thread() (io_uring's workers) and vhost never fire.  Note
+ * @child; ftrace_common__follow_born() adds the noted ones to the filter.
+ */
+void ftrace_common__born(struct ftrace_common *c, int32_t child);
+void ftrace_common__follow_born(struct ftrace_common *c);
 
 /* ---- the text form --------------------------------------------------- */
 

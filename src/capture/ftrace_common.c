@@ -245,6 +245,35 @@ void ftrace_common__close(struct ftrace_common *c)
 	c->dec = NULL;
 	tgid_map__free(c->tg);
 	c->tg = NULL;
+	free(c->born);
+	c->born = NULL;
+	c->nborn = c->born_cap = 0;
+}
+
+void ftrace_common__born(struct ftrace_common *c, int32_t child)
+{
+	if (child <= 0 || !c->inst || !ftrace_inst__filtered(c->inst))
+		return;
+	if (c->nborn == c->born_cap) {
+		size_t cap = c->born_cap ? c->born_cap * 2 : 64;
+		int32_t *b = realloc(c->born, cap * sizeof(*b));
+
+		if (!b)
+			return; /* left to the other side of its switches */
+		c->born = b;
+		c->born_cap = cap;
+	}
+	c->born[c->nborn++] = child;
+}
+
+/* Once per read: children the fork rule already added are added again,
+ * which changes nothing, so no list of them is kept. */
+void ftrace_common__follow_born(struct ftrace_common *c)
+{
+	if (!c->nborn)
+		return;
+	ftrace_inst__follow(c->inst, c->born, c->nborn);
+	c->nborn = 0;
 }
 
 /* Add the threads of process @pid to @list (grown); 0 or -ENOMEM. */

@@ -306,6 +306,33 @@ static void set_filter(struct ftrace_inst *in, const struct ftrace_inst_opts *o)
 	}
 }
 
+int ftrace_inst__follow(struct ftrace_inst *in, const int32_t *tids, size_t n)
+{
+	char buf[4096];
+	size_t used = 0;
+	int fd, ret = 0;
+
+	if (!in->filtered || !n)
+		return 0;
+	/* without O_TRUNC a write adds to the list */
+	fd = ftrace_inst__open(in, "set_event_pid", O_WRONLY);
+	if (fd < 0)
+		return fd;
+	for (size_t i = 0; i <= n && !ret; i++) {
+		/* flush a full buffer, and at the end */
+		if (used && (i == n || used > sizeof(buf) - 16)) {
+			if (write(fd, buf, used) != (ssize_t)used)
+				ret = -errno;
+			used = 0;
+		}
+		if (i < n)
+			used += (size_t)snprintf(buf + used, sizeof(buf) - used,
+						 "%d ", (int)tids[i]);
+	}
+	close(fd);
+	return ret;
+}
+
 static int enable_events(struct ftrace_inst *in,
 			 const struct ftrace_inst_opts *o, char *err,
 			 size_t errlen)

@@ -363,6 +363,7 @@ static void on_line(struct text_priv *p, const char *line, size_t len)
 	ret = ftrace_text__newtask(line, len, &parent, &child, &flags);
 	if (ret == 1) {
 		tgid_map__newtask(p->c.tg, parent, child, flags, 0);
+		ftrace_common__born(&p->c, child);
 		return;
 	}
 	ret = textparse__line(p->tp, line, len, &out, &why);
@@ -455,6 +456,7 @@ static int text_read(void *priv, uint64_t *safe_ts)
 	}
 	if (final)
 		parse_lines(p, true);
+	ftrace_common__follow_born(&p->c);
 	for (int cpu = 0; cpu < p->ctx->ncpus; cpu++) {
 		struct ftrace_loss *l = &p->c.loss[cpu];
 

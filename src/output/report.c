@@ -354,8 +354,9 @@ void output__kernel_hints(FILE *f, const struct kernel_cmp *k,
 		fprintf(f, "%sio_uring workers (iou-wrk) ran in the command: "
 			   "the kernel starts them with no fork event, and a "
 			   "backend that follows the command by its forks "
-			   "(ftrace, ftrace-text) misses switches of theirs; "
-			   "--backend bpf or perf counts them%s",
+			   "(ftrace, ftrace-text) follows them only once it "
+			   "has read their task_newtask, missing their first "
+			   "switches; --backend bpf or perf counts them%s",
 			pre, post);
 }
 
