@@ -320,9 +320,6 @@ static size_t learn_tasks(struct ftrace_priv *p)
 					nt = g;
 					cap = nc;
 				}
-				ftrace_common__born(
-					&p->c, (int32_t)rd_field(rec, len,
-								 &p->f_child));
 				nt[n++] = (struct tgid_newtask){
 					.ts = ts,
 					.flags = (uint64_t)rd_field(
@@ -332,6 +329,8 @@ static size_t learn_tasks(struct ftrace_priv *p)
 					.child = (int32_t)rd_field(
 						rec, len, &p->f_child),
 				};
+				ftrace_common__born(&p->c, nt[n - 1].child,
+						    nt[n - 1].flags);
 			}
 		}
 	}

@@ -258,9 +258,11 @@ void ftrace_common__close(struct ftrace_common *c);
  * A task_newtask was read: the kernel's pid filter adds a followed task's
  * children at sched_process_fork, which threads started inside a process
  * by create_io_thread() (io_uring's workers) and vhost never fire.  Note
- * @child; ftrace_common__follow_born() adds the noted ones to the filter.
+ * @child when @clone_flags are theirs; ftrace_common__follow_born() adds
+ * the noted ones to the filter.
  */
-void ftrace_common__born(struct ftrace_common *c, int32_t child);
+void ftrace_common__born(struct ftrace_common *c, int32_t child,
+			 uint64_t clone_flags);
 void ftrace_common__follow_born(struct ftrace_common *c);
 
 /* ---- the text form --------------------------------------------------- */

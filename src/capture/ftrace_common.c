@@ -24,6 +24,8 @@
 #include "capture/ftrace.h"
 
 #define CLONE_THREAD_FLAG 0x00010000ull /* <linux/sched.h> CLONE_THREAD */
+#define CLONE_UNTRACED_FLAG 0x00800000ull /* CLONE_UNTRACED */
+#define CLONE_IO_FLAG 0x80000000ull /* CLONE_IO */
 
 /* ---- tid -> tgid ------------------------------------------------------ */
 
@@ -250,9 +252,19 @@ void ftrace_common__close(struct ftrace_common *c)
 	c->nborn = c->born_cap = 0;
 }
 
-void ftrace_common__born(struct ftrace_common *c, int32_t child)
+void ftrace_common__born(struct ftrace_common *c, int32_t child,
+			 uint64_t clone_flags)
 {
-	if (child <= 0 || !c->inst || !ftrace_inst__filtered(c->inst))
+	/* create_io_thread() and vhost_task_create(): the three together,
+	 * which a thread from clone() hardly ever asks for.  Not every new
+	 * task: one that a fork event added and that is gone by the time
+	 * this is read (a short-lived child) would be added back, and its
+	 * tid followed when reused. */
+	const uint64_t worker =
+		CLONE_THREAD_FLAG | CLONE_IO_FLAG | CLONE_UNTRACED_FLAG;
+
+	if (child <= 0 || (clone_flags & worker) != worker || !c->inst ||
+	    !ftrace_inst__filtered(c->inst))
 		return;
 	if (c->nborn == c->born_cap) {
 		size_t cap = c->born_cap ? c->born_cap * 2 : 64;
@@ -266,8 +278,8 @@ void ftrace_common__born(struct ftrace_common *c, int32_t child)
 	c->born[c->nborn++] = child;
 }
 
-/* Once per read: children the fork rule already added are added again,
- * which changes nothing, so no list of them is kept. */
+/* Once per read.  A task the fork rule added already is added again,
+ * which changes nothing. */
 void ftrace_common__follow_born(struct ftrace_common *c)
 {
 	if (!c->nborn)

@@ -363,7 +363,7 @@ static void on_line(struct text_priv *p, const char *line, size_t len)
 	ret = ftrace_text__newtask(line, len, &parent, &child, &flags);
 	if (ret == 1) {
 		tgid_map__newtask(p->c.tg, parent, child, flags, 0);
-		ftrace_common__born(&p->c, child);
+		ftrace_common__born(&p->c, child, flags);
 		return;
 	}
 	ret = textparse__line(p->tp, line, len, &out, &why);
