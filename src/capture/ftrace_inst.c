@@ -318,16 +318,15 @@ int ftrace_inst__follow(struct ftrace_inst *in, const int32_t *tids, size_t n)
 	fd = ftrace_inst__open(in, "set_event_pid", O_WRONLY);
 	if (fd < 0)
 		return fd;
-	for (size_t i = 0; i <= n && !ret; i++) {
-		/* flush a full buffer, and at the end */
-		if (used && (i == n || used > sizeof(buf) - 16)) {
+	for (size_t i = 0; i < n && !ret; i++) {
+		used += (size_t)snprintf(buf + used, sizeof(buf) - used, "%d ",
+					 (int)tids[i]);
+		/* one write per full buffer, and one for the rest */
+		if (i + 1 == n || used > sizeof(buf) - 16) {
 			if (write(fd, buf, used) != (ssize_t)used)
 				ret = -errno;
 			used = 0;
 		}
-		if (i < n)
-			used += (size_t)snprintf(buf + used, sizeof(buf) - used,
-						 "%d ", (int)tids[i]);
 	}
 	close(fd);
 	return ret;
