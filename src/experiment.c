@@ -212,7 +212,7 @@ out:
 }
 
 /* The account's numbers and the kernel comparison into @out. */
-static int fill_run(struct ctxmon_account *a, pid_t root, bool marks,
+static int fill_run(struct ctxmon_account *a, pid_t root, unsigned marks,
 		    const struct rusage *ru, struct ctxmon_run *out, bool causes)
 {
 	struct kernel_cmp k = { .valid = true };
@@ -415,7 +415,7 @@ int ctxmon_run_once(const struct ctxmon_run_opts *o, struct ctxmon_run *out)
 	out->exit_status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) :
 			   WIFSIGNALED(wstatus) ? 128 + WTERMSIG(wstatus) : 1;
 	ret = fill_run(a, child,
-		       ctxmon_session_caps(s) & CTXMON_CAP_ORPHANS, &ru, out,
+		       output__caps_marks(ctxmon_session_caps(s)), &ru, out,
 		       o->causes);
 	if (ret < 0) {
 		snprintf(out->error, sizeof(out->error), "accounting: %s",

@@ -65,6 +65,15 @@ extern "C" {
 					   * them, not by the state the
 					   * tracepoint shows (a signal-cut
 					   * sleep, ctxmon/features.h) */
+#define CTXMON_CAP_ORPHANS_MANY	(1u << 11) /* with CTXMON_CAP_ORPHANS:
+					   * an exit's marks cover up to
+					   * CTXMON_ORPHAN_WALK_MANY children,
+					   * not CTXMON_ORPHAN_WALK */
+
+/* Children of one exiting process whose marks a CTXMON_CAP_ORPHANS backend
+ * sets; past them, the comparison with the kernel guesses by the times. */
+#define CTXMON_ORPHAN_WALK	128
+#define CTXMON_ORPHAN_WALK_MANY	32768
 
 /* What the session's backend can show (CTXMON_CAP_* bits). */
 unsigned ctxmon_session_caps(const struct ctxmon_session *s);

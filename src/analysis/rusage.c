@@ -28,7 +28,8 @@
  *
  * With the marks, a process is out only when marked: the times (a child
  * that ended after its parent) are a guess, used without them, or past
- * the 128 children an exit the marks cover (outlived()).
+ * the children an exit the marks cover (128, or 32768 for bpf-agg;
+ * outlived()).
  *
  * Limits: without the marks (perf, ftrace, imported text) those two cases
  * are counted in; a process reparented to a subreaper inside the tree is
@@ -65,13 +66,11 @@ struct rusage_model {
 	struct rslot *h;	/* tgid -> latest incarnation; tgid 0: empty */
 	size_t hcap;
 	bool resolved;
-	bool marks;	/* every unreaped process comes marked (up to 128
-			 * children an exit, kernel.bpf.h) */
+	unsigned marks;	/* every unreaped process comes marked, up to this
+			 * many children an exit (0: no marks) */
 };
 
-#define MARKED_CHILDREN_MAX 128
-
-struct rusage_model *rusage__new(pid_t root, bool marks)
+struct rusage_model *rusage__new(pid_t root, unsigned marks)
 {
 	struct rusage_model *m = calloc(1, sizeof(*m));
 
@@ -345,7 +344,7 @@ static bool outlived(const struct rusage_model *m, const struct rproc *p,
 {
 	if (!r->ended || r->end >= p->end)
 		return false;
-	return !m->marks || r->nchildren > MARKED_CHILDREN_MAX;
+	return !m->marks || r->nchildren > m->marks;
 }
 
 static int cmp_start(const void *a, const void *b)

@@ -49,10 +49,12 @@ struct rusage_sums {
 struct rusage_model;
 
 /* New empty model for the tree of the command @root; NULL, errno set.
- * @marks: the rows come from a backend that marks every process left
- * unreaped (CTXMON_CAP_ORPHANS), so an unmarked child whose parent was in
- * is in, whatever the times say. */
-struct rusage_model *rusage__new(pid_t root, bool marks);
+ * @marks: 0, or the rows come from a backend that marks every process
+ * left unreaped by an exit of up to @marks children (CTXMON_CAP_ORPHANS),
+ * so an unmarked child whose parent was in is in, whatever the times say;
+ * UINT_MAX for rows that name the parent a process has when read (sampled
+ * rows: a reparented process names its new one). */
+struct rusage_model *rusage__new(pid_t root, unsigned marks);
 void rusage__free(struct rusage_model *m);
 
 /*

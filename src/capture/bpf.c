@@ -984,6 +984,10 @@ const struct backend_ops backend_bpf = {
 		CTXMON_CAP_ORPHANS | CTXMON_CAP_KINDS,
 };
 
+_Static_assert(CTXSW_ORPHAN_WALK == CTXMON_ORPHAN_WALK &&
+		       CTXSW_ORPHAN_WALK_LOOP == CTXMON_ORPHAN_WALK_MANY,
+	       "the marks' walk is as long as rows.h says");
+
 /* Aggregation: the same programs' counting twins, read as rows. */
 const struct backend_ops backend_bpf_agg = {
 	.name = "bpf-agg",
@@ -1002,5 +1006,6 @@ const struct backend_ops backend_bpf_agg = {
 	.limits = NULL,
 	.caps = CTXMON_CAP_COUNTS | CTXMON_CAP_WAKEUPS | CTXMON_CAP_EXACT |
 		CTXMON_CAP_EXIT_TAIL | CTXMON_CAP_CPUS | CTXMON_CAP_MIGRATIONS |
-		CTXMON_CAP_ORPHANS | CTXMON_CAP_KINDS,
+		CTXMON_CAP_ORPHANS | CTXMON_CAP_ORPHANS_MANY |
+		CTXMON_CAP_KINDS,
 };

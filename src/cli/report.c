@@ -89,6 +89,9 @@ int recording__emit(FILE *f, struct output_opts *o, bool want_threads,
 				goto out;
 			rep.kernel.ru_nvcsw = s->ru_nvcsw;
 			rep.kernel.ru_nivcsw = s->ru_nivcsw;
+			if (s->backend)
+				output__kernel_caps(&rep.kernel,
+						    ctxmon_backend_caps(s->backend));
 			/* record --stat: this kernel; report: the
 			 * recording's */
 			if (!s->source) {

@@ -220,10 +220,7 @@ static int emit(struct stat_run *r, uint64_t ts, bool final)
 			rusage__mark(r->model, snap.threads, snap.nthreads);
 			rusage__mark(r->model, snap.procs, snap.nprocs);
 			output__kernel_set(&rep.kernel, &in, &orph);
-			/* a stream that loses the tail of every exit gives
-			 * lower bounds */
-			rep.kernel.bound = (caps & CTXMON_CAP_EVENTS) &&
-					   !(caps & CTXMON_CAP_EXIT_TAIL);
+			output__kernel_caps(&rep.kernel, caps);
 			rep.kernel.ru_nvcsw = (uint64_t)r->ru.ru_nvcsw;
 			rep.kernel.ru_nivcsw = (uint64_t)r->ru.ru_nivcsw;
 			rep.kernel.valid = true;
@@ -499,8 +496,7 @@ int cmd_stat(int argc, char **argv)
 	}
 	if (r.cap.target == CTXMON_TARGET_CMD) {
 		r.model = rusage__new(ctxmon_session_child(r.s),
-				      ctxmon_session_caps(r.s) &
-					      CTXMON_CAP_ORPHANS);
+				      output__live_marks(ctxmon_session_caps(r.s)));
 		if (!r.model) {
 			cli__err(CMD, "out of memory");
 			goto out;

@@ -236,9 +236,12 @@ static void status_box(FILE *f, const struct ctxmon_html_info *in,
 						root_pid) + sizeof(pid_t) ?
 				     in->root_pid :
 				     0;
+		unsigned caps = in->backend ? ctxmon_backend_caps(in->backend) :
+					      0;
 
-		output__kernel_tree(&k, root, output__backend_marks(in->backend),
-				    th, nth, NULL, 0, NULL, 0);
+		output__kernel_tree(&k, root, output__live_marks(caps), th,
+				    nth, NULL, 0, NULL, 0);
+		output__kernel_caps(&k, caps);
 		k.ru_nvcsw = in->ru_nvcsw;
 		k.ru_nivcsw = in->ru_nivcsw;
 		k.preempt_rt = in->sz >= offsetof(struct ctxmon_html_info,

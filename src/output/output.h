@@ -8,6 +8,7 @@
 #ifndef CTXMON_OUTPUT_H
 #define CTXMON_OUTPUT_H
 
+#include <limits.h>
 #include <stdio.h>
 
 #include <ctxmon/ctxmon.h>
@@ -74,6 +75,10 @@ struct kernel_cmp {
 	 * switch-out): the traced counts are lower bounds, compared as such,
 	 * and the verdict says by how much they are short */
 	bool bound;
+	/* the rows are the kernel's own counters, read now and then (the
+	 * proc tier): each kind is a lower bound, short by what a thread did
+	 * after its last read; also sets bound */
+	bool sampled;
 };
 
 struct rusage_sums;
@@ -115,20 +120,48 @@ void output__kernel_add(struct kernel_cmp *k, const struct ctxmon_stats *rows,
  * (analysis/rusage.c), the rest as orphans; and set ->orphaned on the
  * rows of @mark1 and @mark2 (threads or processes of the same run; NULL:
  * none).  @root <= 0 (not known): every row counts, as
- * output__kernel_add().  @marks: the backend marks the processes left
- * unreaped (CTXMON_CAP_ORPHANS; rusage__new()).  0 or -ENOMEM (then @k
- * is filled that way).
+ * output__kernel_add().  @marks: how many children of an exit the
+ * backend's marks of processes left unreaped cover (0: no marks;
+ * output__caps_marks(), rusage__new()).  0 or -ENOMEM (then @k is filled
+ * that way).
  */
-int output__kernel_tree(struct kernel_cmp *k, pid_t root, bool marks,
+int output__kernel_tree(struct kernel_cmp *k, pid_t root, unsigned marks,
 			const struct ctxmon_stats *th, size_t nth,
 			struct ctxmon_stats *mark1, size_t n1,
 			struct ctxmon_stats *mark2, size_t n2);
 
-/* @marks of output__kernel_tree() for a recording or session made by the
- * backend named @backend (NULL: unknown, no marks). */
-static inline bool output__backend_marks(const char *backend)
+/* @marks of output__kernel_tree() for a backend of capabilities @caps:
+ * the children an exit's marks cover, 0 without marks. */
+static inline unsigned output__caps_marks(unsigned caps)
 {
-	return backend && (ctxmon_backend_caps(backend) & CTXMON_CAP_ORPHANS);
+	if (!(caps & CTXMON_CAP_ORPHANS))
+		return 0;
+	return caps & CTXMON_CAP_ORPHANS_MANY ? CTXMON_ORPHAN_WALK_MANY :
+						CTXMON_ORPHAN_WALK;
+}
+
+/* The same for a recording or session made by the backend named @backend
+ * (NULL: unknown, no marks). */
+static inline unsigned output__backend_marks(const char *backend)
+{
+	return backend ? output__caps_marks(ctxmon_backend_caps(backend)) : 0;
+}
+
+/* @marks for a command's rows read live from a backend of @caps: sampled
+ * rows name the parent a process has at its last read, so a reparented
+ * one names its new one and no time rule is needed (UINT_MAX). */
+static inline unsigned output__live_marks(unsigned caps)
+{
+	return caps & CTXMON_CAP_SAMPLED ? UINT_MAX : output__caps_marks(caps);
+}
+
+/* How a backend of @caps compares: the sampled rows and the streams that
+ * lose the tail of every exit give lower bounds. */
+static inline void output__kernel_caps(struct kernel_cmp *k, unsigned caps)
+{
+	k->sampled = caps & CTXMON_CAP_SAMPLED;
+	k->bound = k->sampled || ((caps & CTXMON_CAP_EVENTS) &&
+				  !(caps & CTXMON_CAP_EXIT_TAIL));
 }
 
 /* Voluntary and involuntary each equal, or within their ambiguous range. */

@@ -163,7 +163,7 @@ void output__kernel_set(struct kernel_cmp *k, const struct rusage_sums *in,
 	k->io_workers = in->io_workers;
 }
 
-int output__kernel_tree(struct kernel_cmp *k, pid_t root, bool marks,
+int output__kernel_tree(struct kernel_cmp *k, pid_t root, unsigned marks,
 			const struct ctxmon_stats *th, size_t nth,
 			struct ctxmon_stats *mark1, size_t n1,
 			struct ctxmon_stats *mark2, size_t n2)
@@ -251,6 +251,9 @@ bool output__kernel_match(const struct kernel_cmp *k)
 	 * from the voluntary side to the involuntary one, so the
 	 * involuntary side may be over by as many as the other is short,
 	 * and the sum is what is bound. */
+	if (k->sampled)
+		return k->traced_vol <= k->ru_nvcsw &&
+		       k->traced_invol <= k->ru_nivcsw;
 	if (k->bound)
 		return k->traced_vol <= k->ru_nvcsw + k->leader_exits &&
 		       k->traced_vol + k->traced_invol <=
@@ -265,8 +268,18 @@ bool output__kernel_match(const struct kernel_cmp *k)
  */
 static bool unsure_explains(const struct kernel_cmp *k)
 {
-	if (!k->unsure_procs || k->bound || output__kernel_match(k))
+	struct kernel_cmp in = *k;
+
+	if (!k->unsure_procs || output__kernel_match(k))
 		return false;
+	if (k->bound) {
+		/* a bound holds once they are out */
+		in.traced_vol -= k->unsure_vol < k->traced_vol ?
+					 k->unsure_vol : k->traced_vol;
+		in.traced_invol -= k->unsure_invol < k->traced_invol ?
+					   k->unsure_invol : k->traced_invol;
+		return output__kernel_match(&in);
+	}
 	return vol_in_range(k, k->unsure_vol) &&
 	       invol_in_range(k, k->unsure_invol);
 }
@@ -301,12 +314,15 @@ void output__kernel_verdict(FILE *f, const struct kernel_cmp *k,
 		fprintf(f, "kernel counters: voluntary %" PRIu64 " of %" PRIu64
 			   " (%" PRId64 " short), involuntary %" PRIu64
 			   " of %" PRIu64 " (%" PRId64 " short): traced counts "
-			   "are lower bounds, switches late in a thread's exit "
-			   "are not seen%s (traced vs getrusage: %s)%s",
+			   "are lower bounds, %s%s (traced vs getrusage: %s)%s",
 			k->traced_vol, k->ru_nvcsw,
 			short_by(k->ru_nvcsw, k->traced_vol), k->traced_invol,
 			k->ru_nivcsw, short_by(k->ru_nivcsw, k->traced_invol),
-			k->traced_invol > k->ru_nivcsw ?
+			k->sampled ? "what a thread did after its last sample "
+				     "is not seen" :
+				     "switches late in a thread's exit are not "
+				     "seen",
+			!k->sampled && k->traced_invol > k->ru_nivcsw ?
 				", and a sleep cut short by a signal counts "
 				"involuntary, the kernel's voluntary (the sum "
 				"is bound)" :
@@ -376,9 +392,11 @@ static void text_kernel(FILE *f, const struct kernel_cmp *k)
 	uint64_t amb = sig_amb(k);
 
 	output__kernel_line(f, k);
-	fprintf(f, "  %" PRIu64 " exit switch-outs reported apart (%" PRIu64
-		   " of process leaders, which the kernel counts at reap)\n",
-		k->exit_switches, k->leader_exits);
+	if (!k->sampled) /* counters read: no switch-outs seen */
+		fprintf(f, "  %" PRIu64 " exit switch-outs reported apart (%" PRIu64
+			   " of process leaders, which the kernel counts at "
+			   "reap)\n",
+			k->exit_switches, k->leader_exits);
 	if (k->leader_reaped)
 		fprintf(f, "  %" PRIu64 " process leaders reaped as they switched "
 			   "out: the kernel may or may not count that last "
@@ -766,8 +784,9 @@ static void json_report(FILE *f, struct report *r)
 			short_by(k->ru_nvcsw, k->traced_vol),
 			short_by(k->ru_nivcsw, k->traced_invol),
 			output__kernel_match(k) ? "true" : "false",
-			!k->bound && output__kernel_equal(k) ? "true" :
-							       "false");
+			(!k->bound || k->sampled) && output__kernel_equal(k) ?
+				"true" :
+				"false");
 	}
 	if (r->has_exit)
 		fprintf(f, ",\"exit_status\":%d", r->exit_status);

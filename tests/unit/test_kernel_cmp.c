@@ -199,6 +199,61 @@ static void test_unsure_hint(void **state)
 	assert_false(hint_shown(&k));
 }
 
+/* A bound (perf-switch) over the kernel by no more than the processes it
+ * cannot see reaped says so too. */
+static void test_unsure_hint_bound(void **state)
+{
+	struct kernel_cmp k = {
+		.valid = true, .bound = true, .traced_vol = 30,
+		.traced_invol = 10, .unsure_procs = 2, .unsure_vol = 8,
+		.unsure_invol = 3,
+	};
+
+	(void)state;
+	for (uint64_t v = 18; v <= 32; v++) {
+		for (uint64_t i = 4; i <= 12; i++) {
+			k.ru_nvcsw = v;
+			k.ru_nivcsw = i;
+			/* out: 22 voluntary, 7 involuntary, the sum 29 */
+			assert_int_equal(hint_shown(&k),
+					 !output__kernel_match(&k) && v >= 22 &&
+						 v + i >= 29);
+		}
+	}
+}
+
+/*
+ * Sampled rows (the proc tier) are the kernel's own counters read before
+ * the end: each kind is a lower bound, with no slack, and the verdict says
+ * why they are short.
+ */
+static void test_sampled(void **state)
+{
+	struct kernel_cmp k = {
+		.valid = true, .bound = true, .sampled = true,
+		.traced_vol = 30, .traced_invol = 10,
+	};
+
+	(void)state;
+	for (uint64_t v = 28; v <= 32; v++) {
+		for (uint64_t i = 8; i <= 12; i++) {
+			k.ru_nvcsw = v;
+			k.ru_nivcsw = i;
+			assert_int_equal(output__kernel_match(&k),
+					 v >= 30 && i >= 10);
+		}
+	}
+	k.ru_nvcsw = 35;
+	k.ru_nivcsw = 10;
+	assert_true(line_has(&k, "voluntary 30 of 35 (5 short)"));
+	assert_true(line_has(&k, "after its last sample"));
+	assert_true(line_has(&k, "within bound"));
+	assert_false(line_has(&k, "signal"));
+	k.ru_nivcsw = 9;	/* a sample above the kernel: wrong */
+	assert_true(line_has(&k, "MISMATCH"));
+	assert_false(line_has(&k, "signal"));
+}
+
 /* What output__kernel_hints() writes for @k between @pre and @post, or
  * (@pre NULL) the whole verdict of output__kernel_line(); malloc'd. */
 static char *verdict(const struct kernel_cmp *k, const char *pre,
@@ -281,7 +336,7 @@ static void test_io_workers_hint(void **state)
 		rows[i].lat.max_waker_tid = rows[i].lat.max_cpu = -1;
 		rows[i].lat.max_prev_tid = -1;
 	}
-	assert_int_equal(output__kernel_tree(&k, 500, true, rows, 3, NULL, 0,
+	assert_int_equal(output__kernel_tree(&k, 500, CTXMON_ORPHAN_WALK, rows, 3, NULL, 0,
 					     NULL, 0), 0);
 	assert_true(k.io_workers);
 	k.ru_nvcsw = 35;
@@ -306,7 +361,7 @@ static void test_io_workers_hint(void **state)
 	/* no worker: the same shortfall says nothing of io_uring */
 	memset(&k, 0, sizeof(k));
 	rows[1].comm = rows[2].comm = "worker";
-	assert_int_equal(output__kernel_tree(&k, 500, true, rows, 3, NULL, 0,
+	assert_int_equal(output__kernel_tree(&k, 500, CTXMON_ORPHAN_WALK, rows, 3, NULL, 0,
 					     NULL, 0), 0);
 	assert_false(k.io_workers);
 	k.ru_nvcsw = 90;
@@ -319,6 +374,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sigsleep_bound),
 		cmocka_unit_test(test_unsure_hint),
+		cmocka_unit_test(test_unsure_hint_bound),
+		cmocka_unit_test(test_sampled),
 		cmocka_unit_test(test_io_workers_hint),
 		cmocka_unit_test(test_exact),
 		cmocka_unit_test(test_leader_reaped),

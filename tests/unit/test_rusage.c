@@ -8,6 +8,7 @@
  * left unreaped (a zombie whose parent died, a child of a parent that
  * ignores SIGCHLD) out even though they died while their parent lived.
  */
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -35,7 +36,7 @@ static struct ctxmon_stats proc(pid_t pid, pid_t ppid, uint64_t t0,
 	return r;
 }
 
-static void result_by(bool marks, struct ctxmon_stats *rows, size_t n,
+static void result_by(unsigned marks, struct ctxmon_stats *rows, size_t n,
 		      struct rusage_sums *in, struct rusage_sums *out)
 {
 	struct rusage_model *m = rusage__new(ROOT, marks);
@@ -51,7 +52,7 @@ static void result_by(bool marks, struct ctxmon_stats *rows, size_t n,
 static void result(struct ctxmon_stats *rows, size_t n,
 		   struct rusage_sums *in, struct rusage_sums *out)
 {
-	result_by(false, rows, n, in, out);
+	result_by(0, rows, n, in, out);
 }
 
 /* `sh -c '(sleep 0.1 &); sleep 0.3'`: the subshell 102 dies at once, its
@@ -106,7 +107,7 @@ static void test_unreaped(void **state)
 	assert_int_equal(in.unsure_invol, 0 + 2 + 1 + 2 + 1);
 	rows[2].orphaned = true;
 	rows[3].orphaned = true;
-	result_by(true, rows, 6, &in, &out);
+	result_by(CTXMON_ORPHAN_WALK, rows, 6, &in, &out);
 	assert_int_equal(in.procs, 3);
 	assert_int_equal(in.unsure_procs, 0); /* the marks tell */
 	result(rows, 6, &in, &out);
@@ -191,7 +192,7 @@ static void test_intervals(void **state)
 		proc(401, ROOT, 5, 100, 20, 0),	/* dies first */
 		proc(402, 401, 6, 200, 40, 0),	/* orphaned */
 	};
-	struct rusage_model *m = rusage__new(ROOT, false);
+	struct rusage_model *m = rusage__new(ROOT, 0);
 	struct rusage_sums in, out;
 
 	(void)state;
@@ -211,7 +212,8 @@ static void test_intervals(void **state)
  * 300, before 202, preempted on its way out, switches out at 305 (seen
  * once in test_stat_interval: one voluntary switch short).  Without the
  * marks the times put it out.  A marked one is out either way, and past
- * 128 children of one parent the times decide again.
+ * the children one exit's marks cover (128; bpf-agg's walk 32768) the
+ * times decide again.
  */
 static void test_marks_trust(void **state)
 {
@@ -225,7 +227,7 @@ static void test_marks_trust(void **state)
 
 	(void)state;
 	rows[2].orphaned = true;
-	result_by(true, rows, 3, &in, &out);
+	result_by(CTXMON_ORPHAN_WALK, rows, 3, &in, &out);
 	assert_int_equal(in.procs, 2);
 	assert_int_equal(in.vol, 3 + 1 + 7 + 1);
 	assert_int_equal(out.procs, 1);
@@ -234,7 +236,7 @@ static void test_marks_trust(void **state)
 	assert_true(rows[2].orphaned);
 
 	rows[2].orphaned = true;
-	result_by(false, rows, 3, &in, &out);
+	result_by(0, rows, 3, &in, &out);
 	assert_int_equal(in.procs, 1);
 	assert_int_equal(out.procs, 2);
 	assert_true(rows[1].orphaned);
@@ -244,10 +246,24 @@ static void test_marks_trust(void **state)
 	for (int i = 1; i <= 130; i++)
 		many[i] = proc(1000 + i, ROOT, 10 + (uint64_t)i,
 			       i == 1 ? 305 : 200, 1, 0);
-	result_by(true, many, 131, &in, &out);
+	result_by(CTXMON_ORPHAN_WALK, many, 131, &in, &out);
 	assert_int_equal(in.procs, 130);
 	assert_int_equal(out.procs, 1);
 	assert_true(many[1].orphaned);
+	/* a walk of 32768 covers them: the marks are trusted */
+	for (int i = 0; i <= 130; i++)
+		many[i].orphaned = false;
+	result_by(CTXMON_ORPHAN_WALK_MANY, many, 131, &in, &out);
+	assert_int_equal(in.procs, 131);
+	assert_int_equal(out.procs, 0);
+	assert_false(many[1].orphaned);
+	/* sampled rows (UINT_MAX): their ends are reads, never a guess */
+	rows[1].orphaned = false;
+	rows[2].orphaned = true;
+	result_by(UINT_MAX, rows, 3, &in, &out);
+	assert_int_equal(in.procs, 2);
+	assert_false(rows[1].orphaned);
+	assert_true(rows[2].orphaned);
 }
 
 /* The display fold keeps orphans apart and every sum whole. */

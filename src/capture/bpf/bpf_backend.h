@@ -45,8 +45,9 @@ int bpf_backend__open(struct backend_ctx *ctx, const struct bpf_backend_opts *o,
  * (the time the caller ends the capture or the interval at; pass the
  * session's stop time for the final read).  Rows of threads that died are
  * included (exited set); a reused tid gets gen 1, 2... oldest first.  All
- * rows are targets (only selected tasks get one); ppid is the forking
- * task's tgid, -1 when the fork was not seen.  *rows is malloc'd, the
+ * rows are targets (only selected tasks get one); ppid is a process's
+ * parent (its real_parent: the forker's parent under CLONE_PARENT), a
+ * thread's forking task's tgid, -1 when the fork was not seen.  *rows is malloc'd, the
  * caller frees it; comms are interned in ctx->strs.  0, -EINVAL when not
  * in aggregation mode, or -errno.
  */

@@ -9,6 +9,7 @@
  * Unlike the stream it does without sched_wakeup (row_waking(), and
  * docs/accounting.md, "A wakeup while the task is still on its CPU").
  */
+#define ORPHAN_WALK_BPF_LOOP /* it needs bpf_loop() anyway (row_lock()) */
 #include "ctxsw.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -960,7 +961,10 @@ int BPF_PROG(agg_sched_process_fork, struct task_struct *parent,
 	if (!r || !row_lock(r))
 		return 0;
 	row_learn(r, &ti);
-	r->ppid = ppid;
+	/* a process's parent is the one that reaps it: the forker's own
+	 * parent under CLONE_PARENT; a thread's, its forker's process */
+	r->ppid = ti.tid == ti.tgid ? BPF_CORE_READ(child, real_parent, tgid) :
+				      ppid;
 	row_start(r, CTXSW_ST_RUNNABLE, ts);
 	row_unlock(r);
 	return 0;

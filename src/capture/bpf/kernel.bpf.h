@@ -160,7 +160,6 @@ static __always_inline __u64 cgroup_ancestor_id(struct cgroup *cg, int level)
 #define KERNEL_SIGCHLD 17
 #define KERNEL_SIG_IGN 1
 #define KERNEL_SA_NOCLDWAIT 2
-#define ORPHAN_WALK_MAX 128		/* children looked at per exit */
 
 static __always_inline bool exit_loses_children(struct task_struct *p,
 						bool group_dead)

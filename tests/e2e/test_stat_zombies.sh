@@ -1,0 +1,55 @@
+#!/bin/bash
+# One exit that settles hundreds of processes: the zombies workload's middle
+# process starts 300 children and exits (tests/workloads/zombies.c).
+#
+#   mode 0: it leaves them zombies; init reaps them, so none is in the
+#           command's rusage.  bpf-agg marks every unreaped child an exit
+#           leaves (a walk of up to 32768 children); a walk of 128 left
+#           172 unmarked, taken by their times for reaped ones: traced
+#           above getrusage by their switches.
+#   mode 1: it starts them with clone(CLONE_PARENT), so they are the
+#           command's children, and the command reaps them after the
+#           middle one has exited.  Taken for the middle process's
+#           children (the forker's, not the real parent), they outlived
+#           their parent and were left out: traced below getrusage.
+#
+#   ctxmon stat --backend bpf-agg --check --json -o out.json -- zombies 300 MODE
+#
+# must match getrusage exactly (the kernel's count, read by wait4()), with
+# 300 orphaned rows in mode 0 and none in mode 1, where each child's
+# parent is the command.
+. "$(dirname "$0")/lib.sh"
+skip_unless_capture
+
+for mode in 0 1; do
+	out=$T/z$mode.json
+	rc=0
+	"$CTXMON" stat --backend bpf-agg --check --json -o "$out" -- \
+		"$WL/zombies" 300 "$mode" >/dev/null 2>"$T/z$mode.err" || rc=$?
+	san_check "mode $mode" "$T/z$mode.err"
+	sed 's/^/  | /' "$T/z$mode.err"
+	if [ "$rc" = 1 ] && grep -q "not available\|cannot use" "$T/z$mode.err"; then
+		skip "bpf-agg not available here"
+	fi
+	[ "$rc" = 0 ] || fail "mode $mode: stat --check exited $rc"
+	read -r root orph kids ppids <<<"$(python3 - "$out" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+procs = [t for t in j["threads"] if t["tid"] == t["tgid"]]
+root = min(t["tgid"] for t in procs if t["comm"] == "zombies")
+print(root, len([t for t in j["threads"] if t["orphaned"]]),
+      len([t for t in procs if t["tid"] != root and t["ppid"] != root]),
+      len([t for t in procs if t["ppid"] == root]))
+PY
+)"
+	echo "mode $mode: command $root, $orph orphaned rows, $kids children of the middle process, $ppids of the command"
+	if [ "$mode" = 0 ]; then
+		[ "$orph" = 300 ] || fail "mode 0: $orph orphaned rows, expected the 300 zombies"
+		[ "$kids" = 300 ] || fail "mode 0: $kids children of the middle process, expected 300"
+	else
+		[ "$orph" = 0 ] || fail "mode 1: $orph orphaned rows, expected none"
+		# the middle process and the 300 it started for the command
+		[ "$ppids" = 301 ] || fail "mode 1: $ppids processes name the command as parent, expected 301"
+	fi
+done
+finish
