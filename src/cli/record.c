@@ -508,6 +508,9 @@ static void summary(const struct rec_run *r,
 		(double)ws->file_bytes / (1 << 20),
 		ws->events ? (double)ws->event_bytes / (double)ws->events :
 			     0.0);
+	if (st->lost)
+		fprintf(stderr, "  to lose less: larger per-CPU buffers (-m KB)"
+				"\n" OUTPUT_RT_HINT "\n");
 }
 
 static int print_stat(struct rec_run *r, const struct ctxmon_session_stats *st)

@@ -164,6 +164,13 @@ static inline void output__kernel_caps(struct kernel_cmp *k, unsigned caps)
 				  !(caps & CTXMON_CAP_EXIT_TAIL));
 }
 
+/* After a stream's loss: real-time threads on every CPU keep the reader
+ * off them for up to 95% of each second, which no buffer outlasts. */
+#define OUTPUT_RT_HINT                                                        \
+	"  if the traced threads run real-time (SCHED_FIFO, SCHED_RR), they "  \
+	"keep ctxmon's reader off the CPUs: run it above them, with "          \
+	"`chrt -R -f 99 ctxmon ...` (-R: the command does not inherit it)"
+
 /* Voluntary and involuntary each equal, or within their ambiguous range. */
 bool output__kernel_match(const struct kernel_cmp *k);
 

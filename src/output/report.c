@@ -606,6 +606,8 @@ static void text_report(FILE *f, const struct output_opts *o, struct report *r)
 		else if (!r->source)
 			fprintf(f, "  to lose less: larger per-CPU buffers "
 				   "(-m KB)\n");
+		if (!r->source && !r->counted)
+			fputs(OUTPUT_RT_HINT "\n", f);
 	}
 	if (r->kernel.valid)
 		text_kernel(f, &r->kernel);
