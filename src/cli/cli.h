@@ -53,6 +53,9 @@ struct capture_opts {
 	unsigned events;
 	double duration_s;	/* 0: until the command ends or a signal */
 	const char *cgroup;	/* --cgroup, NULL: any */
+	int nice;		/* --nice: the reader's, once the command
+				 * has started */
+	bool nice_set;
 	int verbose;
 };
 
@@ -60,7 +63,7 @@ struct capture_opts {
  * commands number their own from CAP_OPT__END. */
 enum {
 	CAP_OPT_BACKEND = 0x100, CAP_OPT_MOUNT, CAP_OPT_TRACEFS,
-	CAP_OPT_DURATION, CAP_OPT_CGROUP, CAP_OPT__END,
+	CAP_OPT_DURATION, CAP_OPT_CGROUP, CAP_OPT_NICE, CAP_OPT__END,
 };
 
 /*

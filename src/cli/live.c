@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -176,6 +177,19 @@ int capture__opt(const char *cmd, struct capture_opts *c, int opt,
 		}
 		c->cgroup = arg;
 		return 1;
+	case CAP_OPT_NICE: {
+		char *end;
+		long n = strtol(arg, &end, 10);
+
+		if (!*arg || *end || n < -20 || n > 19) {
+			cli__err(cmd, "bad nice value '%s': give -20 to 19, "
+				      "e.g. --nice -10", arg);
+			return -1;
+		}
+		c->nice = (int)n;
+		c->nice_set = true;
+		return 1;
+	}
 	case CAP_OPT_DURATION:
 		if (cli__parse_double(arg, &c->duration_s) < 0) {
 			cli__err(cmd, "bad duration '%s': give seconds, e.g. "
@@ -297,6 +311,44 @@ void capture__session_opts(const struct capture_opts *c,
 	};
 }
 
+/* The reader's nice by default: a stream's reader must keep up with the
+ * CPUs it reads, and at the workload's own weight it may not (BENCHMARKS.md:
+ * stress-ng --affinity 2 starved it of 80% of its time at nice 0). */
+#define READER_NICE (-10)
+
+/*
+ * Give the thread that reads a stream @c's nice value, or READER_NICE when
+ * none was asked for and it runs at 0 (a nice set by the user is kept).
+ * After the command started: it keeps its own.  Per thread on Linux (who
+ * 0: the calling thread), so other threads keep theirs.
+ */
+static void reader_nice(const char *cmd, const struct capture_opts *c,
+			struct ctxmon_session *s)
+{
+	int want = c->nice_set ? c->nice : READER_NICE, cur;
+
+	if (!(ctxmon_session_caps(s) & CTXMON_CAP_EVENTS))
+		return;	/* counted in the kernel: nothing to keep up with */
+	errno = 0;
+	cur = getpriority(PRIO_PROCESS, 0);
+	if (errno || cur == want || (!c->nice_set && cur != 0))
+		return;
+	if (setpriority(PRIO_PROCESS, 0, want) < 0) {
+		if (c->nice_set)
+			cli__err(cmd, "cannot set nice %d: %s (it needs "
+				      "CAP_SYS_NICE); reading at nice %d",
+				 want, strerror(errno), cur);
+		else if (c->verbose)
+			fprintf(stderr, "reader: left at nice %d (nice %d: "
+					"%s)\n",
+				cur, want, strerror(errno));
+		return;
+	}
+	if (c->verbose)
+		fprintf(stderr, "reader: nice %d, the command at %d\n", want,
+			cur);
+}
+
 struct ctxmon_session *capture__start(const char *cmd,
 				      const struct capture_opts *c, int *status)
 {
@@ -362,6 +414,7 @@ struct ctxmon_session *capture__start_prefer(const char *cmd,
 		ctxmon_session_close(s);
 		return NULL;
 	}
+	reader_nice(cmd, c, s);
 	return s;
 }
 

@@ -69,6 +69,11 @@ const struct cli_opt cli_capture_opts[] = {
 	  "tracefs mount point (default: found in /proc/mounts)", NULL, true },
 	{ "mount-tracefs", 0, CAP_OPT_MOUNT, NULL,
 	  "mount tracefs if it is not mounted" },
+	{ "nice", 0, CAP_OPT_NICE, "N",
+	  "nice value of the thread that reads a stream, set after the "
+	  "command starts (which keeps its own).  Default -10 where allowed "
+	  "(CAP_SYS_NICE) and ctxmon runs at 0, so busy CPUs do not starve "
+	  "it into losing events; 0 leaves it" },
 	{ "verbose", 'v', 'v', NULL, "say which backend was chosen and why" },
 	{ NULL },
 };
