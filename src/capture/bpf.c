@@ -409,6 +409,32 @@ static int size_rows(struct bpf_priv *p, struct ctxsw_agg_bpf *a)
 	return err;
 }
 
+/*
+ * Room in the targets map (ctxsw.bpf.h) for a command or processes
+ * followed through their forks: as many processes as the machine can have
+ * at once (pid_max, threads-max), at most 262144 (the map is allocated
+ * whole, some 64 bytes an entry).  16384 was full under stress-ng
+ * --vforkmany's chain of 16384 live processes: the forks went on being
+ * seen, their children's switches were not.  An explicit list needs no
+ * more than 16384.
+ */
+#define TARGETS_MIN 16384
+#define TARGETS_MAX 262144
+
+static __u32 target_slots(const struct load_cfg *c)
+{
+	long n, t;
+
+	if (c->filter_kind != CTXSW_FILTER_TGIDS || !c->follow)
+		return TARGETS_MIN;
+	n = proc_long("/proc/sys/kernel/pid_max", 0, TARGETS_MAX);
+	t = proc_long("/proc/sys/kernel/threads-max", 0, n);
+	if (t < n)
+		n = t;
+	return (__u32)(n < TARGETS_MIN ? TARGETS_MIN :
+		       n > TARGETS_MAX ? TARGETS_MAX : n);
+}
+
 /* Map the loaded object's rows array into p->rows_mem. */
 static int map_rows(struct bpf_priv *p, struct ctxsw_agg_bpf *a)
 {
@@ -452,6 +478,9 @@ static int load_skel(struct bpf_priv *p, const struct load_cfg *c, int nposs)
 		choose_progs(a->obj, c->set, c->groups);
 		err = bpf_map__set_max_entries(a->maps.cpus, ncpu);
 		if (!err)
+			err = bpf_map__set_max_entries(a->maps.targets,
+						       target_slots(c));
+		if (!err)
 			err = size_rows(p, a);
 		if (!err)
 			err = ctxsw_agg_bpf__load(a);
@@ -476,6 +505,9 @@ static int load_skel(struct bpf_priv *p, const struct load_cfg *c, int nposs)
 		err = bpf_map__set_max_entries(st->maps.events, (__u32)c->ring);
 		if (!err)
 			err = bpf_map__set_max_entries(st->maps.cpus, ncpu);
+		if (!err)
+			err = bpf_map__set_max_entries(st->maps.targets,
+						       target_slots(c));
 		if (!err)
 			err = ctxsw_stream_bpf__load(st);
 		SHARED_MAPS(p, st);

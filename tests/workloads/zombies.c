@@ -16,6 +16,8 @@
  *      the command's children.  They block until the middle process has
  *      exited (EOF on a pipe only it held open), and the command reaps
  *      them all: their counts are in its rusage.
+ *   2  the middle process forks them, lets them go once all N are alive
+ *      and reaps them: N live processes at once, all in the rusage.
  * Exit status 0, 1 on a failed call.
  */
 #include <errno.h>
@@ -68,14 +70,15 @@ static void middle(int n, int mode, int go[2])
 		}
 		kids[i] = p;
 	}
-	if (mode == 0) {
-		/* let them go, and wait for each to be a zombie */
+	if (mode == 0 || mode == 2) {
+		/* let them go, and wait for each to be a zombie (mode 0) or
+		 * reap it (2) */
 		close(go[1]);
 		for (int i = 0; i < n; i++) {
 			siginfo_t si;
 
 			while (waitid(P_PID, (id_t)kids[i], &si,
-				      WEXITED | WNOWAIT) < 0)
+				      WEXITED | (mode == 0 ? WNOWAIT : 0)) < 0)
 				if (errno != EINTR)
 					die("waitid");
 		}
@@ -91,8 +94,8 @@ int main(int argc, char **argv)
 	int go[2], status, reaped = 0;
 	pid_t m;
 
-	if (n < 1 || mode < 0 || mode > 1) {
-		fprintf(stderr, "usage: zombies [N] [MODE 0|1]\n");
+	if (n < 1 || mode < 0 || mode > 2) {
+		fprintf(stderr, "usage: zombies [N] [MODE 0|1|2]\n");
 		return 1;
 	}
 	if (pipe(go) < 0)

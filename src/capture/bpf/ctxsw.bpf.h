@@ -49,7 +49,7 @@ struct {
 } cpus SEC(".maps");
 
 /* Selected tids or tgids (filter_kind); forks of selected tasks are added,
- * processes removed when their leader is freed. */
+ * processes removed when their leader is freed.  Sized by the loader. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
