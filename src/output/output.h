@@ -165,11 +165,13 @@ static inline void output__kernel_caps(struct kernel_cmp *k, unsigned caps)
 }
 
 /* After a stream's loss: real-time threads on every CPU keep the reader
- * off them for up to 95% of each second, which no buffer outlasts. */
+ * off them for up to 95% of each second, which no buffer outlasts, and so
+ * do thousands of runnable ones whatever its nice. */
 #define OUTPUT_RT_HINT                                                        \
-	"  if the traced threads run real-time (SCHED_FIFO, SCHED_RR), they "  \
-	"keep ctxmon's reader off the CPUs: run it above them, with "          \
-	"`chrt -R -f 99 ctxmon ...` (-R: the command does not inherit it)"
+	"  if the CPUs were busy with real-time threads (SCHED_FIFO, "         \
+	"SCHED_RR) or with many runnable ones, they kept ctxmon's reader "      \
+	"off them: run it real-time, above them, with `chrt -R -f 99 ctxmon "  \
+	"...` (-R: the command does not inherit it)"
 
 /* Voluntary and involuntary each equal, or within their ambiguous range. */
 bool output__kernel_match(const struct kernel_cmp *k);
