@@ -598,7 +598,9 @@ static void text_report(FILE *f, const struct output_opts *o, struct report *r)
 		if (r->counted)
 			fprintf(f, "  to lose less: more rows in the kernel's "
 				   "table (CTXMON_BPF_ROWS=N, by default four "
-				   "per thread on the machine at the start)\n");
+				   "per thread on the machine at the start), or "
+				   "--backend bpf, which streams and needs no "
+				   "row per thread\n");
 		else if (!r->source && r->text_reader)
 			fprintf(f, "  to lose less: larger per-CPU buffers "
 				   "(-m KB), or a binary backend (--backend "
