@@ -312,8 +312,9 @@ void capture__session_opts(const struct capture_opts *c,
 }
 
 /* The reader's nice by default: a stream's reader must keep up with the
- * CPUs it reads, and at the workload's own weight it may not (BENCHMARKS.md:
- * stress-ng --affinity 2 starved it of 80% of its time at nice 0). */
+ * CPUs it reads, and at the workload's own weight it may not (README,
+ * known limits: stress-ng --affinity 2 kept it off the CPUs 80% of the
+ * time at nice 0). */
 #define READER_NICE (-10)
 
 /*
