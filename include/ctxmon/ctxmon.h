@@ -211,10 +211,11 @@ struct ctxmon_stats {
 	pid_t tid;			/* thread id; for a process, its tgid */
 	pid_t tgid;			/* -1 if never learnt */
 	pid_t ppid;			/* parent (tgid of the forking task,
-					 * from fork events; bpf-agg: of a
-					 * process, the real parent, the
-					 * forker's own under CLONE_PARENT),
-					 * -1 unknown */
+					 * from fork events; of a process
+					 * started with CLONE_PARENT, the
+					 * forker's own where the backend
+					 * tells it: bpf-agg, bpf), -1
+					 * unknown */
 	uint32_t gen;			/* tells apart tasks that reused a tid */
 	uint32_t pgen;			/* generation of its process: rows
 					 * roll up by (tgid, pgen), so a reused

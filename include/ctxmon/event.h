@@ -108,6 +108,11 @@ struct ctxmon_event {
 		struct {
 			int32_t parent_tid, child_tid;
 			int32_t child_tgid;	/* -1 when unknown */
+			uint8_t clone_parent;	/* a new process started with
+						 * CLONE_PARENT: its parent is
+						 * the forker's (in padding:
+						 * child_comm keeps its
+						 * offset) */
 			const char *child_comm;
 		} fork;
 		struct {

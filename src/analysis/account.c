@@ -853,6 +853,14 @@ static void on_wakeup_new(struct ctxmon_account *a,
 	}
 }
 
+/* The parent of process @tgid, from its leader's row; -1 when unknown. */
+static int32_t forker_parent(struct ctxmon_account *a, int32_t tgid)
+{
+	struct task *l = tgid > 0 ? task_find(a, tgid) : NULL;
+
+	return l && l->st.ppid > 0 ? l->st.ppid : -1;
+}
+
 static void on_fork(struct ctxmon_account *a, const struct ctxmon_event *ev,
 		    uint64_t ts)
 {
@@ -885,8 +893,11 @@ static void on_fork(struct ctxmon_account *a, const struct ctxmon_event *ev,
 	set_tgid(a, c, ev->fork.child_tgid);
 	set_comm(a, c, ev->fork.child_comm);
 	/* The forking task's process is the parent of a new process; for a
-	 * new thread it is its own process, and rollups take the leader's. */
+	 * new thread it is its own process, and rollups take the leader's.
+	 * Under CLONE_PARENT the forker's own parent is (when known). */
 	c->st.ppid = ev->tgid >= 0 ? ev->tgid : p ? p->st.tgid : -1;
+	if (ev->fork.clone_parent)
+		c->st.ppid = forker_parent(a, c->st.ppid);
 	if (p && p->st.target)
 		c->st.target = true;
 	task_start(c, T_RUNNABLE, ts);

@@ -254,6 +254,8 @@ static void rec_decode(struct strtab *strs, const void *data,
 		ev->fork.parent_tid = r->parent_tid;
 		ev->fork.child_tid = r->child_tid;
 		ev->fork.child_tgid = r->child_tgid;
+		ev->fork.clone_parent =
+			(r->flags & CTXSW_FORK_CLONE_PARENT) != 0;
 		ev->fork.child_comm = comm(strs, r->child_comm);
 		break;
 	}

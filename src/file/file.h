@@ -22,7 +22,8 @@
 #define FILE_MAGIC "\x89" "CTXMON\n"	/* 8 bytes, no NUL */
 #define FILE_MAGIC_LEN 8
 #define FILE_VERSION_MAJOR 1
-#define FILE_VERSION_MINOR 2	/* 1: the ORPHAN event type; 2: sw.prev_run_ns */
+#define FILE_VERSION_MINOR 3	/* 1: the ORPHAN event type; 2: sw.prev_run_ns;
+				 * 3: FORK's CLONE_PARENT code */
 #define FILE_HEADER_LEN 32
 
 #define CHUNK_MAGIC 0x4b4e4843u		/* "CHNK" little-endian */

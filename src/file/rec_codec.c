@@ -432,7 +432,8 @@ CODER void code_fork(struct codec *c, const bool enc, uint64_t *mask,
 	 * parent's. */
 	if (enc) {
 		tgid = ev->fork.child_tgid;
-		code = tgid == child   ? 0 :
+		/* 4 (1.3): a new process of CLONE_PARENT */
+		code = tgid == child   ? (ev->fork.clone_parent ? 4 : 0) :
 		       tgid == tp.tgid ? 1 :
 		       tgid == -1      ? 2 :
 					 3;
@@ -441,7 +442,7 @@ CODER void code_fork(struct codec *c, const bool enc, uint64_t *mask,
 			val(c, enc, tgid, COL_TID, child);
 	} else {
 		code = rd_u8(c, COL_TIDC);
-		if (code == 0)
+		if (code == 0 || code == 4)
 			tgid = child;
 		else if (code == 1)
 			tgid = tp.tgid;
@@ -455,6 +456,7 @@ CODER void code_fork(struct codec *c, const bool enc, uint64_t *mask,
 	ev->fork.parent_tid = parent;
 	ev->fork.child_tid = child;
 	ev->fork.child_tgid = tgid;
+	ev->fork.clone_parent = code == 4;
 	ev->fork.child_comm = fld_comm(c, enc, mask, ev->fork.child_comm,
 				       tp.comm, B_X + 2, &ci);
 	c->last_child = child;

@@ -58,6 +58,28 @@ PY
 		[ "$ppids" = 301 ] || fail "mode 1: $ppids processes name the command as parent, expected 301"
 	fi
 done
+# mode 1 under the bpf stream, live and through a recording: its fork
+# record says CLONE_PARENT (format 1.3), so the account gives the 300
+# their real parent; before, 'voluntary 4 != 604'
+rc=0
+"$CTXMON" stat --backend bpf --check -o "$T/z1b.txt" -- "$WL/zombies" 300 1 \
+	>/dev/null 2>"$T/z1b.err" || rc=$?
+san_check "mode 1 bpf" "$T/z1b.err"
+sed 's/^/  | /' "$T/z1b.err"
+[ "$rc" = 0 ] || fail "mode 1, bpf: stat --check exited $rc"
+rc=0
+"$CTXMON" record --backend bpf -o "$T/z1.ctxm" -- "$WL/zombies" 300 1 \
+	>/dev/null 2>"$T/z1r.err" || rc=$?
+san_check "mode 1 record" "$T/z1r.err"
+[ "$rc" = 0 ] || fail "mode 1: record exited $rc"
+rc=0
+"$CTXMON" report -i "$T/z1.ctxm" -o "$T/z1r.txt" 2>"$T/z1rep.err" || rc=$?
+san_check "mode 1 report" "$T/z1rep.err"
+grep "kernel counters" "$T/z1r.txt" | sed 's/^/  | report: /'
+[ "$rc" = 0 ] || fail "mode 1: report of the recording exited $rc"
+grep -q "(traced vs getrusage: match)" "$T/z1r.txt" ||
+	fail "mode 1: the report of the recording does not match getrusage"
+
 # 20000 live processes need that many pids
 pid_max=$(cat /proc/sys/kernel/pid_max)
 if [ "$pid_max" -lt 32768 ]; then

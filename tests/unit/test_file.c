@@ -99,6 +99,7 @@ static bool ev_eq(const struct ctxmon_event *a, const struct ctxmon_event *b)
 		return a->fork.parent_tid == b->fork.parent_tid &&
 		       a->fork.child_tid == b->fork.child_tid &&
 		       a->fork.child_tgid == b->fork.child_tgid &&
+		       a->fork.clone_parent == b->fork.clone_parent &&
 		       str_eq(a->fork.child_comm, b->fork.child_comm);
 	case CTXMON_EV_EXEC:
 		return a->exec.tid == b->exec.tid &&
@@ -372,6 +373,8 @@ static void sim_step(struct sim *s, struct evs *out)
 		ev.fork.parent_tid = s->t[cur].tid;
 		ev.fork.child_tid = s->next_tid++;
 		ev.fork.child_tgid = r % 2 ? ev.fork.child_tid : s->t[cur].tgid;
+		/* a new process of CLONE_PARENT now and then (format 1.3) */
+		ev.fork.clone_parent = r % 2 && r % 3 == 0;
 		ev.fork.child_comm = comm;
 		evs_push(out, &ev);
 		base(s, &ev, CTXMON_EV_WAKEUP_NEW, cpu);

@@ -115,10 +115,13 @@ struct ctxsw_migrate {
 	__s32 tid, prio, orig_cpu, dest_cpu;
 };
 
+/* A new process whose parent is its forker's (CLONE_PARENT). */
+#define CTXSW_FORK_CLONE_PARENT 1
+
 struct ctxsw_fork {
 	struct ctxsw_hdr h;
 	__s32 parent_tid, child_tid, child_tgid;
-	__u32 pad;
+	__u32 flags;	/* CTXSW_FORK_CLONE_PARENT */
 	char child_comm[CTXSW_COMM_LEN];
 };
 

@@ -306,7 +306,12 @@ static __always_inline int on_fork(struct task_struct *parent,
 	r->parent_tid = BPF_CORE_READ(parent, pid);
 	r->child_tid = BPF_CORE_READ(child, pid);
 	r->child_tgid = BPF_CORE_READ(child, tgid);
-	r->pad = 0;
+	/* a new process reaped by the forker's parent, not the forker */
+	r->flags = r->child_tid == r->child_tgid &&
+				   BPF_CORE_READ(child, real_parent, tgid) !=
+					   BPF_CORE_READ(parent, tgid) ?
+			   CTXSW_FORK_CLONE_PARENT :
+			   0;
 	bpf_core_read(r->child_comm, sizeof(r->child_comm), &child->comm);
 	rec_submit(r);
 	return 0;
