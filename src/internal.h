@@ -213,6 +213,8 @@ struct backend_ctx {		/* what a backend may read of the session */
 	bool wakeups_thinned;	/* set by the backend at open: it drops the
 				 * sched_wakeup of tasks no longer on their
 				 * CPU (CTXMON_EVENTS_WAKEUP_ALL) */
+	unsigned caps_more;	/* set by the backend at open: CTXMON_CAP_*
+				 * this kernel gave it beyond its ops->caps */
 	char *err;		/* one line of error text, errlen bytes */
 	size_t errlen;
 };

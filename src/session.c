@@ -522,7 +522,7 @@ int ctxmon_session_kernel_ns(struct ctxmon_session *s, uint64_t *ns)
 
 unsigned ctxmon_session_caps(const struct ctxmon_session *s)
 {
-	return s && s->be ? s->be->ops->caps : 0;
+	return s && s->be ? s->be->ops->caps | s->ctx.caps_more : 0;
 }
 
 unsigned ctxmon_backend_caps(const char *name)

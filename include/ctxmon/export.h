@@ -120,6 +120,12 @@ struct ctxmon_html_info {
 					 * (ctxmon/features.h): switches
 					 * shown R without preemption may be
 					 * voluntary */
+	unsigned orphan_walk;		/* children of one exit the
+					 * backend's marks of processes left
+					 * unreaped cover (record's
+					 * CTXMON_META_ORPHAN_WALK, the
+					 * session's caps); 0: the backend's
+					 * usual */
 };
 
 /* NULL and errno on failure; free with ctxmon_html_free(). */

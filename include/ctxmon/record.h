@@ -48,6 +48,10 @@ extern "C" {
 /* "on-cpu" when sched_wakeup was kept only for a task still on its CPU
  * (CTXMON_EVENTS_WAKEUP_ALL); absent when every one was kept. */
 #define CTXMON_META_WAKEUPS	"sched_wakeup"
+/* u64: children of one exit the backend's ORPHAN events cover
+ * (CTXMON_ORPHAN_WALK or CTXMON_ORPHAN_WALK_MANY); absent: the backend's
+ * usual (ctxmon_backend_caps()). */
+#define CTXMON_META_ORPHAN_WALK	"orphans.walk"
 #define CTXMON_META_TARGET	"target"	  /* "all", "pid 42", "cmd ls" */
 #define CTXMON_META_TARGET_PIDS "target.pids"	  /* u64[]: PIDS/TIDS target */
 #define CTXMON_META_ROOT_PID	"target.root_pid" /* u64: launched command */

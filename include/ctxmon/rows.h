@@ -75,7 +75,9 @@ extern "C" {
 #define CTXMON_ORPHAN_WALK	128
 #define CTXMON_ORPHAN_WALK_MANY	32768
 
-/* What the session's backend can show (CTXMON_CAP_* bits). */
+/* What the session's backend can show (CTXMON_CAP_* bits) on this
+ * kernel, which can be more than ctxmon_backend_caps() says (bpf:
+ * CTXMON_CAP_ORPHANS_MANY where the kernel has bpf_loop(), 5.17+). */
 unsigned ctxmon_session_caps(const struct ctxmon_session *s);
 
 /*
@@ -84,7 +86,8 @@ unsigned ctxmon_session_caps(const struct ctxmon_session *s);
  */
 const char *ctxmon_session_limits(const struct ctxmon_session *s);
 
-/* Capabilities of the backend named @name, 0 when there is none. */
+/* Capabilities of the backend named @name on any kernel, 0 when there
+ * is none. */
 unsigned ctxmon_backend_caps(const char *name);
 
 /*

@@ -278,8 +278,25 @@ static unsigned prog_group(const char *name)
 	return CTXMON_EVENTS_SCHED;
 }
 
+/*
+ * The stream's exit has two programs (ctxsw_stream.bpf.c): one walks an
+ * exit's children for orphans with bpf_loop() (Linux 5.17+), up to
+ * CTXMON_ORPHAN_WALK_MANY, the other in a bounded loop, up to
+ * CTXMON_ORPHAN_WALK.  CTXMON_BPF_NO_LOOP=1 takes the second where the
+ * first would load (tests).
+ */
+static bool walk_loop(void)
+{
+	const char *env = getenv("CTXMON_BPF_NO_LOOP");
+
+	if (env && !strcmp(env, "1"))
+		return false;
+	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_RAW_TRACEPOINT,
+				       BPF_FUNC_loop, NULL) == 1;
+}
+
 static void choose_progs(struct bpf_object *obj, enum prog_set set,
-			 unsigned groups)
+			 unsigned groups, bool loop)
 {
 	static const char *const prefix[] = { "btf_", "raw_", "agg_" };
 	struct bpf_program *prog;
@@ -290,6 +307,10 @@ static void choose_progs(struct bpf_object *obj, enum prog_set set,
 		bool on = !strncmp(name, prefix[set], 4) &&
 			  (prog_group(name + 4) & groups);
 
+		if (strstr(name, "_exit_bounded"))
+			on = on && !loop;
+		else if (set != SET_AGG && strstr(name, "process_exit"))
+			on = on && loop;
 		bpf_program__set_autoload(prog, on);
 	}
 }
@@ -304,6 +325,7 @@ struct load_cfg {
 	int cg_level;
 	bool cpu_filter;
 	int sw_args, exit_args;
+	bool walk_loop;	/* the stream's exit walks with bpf_loop() */
 };
 
 /* The knobs both objects have (ctxsw.bpf.h), set before load. */
@@ -475,7 +497,7 @@ static int load_skel(struct bpf_priv *p, const struct load_cfg *c, int nposs)
 			return -errno;
 		p->ag = a;
 		SET_KNOBS(a, c);
-		choose_progs(a->obj, c->set, c->groups);
+		choose_progs(a->obj, c->set, c->groups, true);
 		err = bpf_map__set_max_entries(a->maps.cpus, ncpu);
 		if (!err)
 			err = bpf_map__set_max_entries(a->maps.targets,
@@ -501,7 +523,7 @@ static int load_skel(struct bpf_priv *p, const struct load_cfg *c, int nposs)
 		 * dropped (another CPU's): then the wakeup is all there is */
 		st->rodata->wakeup_on_cpu_only =
 			!c->cpu_filter && !(c->groups & CTXMON_EVENTS_WAKEUP_ALL);
-		choose_progs(st->obj, c->set, c->groups);
+		choose_progs(st->obj, c->set, c->groups, c->walk_loop);
 		err = bpf_map__set_max_entries(st->maps.events, (__u32)c->ring);
 		if (!err)
 			err = bpf_map__set_max_entries(st->maps.cpus, ncpu);
@@ -683,6 +705,10 @@ int bpf_backend__open(struct backend_ctx *ctx, const struct bpf_backend_opts *o,
 	c.sw_args = tp_nargs(vmlinux, "sched_switch");
 	c.exit_args = tp_nargs(vmlinux, "sched_process_exit");
 	btf__free(vmlinux);
+	if (c.set != SET_AGG) {
+		c.walk_loop = walk_loop();
+		lb_msg[0] = '\0'; /* the probe's refusal is no error of ours */
+	}
 
 	if (load_skel(p, &c, p->nposs) < 0 && c.set == SET_BTF) {
 		fmt__buf(btf_err, sizeof(btf_err), "%s (%s)", strerror(errno),
@@ -729,6 +755,8 @@ out:
 		return ret;
 	}
 	ctx->wakeups_thinned = p->st && p->st->rodata->wakeup_on_cpu_only;
+	if (p->st && c.walk_loop)
+		ctx->caps_more |= CTXMON_CAP_ORPHANS_MANY;
 	*priv = p;
 	return 0;
 }

@@ -45,6 +45,8 @@ struct run_summary {
 	const char *source;	/* the recording, for report */
 	const char *arch;	/* its machine, for syscall names; NULL:
 				 * this build's */
+	unsigned marks;		/* output__kernel_tree()'s @marks; 0: the
+				 * backend's usual (output__backend_marks()) */
 };
 
 /*

@@ -84,6 +84,7 @@ int recording__emit(FILE *f, struct output_opts *o, bool want_threads,
 		/* Against the kernel only when every row is there. */
 		if (s->target == CTXMON_TARGET_CMD && s->has_rusage && !keep) {
 			if (output__kernel_tree(&rep.kernel, s->root,
+						s->marks ? s->marks :
 						output__backend_marks(s->backend),
 						th, nth, th, nth, pr, npr) < 0)
 				goto out;
@@ -644,6 +645,7 @@ int cmd_report(int argc, char **argv)
 	s.source = r.path;
 	s.arch = ctxmon_reader_meta_str(r.r, CTXMON_META_ARCH);
 	s.preempt_rt = meta_u64(r.r, CTXMON_META_PREEMPT_RT, 0) == 1;
+	s.marks = (unsigned)meta_u64(r.r, CTXMON_META_ORPHAN_WALK, 0);
 	if (ctxmon_reader_meta_u64(r.r, CTXMON_META_SIGSLEEP, &v) == 0) {
 		s.sig_known = true;
 		s.sigsleep = (enum ctxmon_sigsleep)v;

@@ -45,6 +45,7 @@ int recording__html(const char *path, struct ctxmon_html *h,
 	if (s->target == CTXMON_TARGET_CMD && s->has_rusage) {
 		in.has_rusage = true;
 		in.root_pid = s->root;
+		in.orphan_walk = s->marks;
 		in.ru_nvcsw = s->ru_nvcsw;
 		in.ru_nivcsw = s->ru_nivcsw;
 		in.preempt_rt = r ? s->preempt_rt :

@@ -554,6 +554,7 @@ int cmd_stat(int argc, char **argv)
 			.root = ctxmon_session_child(r.s),
 			.ru_nvcsw = (uint64_t)r.ru.ru_nvcsw,
 			.ru_nivcsw = (uint64_t)r.ru.ru_nivcsw,
+			.marks = output__live_marks(ctxmon_session_caps(r.s)),
 		};
 
 		ret = recording__html(r.html_path, r.html, r.a, &sum, NULL,

@@ -239,8 +239,14 @@ static void status_box(FILE *f, const struct ctxmon_html_info *in,
 		unsigned caps = in->backend ? ctxmon_backend_caps(in->backend) :
 					      0;
 
-		output__kernel_tree(&k, root, output__live_marks(caps), th,
-				    nth, NULL, 0, NULL, 0);
+		unsigned marks = in->sz >= offsetof(struct ctxmon_html_info,
+						    orphan_walk) +
+						   sizeof(unsigned) &&
+					 in->orphan_walk ?
+				 in->orphan_walk :
+				 output__live_marks(caps);
+
+		output__kernel_tree(&k, root, marks, th, nth, NULL, 0, NULL, 0);
 		output__kernel_caps(&k, caps);
 		k.ru_nvcsw = in->ru_nvcsw;
 		k.ru_nivcsw = in->ru_nivcsw;

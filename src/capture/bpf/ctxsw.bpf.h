@@ -196,7 +196,6 @@ static __always_inline int on_free(struct task_struct *p)
 static __always_inline void orphan_found(struct task_struct *c, __s32 tgid,
 					 __s32 parent, __u8 why);
 
-#ifdef ORPHAN_WALK_BPF_LOOP
 struct orphan_walk {
 	__u64 p, pos;	/* task pointers, read through probes only */
 	__s32 tgid;
@@ -216,33 +215,37 @@ static long orphan_step(__u32 i, void *ctx)
 	w->pos = (__u64)c;
 	return 0;
 }
-#endif
 
+/*
+ * @loop: walk up to CTXSW_ORPHAN_WALK_LOOP children with bpf_loop()
+ * (Linux 5.17+), else CTXSW_ORPHAN_WALK in a bounded loop.  A constant in
+ * each program, so the bounded one has no bpf_loop() call to refuse.
+ */
 static __always_inline void orphans_of_exit(struct task_struct *p,
-					    bool group_dead)
+					    bool group_dead, const bool loop)
 {
 	__s32 tgid = BPF_CORE_READ(p, tgid), ptgid = 0;
 
 	if (exit_loses_children(p, group_dead)) {
-#ifdef ORPHAN_WALK_BPF_LOOP
-		struct orphan_walk w = { .p = (__u64)p, .tgid = tgid };
+		if (loop) {
+			struct orphan_walk w = { .p = (__u64)p, .tgid = tgid };
 
-		bpf_loop(CTXSW_ORPHAN_WALK_LOOP, orphan_step, &w, 0);
-#else
-		struct task_struct *c = NULL;
+			bpf_loop(CTXSW_ORPHAN_WALK_LOOP, orphan_step, &w, 0);
+		} else {
+			struct task_struct *c = NULL;
 
-		for (int i = 0; i < CTXSW_ORPHAN_WALK; i++) {
-			c = child_next(p, c);
-			if (!c)
-				break;
-			if (child_unreaped(c))
-				orphan_found(c, BPF_CORE_READ(c, tgid), tgid,
-					     0 /* CTXMON_ORPHAN_PARENT_DIED */);
+			for (int i = 0; i < CTXSW_ORPHAN_WALK; i++) {
+				c = child_next(p, c);
+				if (!c)
+					break;
+				if (child_unreaped(c))
+					orphan_found(
+						c, BPF_CORE_READ(c, tgid), tgid,
+						0 /* CTXMON_ORPHAN_PARENT_DIED */);
+			}
 		}
-#endif
 	}
 	if (group_dead && exit_autoreaped(p, &ptgid))
 		orphan_found(p, tgid, ptgid, 1 /* CTXMON_ORPHAN_AUTOREAP */);
 }
-
 #endif

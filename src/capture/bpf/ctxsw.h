@@ -224,10 +224,10 @@ struct ctxsw_row {
 #define CTXSW_EXITED 1		/* sched_process_exit seen */
 #define CTXSW_EXITED_ORPHAN 2	/* its parent will not reap it */
 
-/* Children an exit's walk for orphans looks at (ctxsw.bpf.h): an
- * bounded loop where bpf_loop() may be missing (the stream), bpf_loop()
- * where it is required (bpf-agg).  Past them, user space guesses by the
- * times (analysis/rusage.c). */
+/* Children an exit's walk for orphans looks at (ctxsw.bpf.h): a bounded
+ * loop where bpf_loop() is missing (the stream before Linux 5.17),
+ * bpf_loop() elsewhere.  Past them, user space guesses by the times
+ * (analysis/rusage.c). */
 #define CTXSW_ORPHAN_WALK 128
 #define CTXSW_ORPHAN_WALK_LOOP 32768
 #define CTXSW_BURIED 4		/* dead, its tid let go: for user space */

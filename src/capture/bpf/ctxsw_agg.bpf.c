@@ -9,7 +9,6 @@
  * Unlike the stream it does without sched_wakeup (row_waking(), and
  * docs/accounting.md, "A wakeup while the task is still on its CPU").
  */
-#define ORPHAN_WALK_BPF_LOOP /* it needs bpf_loop() anyway (row_lock()) */
 #include "ctxsw.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -1027,6 +1026,7 @@ int BPF_PROG(agg_sched_process_exit, struct task_struct *p)
 	if (r)
 		row_mark_exited(r);
 	/* do_exit() has decremented signal->live before the event */
-	orphans_of_exit(p, BPF_CORE_READ(p, signal, live.counter) == 0);
+	/* it needs bpf_loop() anyway (row_lock()) */
+	orphans_of_exit(p, BPF_CORE_READ(p, signal, live.counter) == 0, true);
 	return 0;
 }

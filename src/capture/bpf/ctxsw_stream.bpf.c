@@ -353,7 +353,7 @@ static __always_inline void orphan_found(struct task_struct *c, __s32 tgid,
 }
 
 static __always_inline int on_exit(unsigned long long *ctx,
-				   struct task_struct *p)
+				   struct task_struct *p, const bool loop)
 {
 	struct ctxsw_exit *r;
 	bool group_dead;
@@ -376,7 +376,7 @@ static __always_inline int on_exit(unsigned long long *ctx,
 	__builtin_memset(r->pad, 0, sizeof(r->pad));
 	bpf_core_read(r->comm, sizeof(r->comm), &p->comm);
 	rec_submit(r);
-	orphans_of_exit(p, group_dead);
+	orphans_of_exit(p, group_dead, loop);
 	return 0;
 }
 
@@ -440,20 +440,22 @@ static __always_inline int on_sys(__u8 type, long id, long ret)
 
 /* ---- the programs: tp_btf and raw_tp twins ------------------------- */
 
-/* BTF in body_args is true in the tp_btf twin, false in the raw_tp one */
-#define TWIN(tp, body_args, ...)                                \
+/* BTF in body_args is true in the tp_btf twin, false in the raw_tp one;
+ * programs btf_<name> and raw_<name> */
+#define TWIN_AS(name, tp, body_args, ...)                       \
 	SEC("tp_btf/" #tp)                                      \
-	int BPF_PROG(btf_##tp, ##__VA_ARGS__)                   \
+	int BPF_PROG(btf_##name, ##__VA_ARGS__)                 \
 	{                                                       \
 		const bool BTF __attribute__((unused)) = true;  \
 		return body_args;                               \
 	}                                                       \
 	SEC("raw_tp/" #tp)                                      \
-	int BPF_PROG(raw_##tp, ##__VA_ARGS__)                   \
+	int BPF_PROG(raw_##name, ##__VA_ARGS__)                 \
 	{                                                       \
 		const bool BTF __attribute__((unused)) = false; \
 		return body_args;                               \
 	}
+#define TWIN(tp, body_args, ...) TWIN_AS(tp, tp, body_args, ##__VA_ARGS__)
 
 TWIN(sched_switch, on_switch(ctx, preempt, prev, next, BTF), bool preempt,
      struct task_struct *prev, struct task_struct *next)
@@ -467,7 +469,11 @@ TWIN(sched_process_fork, on_fork(parent, child), struct task_struct *parent,
      struct task_struct *child)
 TWIN(sched_process_exec, on_exec(p, old_pid), struct task_struct *p,
      int old_pid)
-TWIN(sched_process_exit, on_exit(ctx, p), struct task_struct *p)
+/* the loader attaches one of the two: bpf_loop() where the kernel has it
+ * (ctxsw.bpf.h, orphans_of_exit()) */
+TWIN(sched_process_exit, on_exit(ctx, p, true), struct task_struct *p)
+TWIN_AS(sched_process_exit_bounded, sched_process_exit,
+	on_exit(ctx, p, false), struct task_struct *p)
 TWIN(sched_process_free, on_free(p), struct task_struct *p)
 TWIN(irq_handler_entry, on_irq(CTXSW_IRQ_ENTRY, irq, 0), int irq)
 TWIN(irq_handler_exit, on_irq(CTXSW_IRQ_EXIT, irq, ret), int irq, void *action,
