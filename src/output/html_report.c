@@ -270,7 +270,8 @@ static void status_box(FILE *f, const struct ctxmon_html_info *in,
 			"%" PRIu64 ", kernel (getrusage ru_nvcsw) %" PRIu64
 			"; traced involuntary %" PRIu64
 			", kernel (ru_nivcsw) %" PRIu64 ".</div>\n",
-			match ? "match" : "MISMATCH", k.traced_vol, k.ru_nvcsw,
+			!match ? "MISMATCH" : k.bound ? "within bound" : "match",
+			k.traced_vol, k.ru_nvcsw,
 			k.traced_invol, k.ru_nivcsw);
 	if (in->has_rusage) {
 		/* unequal numbers: the range that makes them match */

@@ -337,14 +337,15 @@ void output__kernel_verdict(FILE *f, const struct kernel_cmp *k,
 			k->traced_vol, k->traced_vol == k->ru_nvcsw ? "=" : "!=",
 			k->ru_nvcsw);
 	else
-		fprintf(f, "kernel counters: voluntary %" PRIu64 " %s %" PRIu64
-			   "..%" PRIu64,
+		fprintf(f, "kernel counters: voluntary: getrusage %" PRIu64
+			   " %s traced %" PRIu64 "..%" PRIu64,
 			k->ru_nvcsw, vol_in_range(k, 0) ? "in" : "not in",
 			k->traced_vol > rt_amb(k) ? k->traced_vol - rt_amb(k) : 0,
 			k->traced_vol + k->leader_reaped + amb);
 	if (amb && k->traced_invol != k->ru_nivcsw)
-		fprintf(f, ", involuntary %" PRIu64 " %s %" PRIu64 "..%" PRIu64,
-			k->ru_nivcsw, output__kernel_match(k) ? "in" : "not in",
+		fprintf(f, ", involuntary: getrusage %" PRIu64
+			   " %s traced %" PRIu64 "..%" PRIu64,
+			k->ru_nivcsw, invol_in_range(k, 0) ? "in" : "not in",
 			k->traced_invol > k->exit_preempt + amb ?
 				k->traced_invol - k->exit_preempt - amb : 0,
 			k->traced_invol);
@@ -352,8 +353,9 @@ void output__kernel_verdict(FILE *f, const struct kernel_cmp *k,
 		fprintf(f, ", involuntary %" PRIu64 " %s %" PRIu64, k->traced_invol,
 			k->traced_invol == k->ru_nivcsw ? "=" : "!=", k->ru_nivcsw);
 	else
-		fprintf(f, ", involuntary %" PRIu64 " %s %" PRIu64 "..%" PRIu64,
-			k->ru_nivcsw, output__kernel_match(k) ? "in" : "not in",
+		fprintf(f, ", involuntary: getrusage %" PRIu64
+			   " %s traced %" PRIu64 "..%" PRIu64,
+			k->ru_nivcsw, invol_in_range(k, 0) ? "in" : "not in",
 			k->traced_invol - k->exit_preempt, k->traced_invol);
 	fprintf(f, " (traced vs getrusage: %s)%s",
 		output__kernel_match(k) ? "match" : "MISMATCH", post);

@@ -308,9 +308,35 @@ static void test_exit_block_rt(void **state)
 	k.preempt_rt = true;
 	check_window(&k, &k.ru_nvcsw, 8, 10);
 	k.ru_nvcsw = 9;
-	assert_true(line_has(&k, "voluntary 9 in 8..10"));
+	assert_true(line_has(&k, "voluntary: getrusage 9 in traced 8..10"));
 	k.ru_nvcsw = 7;
-	assert_true(line_has(&k, "voluntary 7 not in 8..10"));
+	assert_true(line_has(&k, "voluntary: getrusage 7 not in traced 8..10"));
+}
+
+/* Each side of a range verdict says whether its own count is in its own
+ * range, traced first in the verdict's words: the involuntary side said
+ * "not in" for a count inside its range when the voluntary one failed
+ * ("getrusage 12 not in traced 3..24"). */
+static void test_range_sides(void **state)
+{
+	struct kernel_cmp k = {
+		.valid = true, .traced_vol = 10, .ru_nvcsw = 20,
+		.leader_reaped = 1, .traced_invol = 5, .exit_preempt = 3,
+		.ru_nivcsw = 3,
+	};
+
+	(void)state;
+	assert_false(output__kernel_match(&k));
+	assert_true(line_has(&k, "voluntary: getrusage 20 not in traced 10..11"));
+	assert_true(line_has(&k, "involuntary: getrusage 3 in traced 2..5"));
+	k.ru_nvcsw = 11;
+	k.ru_nivcsw = 1;
+	assert_false(output__kernel_match(&k));
+	assert_true(line_has(&k, "voluntary: getrusage 11 in traced 10..11"));
+	assert_true(line_has(&k, "involuntary: getrusage 1 not in traced 2..5"));
+	k.ru_nivcsw = 2;
+	assert_true(output__kernel_match(&k));
+	assert_true(line_has(&k, "(traced vs getrusage: match)"));
 }
 
 /* io_uring workers in the command's rows (named by the kernel, not the
@@ -377,6 +403,7 @@ int main(void)
 		cmocka_unit_test(test_unsure_hint_bound),
 		cmocka_unit_test(test_sampled),
 		cmocka_unit_test(test_io_workers_hint),
+		cmocka_unit_test(test_range_sides),
 		cmocka_unit_test(test_exact),
 		cmocka_unit_test(test_leader_reaped),
 		cmocka_unit_test(test_folded),
