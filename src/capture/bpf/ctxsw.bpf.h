@@ -196,6 +196,13 @@ static __always_inline int on_free(struct task_struct *p)
 static __always_inline void orphan_found(struct task_struct *c, __s32 tgid,
 					 __s32 parent, __u8 why);
 
+/*
+ * One child per step: @pos, the child at hand, is read from the list
+ * before the loop.  Verifiers before Linux 6.7 check a bpf_loop()
+ * callback as if it ran once, from the caller's state: a walk that began
+ * at pos 0 had the branch that steps on from @pos pruned as dead code
+ * (6.1 marked the first child 32768 times and no other).
+ */
 struct orphan_walk {
 	__u64 p, pos;	/* task pointers, read through probes only */
 	__s32 tgid;
@@ -204,7 +211,7 @@ struct orphan_walk {
 static long orphan_step(__u32 i, void *ctx)
 {
 	struct orphan_walk *w = ctx;
-	struct task_struct *c = child_next((void *)w->p, (void *)w->pos);
+	struct task_struct *c = (void *)w->pos;
 
 	(void)i;
 	if (!c)
@@ -212,7 +219,7 @@ static long orphan_step(__u32 i, void *ctx)
 	if (child_unreaped(c))
 		orphan_found(c, BPF_CORE_READ(c, tgid), w->tgid,
 			     0 /* CTXMON_ORPHAN_PARENT_DIED */);
-	w->pos = (__u64)c;
+	w->pos = (__u64)child_next((void *)w->p, c);
 	return 0;
 }
 
@@ -228,7 +235,11 @@ static __always_inline void orphans_of_exit(struct task_struct *p,
 
 	if (exit_loses_children(p, group_dead)) {
 		if (loop) {
-			struct orphan_walk w = { .p = (__u64)p, .tgid = tgid };
+			struct orphan_walk w = {
+				.p = (__u64)p,
+				.pos = (__u64)child_next(p, NULL),
+				.tgid = tgid,
+			};
 
 			bpf_loop(CTXSW_ORPHAN_WALK_LOOP, orphan_step, &w, 0);
 		} else {

@@ -253,6 +253,21 @@ for b in $BACKENDS; do
 		esac
 		;;
 	esac
+	# a parent leaving 300 zombies to init: the BPF backends mark each
+	# (an exit's walk of its children with bpf_loop(), 5.17+), so
+	# none is taken for reaped
+	case $b in
+	bpf | bpf-agg)
+		rc=0
+		"$CTXMON" stat --backend "$b" -o "$b-zombies.txt" -- \
+			"$WL/zombies" 300 0 >/dev/null 2>&1 || rc=$?
+		echo "$b-zombies: ctxmon stat --backend $b -- zombies 300 0 -> exit $rc"
+		own_check "$b-zombies" "$b" "$rc"
+		;;
+	esac
+	case $b in
+	bpf) rep_check "$b-zombies-report" "$b" "$WL/zombies" 300 0 ;;
+	esac
 	if [ "$b" = perf-switch ]; then
 		skip "$b-sigsleep" "a signal-cut sleep's switch record says preempted on every kernel: counted involuntary (docs/unprivileged.md)"
 	else
