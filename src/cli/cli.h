@@ -57,6 +57,10 @@ struct capture_opts {
 				 * has started */
 	bool nice_set;
 	int verbose;
+	/* What of the command needs the event stream ("record", "--html"),
+	 * NULL: nothing.  A backend that counts instead (bpf-agg, proc) is
+	 * then refused before the command starts. */
+	const char *need_events;
 };
 
 /* Keys of the long-only capture options (opts.c's cli_capture_opts[]);

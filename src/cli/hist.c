@@ -371,6 +371,7 @@ static int run_capture(struct hist_run *r)
 	r->cap.events = ctxmon_hist_events(r->h);
 	if (ctxmon_proc_scan(0, add_task, r->h) < 0)
 		cli__err(CMD, "reading /proc: comms of running tasks unknown");
+	r->cap.need_events = "a histogram of events";
 	s = capture__start(CMD, &r->cap, &status);
 	if (!s)
 		return status;

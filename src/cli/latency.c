@@ -476,6 +476,7 @@ static int run_capture(struct lat_run *r)
 	int status = EXIT_FAIL, ret;
 
 	cli__signals();
+	r->cap.need_events = "wakeup latency";
 	r->s = capture__start(CMD, &r->cap, &status);
 	if (!r->s)
 		return status;

@@ -387,6 +387,25 @@ struct ctxmon_session *capture__start_prefer(const char *cmd,
 		cli__err(cmd, "%s", ctxmon_last_error());
 		return NULL;
 	}
+	if (c->need_events && !(ctxmon_session_caps(s) & CTXMON_CAP_EVENTS)) {
+		const char *b = ctxmon_session_backend(s);
+		bool asked = c->backend && strcmp(c->backend, "auto");
+
+		cli__err(cmd, "%s needs the event stream, and the %s backend "
+			      "gives none (it %s): %s",
+			 c->need_events, b,
+			 ctxmon_session_caps(s) & CTXMON_CAP_SAMPLED ?
+				 "samples /proc" :
+				 "counts in the kernel",
+			 asked ? "use --backend bpf, perf or ftrace, or leave "
+				 "--backend out" :
+				 "no backend that streams loads here; "
+				 "'ctxmon doctor' says why");
+		if (asked)
+			*status = EXIT_USAGE;
+		ctxmon_session_close(s);
+		return NULL;
+	}
 	log = ctxmon_session_log(s);
 	if (c->verbose && prefer && !c->backend && !why[0])
 		fprintf(stderr, "backend: chose %s, %s's preference where it "

@@ -12,10 +12,13 @@
  * and a non-zero exit, leaving a readable file.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -39,6 +42,8 @@ struct rec_run {
 	bool stat, json, quiet;
 	const char *perfetto;	/* --perfetto FILE */
 	struct ctxmon_record *w;
+	char *tmp;		/* the file written until the capture starts
+				 * (create_beside()), NULL once renamed */
 	struct ctxmon_session *s;
 	struct ctxmon_account *a; /* --stat only */
 	int werr;
@@ -50,7 +55,8 @@ struct rec_run {
 
 static const struct cli_opt record_opts[] = {
 	{ "output", 'o', 'o', "FILE",
-	  "the recording (default " DEFAULT_RECORDING ")", NULL, true },
+	  "the recording (default " DEFAULT_RECORDING "); a file there is "
+	  "replaced once the capture has started, not before", NULL, true },
 	{ "events", 'e', 'e', "LIST",
 	  "event groups, comma-separated: sched (default), irq, syscall, "
 	  "wakeups (every sched_wakeup; by default the bpf backend keeps those "
@@ -542,6 +548,59 @@ static int print_stat(struct rec_run *r, const struct ctxmon_session_stats *st)
 			       r->a, &s, NULL, NULL);
 }
 
+/*
+ * The recording is written to a new file beside @r->path until the
+ * capture has started (rename_in()): a command that cannot run or a
+ * backend refused leaves an earlier recording at the path as it was, and
+ * no stub.  A path that is not a regular file (/dev/null, a FIFO) is
+ * written in place.
+ */
+static struct ctxmon_record *create_beside(struct rec_run *r,
+					   const struct ctxmon_record_opts *wo)
+{
+	const char *slash = strrchr(r->path, '/');
+	struct ctxmon_record *w;
+	struct stat sb;
+	int fd;
+
+	if (stat(r->path, &sb) == 0 && !S_ISREG(sb.st_mode))
+		return ctxmon_record_create(r->path, wo);
+	if (asprintf(&r->tmp, "%.*s.%s.XXXXXX",
+		     slash ? (int)(slash - r->path + 1) : 0, r->path,
+		     slash ? slash + 1 : r->path) < 0) {
+		r->tmp = NULL;
+		return NULL;
+	}
+	fd = mkostemp(r->tmp, O_CLOEXEC);
+	if (fd < 0) {
+		/* the directory refuses new names: write in place */
+		free(r->tmp);
+		r->tmp = NULL;
+		return ctxmon_record_create(r->path, wo);
+	}
+	w = ctxmon_record_fdopen(fd, wo);
+	if (!w) {
+		unlink(r->tmp);
+		free(r->tmp);
+		r->tmp = NULL;
+	}
+	return w;
+}
+
+/* The capture started: the recording takes its path.  0 or -1 (said). */
+static int rename_in(struct rec_run *r)
+{
+	if (!r->tmp)
+		return 0;
+	if (rename(r->tmp, r->path) < 0) {
+		cli__err(CMD, "cannot write %s: %s", r->path, strerror(errno));
+		return -1;
+	}
+	free(r->tmp);
+	r->tmp = NULL;
+	return 0;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct rec_run r = { .path = DEFAULT_RECORDING };
@@ -556,16 +615,24 @@ int cmd_record(int argc, char **argv)
 		return ret > 0 ? EXIT_OK : EXIT_USAGE;
 	}
 	wo.level = r.level;
-	r.w = ctxmon_record_create(r.path, &wo);
+	r.w = create_beside(&r, &wo);
 	if (!r.w) {
 		cli__err(CMD, "cannot create the recording: %s",
 			 ctxmon_record_last_error());
 		goto out;
 	}
 	cli__signals();
+	r.cap.need_events = "a recording";
 	r.s = capture__start(CMD, &r.cap, &status);
 	if (!r.s)
 		goto out;
+	if (rename_in(&r) < 0) {
+		if (ctxmon_session_child(r.s) > 0) {
+			kill(ctxmon_session_child(r.s), SIGKILL);
+			ctxmon_session_reap_child(r.s, true, &r.wstatus, &r.ru);
+		}
+		goto out;
+	}
 	if (r.stat) {
 		struct ctxmon_account_opts ao = {
 			.sz = sizeof(ao),
@@ -645,6 +712,9 @@ int cmd_record(int argc, char **argv)
 	status = r.child_done ? capture__exit_status(r.wstatus) : EXIT_OK;
 out:
 	ctxmon_record_close(r.w);
+	if (r.tmp)
+		unlink(r.tmp);
+	free(r.tmp);
 	ctxmon_account_free(r.a);
 	ctxmon_session_close(r.s);
 	capture__free(&r.cap);

@@ -453,6 +453,8 @@ int cmd_stat(int argc, char **argv)
 		}
 	}
 	cli__signals();
+	r.cap.need_events = r.causes ? "--causes" : r.html_path ? "--html" :
+							   NULL;
 	/* Counting in the kernel sends nothing per event: the cheapest way
 	 * to get every number stat shows but the causes. */
 	r.s = capture__start_prefer(CMD, &r.cap,
