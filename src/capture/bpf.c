@@ -547,6 +547,7 @@ static int fill_filters(struct bpf_priv *p, const struct load_cfg *c,
 			const struct bpf_backend_opts *o)
 {
 	const struct backend_ctx *ctx = p->ctx;
+	__u64 any = 0; /* a targets entry for any process with the id */
 	__u8 one = 1;
 	int fd, ret;
 
@@ -566,7 +567,7 @@ static int fill_filters(struct bpf_priv *p, const struct load_cfg *c,
 	if (ctx->target == CTXMON_TARGET_CMD && ctx->root_pid > 0) {
 		__u32 k = (__u32)ctx->root_pid;
 
-		ret = bpf_map_update_elem(fd, &k, &one, BPF_ANY);
+		ret = bpf_map_update_elem(fd, &k, &any, BPF_ANY);
 		return ret < 0 ? -errno : 0;
 	}
 	if (ctx->target == CTXMON_TARGET_CMD) {
@@ -580,7 +581,7 @@ static int fill_filters(struct bpf_priv *p, const struct load_cfg *c,
 	for (size_t i = 0; i < ctx->npids; i++) {
 		__u32 k = (__u32)ctx->pids[i];
 
-		if (bpf_map_update_elem(fd, &k, &one, BPF_ANY) < 0)
+		if (bpf_map_update_elem(fd, &k, &any, BPF_ANY) < 0)
 			return -errno;
 	}
 	return 0;
@@ -956,11 +957,11 @@ static int bpf_attach(void *priv, pid_t pid)
 {
 	struct bpf_priv *p = priv;
 	__u32 k = (__u32)pid;
-	__u8 one = 1;
+	__u64 any = 0;
 
 	if (p->filter_kind != CTXSW_FILTER_TGIDS || pid <= 0)
 		return 0;
-	if (bpf_map_update_elem(bpf_map__fd(p->maps.targets), &k, &one,
+	if (bpf_map_update_elem(bpf_map__fd(p->maps.targets), &k, &any,
 				BPF_ANY) < 0) {
 		fmt__buf(p->ctx->err, p->ctx->errlen,
 			 "bpf: cannot select pid %d: %s", (int)pid,
