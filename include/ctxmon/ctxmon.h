@@ -283,6 +283,13 @@ struct ctxmon_stats {
 					 * leader's tid: the process goes on
 					 * (its parent, its rusage), it is
 					 * not a new one under that pid */
+	uint32_t exit_lead_ns;		/* thread rows of the stream: its
+					 * sched_process_exit came this long
+					 * before last_ts (at least 1; up to
+					 * UINT32_MAX, which says longer);
+					 * 0: no exit event (in the struct's
+					 * tail padding: its size is as in
+					 * 0.2.0) */
 };
 
 struct ctxmon_cpu_stats {

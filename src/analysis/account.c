@@ -1037,6 +1037,7 @@ static void on_task_exit(struct ctxmon_account *a,
 	t = task_live(a, ev->exit.tid);
 	set_comm(a, t, ev->exit.comm);
 	t->st.exited = true;
+	t->exit_ts = ev->ts;
 	if (ev->exit.group_dead) {
 		struct task *l = t->st.tgid > 0 ? task_find(a, t->st.tgid) : t;
 

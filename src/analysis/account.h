@@ -31,6 +31,7 @@ struct task {
 	bool early_wake; /* woken while still on its CPU */
 	bool group_gone; /* a leader: its process's last thread exited, so
 			  * it reaps no child from then on */
+	uint64_t exit_ts; /* its sched_process_exit, 0: none seen */
 	struct causes_task *cx; /* cause analysis, NULL when off */
 };
 

@@ -134,6 +134,24 @@ static size_t rows_processes(const struct ctxmon_account *a, bool all,
 	return n;
 }
 
+/* exit_lead_ns went into the tail padding: arrays of rows keep their
+ * stride (where uint64_t is 8-aligned, as on every 64-bit ABI) */
+_Static_assert(__alignof__(uint64_t) != 8 ||
+		       sizeof(struct ctxmon_stats) ==
+			       offsetof(struct ctxmon_stats, took_over) + 8,
+	       "struct ctxmon_stats keeps its size");
+
+/* ctxmon_stats.exit_lead_ns of @t */
+static uint32_t exit_lead(const struct task *t)
+{
+	uint64_t d;
+
+	if (!t->exit_ts || t->st.last_ts < t->exit_ts)
+		return 0;
+	d = t->st.last_ts - t->exit_ts;
+	return d >= UINT32_MAX ? UINT32_MAX : d ? (uint32_t)d : 1;
+}
+
 struct ctxmon_stats *ctxmon_account_rows(const struct ctxmon_account *a,
 					 enum ctxmon_rows kind, bool all,
 					 size_t *n)
@@ -157,6 +175,7 @@ struct ctxmon_stats *ctxmon_account_rows(const struct ctxmon_account *a,
 				const struct task *t = &a->tasks[i];
 
 				out[cnt] = t->st;
+				out[cnt].exit_lead_ns = exit_lead(t);
 				out[cnt++].pgen =
 					t->st.tgid > 0 ? t->pgen : t->st.gen;
 			}

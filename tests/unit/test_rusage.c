@@ -82,6 +82,44 @@ static void test_orphan(void **state)
 	assert_false(rows[3].orphaned);
 }
 
+/* With exit events (the stream's rows), those decide, not the last
+ * switches: a vfork()ed child 111 whose parent 110, woken as it exits,
+ * reaps it and exits while the child still switches out for the last time
+ * on the other CPU (last switch 52, after its parent's 50; exit events 40
+ * and 48) was reaped: in.  112 began its exit after its parent did (exit
+ * event 49), so its parent did not reap it: out, though its last switch
+ * came no later than its parent's.  A row without its exit event (113)
+ * falls back to the last switches: 51 after 50, out. */
+static void test_exit_events(void **state)
+{
+	struct ctxmon_stats rows[] = {
+		proc(ROOT, 1, 1, 400, 3, 1),
+		proc(110, ROOT, 10, 50, 2, 0),
+		proc(111, 110, 20, 52, 4, 1),
+		proc(112, 110, 21, 50, 8, 0),
+		proc(113, 110, 22, 51, 16, 0),
+	};
+	struct rusage_sums in, out;
+
+	(void)state;
+	rows[1].exit_lead_ns = 50 - 48;
+	rows[2].exit_lead_ns = 52 - 40;
+	rows[3].exit_lead_ns = 50 - 49;
+	result(rows, 5, &in, &out);
+	assert_false(rows[2].orphaned);
+	assert_true(rows[3].orphaned);
+	assert_true(rows[4].orphaned);
+	assert_int_equal(in.procs, 3);
+	assert_int_equal(in.vol, 3 + 1 + 2 + 1 + 4 + 1);
+	assert_int_equal(out.vol, 8 + 1 + 16 + 1);
+	/* without the events, 111 is out and 112 in, by the last switches */
+	rows[1].exit_lead_ns = rows[2].exit_lead_ns = rows[3].exit_lead_ns = 0;
+	rows[2].orphaned = rows[3].orphaned = rows[4].orphaned = false;
+	result(rows, 5, &in, &out);
+	assert_true(rows[2].orphaned);
+	assert_false(rows[3].orphaned);
+}
+
 /* The exit rule alone counts in a child that died while its parent
  * lived; a backend that saw no reap would come (ORPHAN events: 105 a
  * zombie when its parent 102 exited, 106 released unreaped) marks the
@@ -301,6 +339,7 @@ int main(void)
 		cmocka_unit_test(test_orphan),
 		cmocka_unit_test(test_daemon),
 		cmocka_unit_test(test_unreaped),
+		cmocka_unit_test(test_exit_events),
 		cmocka_unit_test(test_tgid_reuse),
 		cmocka_unit_test(test_intervals),
 		cmocka_unit_test(test_marks_trust),
