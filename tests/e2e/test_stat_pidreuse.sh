@@ -10,7 +10,10 @@
 #
 #   ctxmon stat --backend bpf --check -- stress-ng --vforkmany 2 -t 2
 #
-# must match the command's getrusage, three runs.  Only where the pid space
+# must match the command's getrusage, three runs.  perf follows the
+# processes in user space and needs no map; without orphan marks it
+# decides who outlived whom by the exit events, where the last switches
+# took 10,000 of 60,000 processes for orphans (one run, with perf).  Only where the pid space
 # is small enough to fill (pid_max <= 65536; Debian's kernel default on a
 # machine of this size is 32768, systemd raises it to 4194304).
 . "$(dirname "$0")/lib.sh"
@@ -19,14 +22,18 @@ command -v stress-ng >/dev/null || skip "stress-ng not installed (Debian package
 pid_max=$(cat /proc/sys/kernel/pid_max)
 [ "$pid_max" -le 65536 ] || skip "pid_max $pid_max: too many pids to fill here"
 
-for r in 1 2 3; do
+for r in bpf-1 bpf-2 bpf-3 perf-1; do
+	b=${r%-*}
 	rc=0
-	"$CTXMON" stat --backend bpf --check -o "$T/v$r.txt" -- \
-		stress-ng --vforkmany 2 -t 2 >/dev/null 2>"$T/v$r.err" || rc=$?
-	san_check "run $r" "$T/v$r.err"
-	grep -E '^capture|^kernel counters' "$T/v$r.txt" | sed "s/^/  run $r: /"
-	grep -q '^capture: bpf backend, .* 0 lost' "$T/v$r.txt" ||
-		fail "run $r: events lost or not the bpf backend: $(grep '^capture' "$T/v$r.txt")"
-	[ "$rc" = 0 ] || fail "run $r: stat --check exited $rc"
+	"$CTXMON" stat --backend "$b" --check -o "$T/$r.txt" -- \
+		stress-ng --vforkmany 2 -t 2 >/dev/null 2>"$T/$r.err" || rc=$?
+	san_check "$r" "$T/$r.err"
+	grep -E '^capture|^kernel counters' "$T/$r.txt" | sed "s/^/  $r: /"
+	if ! grep -q "^capture: $b backend, .* 0 lost" "$T/$r.txt"; then
+		# perf reads every CPU's ring: a busy machine may overrun it
+		[ "$b" = perf ] && { echo "  $r: events lost, not judged"; continue; }
+		fail "$r: events lost or not the $b backend: $(grep '^capture' "$T/$r.txt")"
+	fi
+	[ "$rc" = 0 ] || fail "$r: stat --check exited $rc"
 done
 finish
