@@ -98,12 +98,14 @@ struct {
 } insys SEC(".maps");
 
 /* Selected tgids or tids (filter_mode); new processes of selected ones are
- * added at fork. */
+ * added at fork, with their start_time, and leave when their leader is
+ * freed (prof_free(); ctxsw.bpf.h's targets says why the time).  0: any
+ * process with the id (ids from user space). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
 	__type(key, __u32);
-	__type(value, __u8);
+	__type(value, __u64);
 } targets SEC(".maps");
 
 /* Processes seen, so the loader snapshots each one's mappings once
@@ -156,15 +158,25 @@ static __always_inline void stat_inc(__u32 i)
 		*v += 1;
 }
 
-static __always_inline bool targeted(__u32 tgid, __u32 tid)
+/* Whether task @t (ids @tgid, @tid) is a target. */
+static __always_inline bool targeted(struct task_struct *t, __u32 tgid,
+				     __u32 tid)
 {
 	__u32 k = filter_mode == 2 ? tid : tgid;
+	__u64 *start;
 
 	if (tid == 0 || (self_tgid && tgid == self_tgid))
 		return false;	/* the idle tasks, ctxmon */
 	if (!filter_mode)
 		return true;
-	return bpf_map_lookup_elem(&targets, &k) != NULL;
+	start = bpf_map_lookup_elem(&targets, &k);
+	return start && (!*start ||
+			 *start == BPF_CORE_READ(t, group_leader, start_time));
+}
+
+static __always_inline struct task_struct *current_task(void)
+{
+	return (struct task_struct *)bpf_get_current_task();
 }
 
 /* First time a process is seen: the loader reads its mappings. */
@@ -305,7 +317,7 @@ static __always_inline bool send_stack(const struct prof_key *k, __u64 seq,
 	return true;
 }
 
-static __always_inline void send_charge(__u64 seq, __u32 kind, __u64 ns,
+static __always_inline bool send_charge(__u64 seq, __u32 kind, __u64 ns,
 					bool last)
 {
 	struct prof_ev_charge *e;
@@ -313,7 +325,7 @@ static __always_inline void send_charge(__u64 seq, __u32 kind, __u64 ns,
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		stat_inc(PROF_ST_RING_DROPS);
-		return;
+		return false;
 	}
 	e->type = PROF_EV_CHARGE;
 	e->kind = kind;
@@ -322,6 +334,7 @@ static __always_inline void send_charge(__u64 seq, __u32 kind, __u64 ns,
 	e->last = last;
 	e->pad = 0;
 	bpf_ringbuf_submit(e, 0);
+	return true;
 }
 
 /* ---- on CPU ---------------------------------------------------------- */
@@ -372,11 +385,14 @@ static __always_inline void run_flush(struct prof_run *r, __u64 sum)
 	__u64 ns = sum > r->base ? sum - r->base : 0;
 
 	r->base = sum;
-	if (r->sampled && dwarf) {
-		/* sent even when 0: user space lets the stack go */
-		send_charge(PROF_ONCPU_SEQ(r->key.tid), PROF_ON_CPU, ns, true);
+	/* sent even when 0: user space lets the stack go.  Where it has no
+	 * stack (the sample's copy did not fit in the ring) or this does
+	 * not fit, the time is charged here, to the sample's frame-pointer
+	 * stacks: user space had dropped it (spinfork's 20,000 processes
+	 * under --off-cpu: a sixth of their run time) */
+	if (r->sampled && dwarf && r->sent &&
+	    send_charge(PROF_ONCPU_SEQ(r->key.tid), PROF_ON_CPU, ns, true))
 		return;
-	}
 	if (!ns)
 		return;
 	if (!r->sampled) {
@@ -392,9 +408,10 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id, tgid = id >> 32;
 	struct prof_key k = {};
+	bool sent;
 	__u64 ns;
 
-	if (!targeted(tgid, tid))
+	if (!targeted(current_task(), tgid, tid))
 		return 0;
 	stat_inc(PROF_ST_SAMPLES);
 	note_proc(tgid, false);
@@ -414,9 +431,15 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	 * reading: the sample still says where the thread is, and the run
 	 * after it goes to its stack) */
 	ns = off_cpu ? run_sample(tid, &k) : period_ns;
-	if (dwarf && send_stack(&k, 0, ns))
-		return 0;
-	charge(&k, ns);
+	sent = dwarf && send_stack(&k, 0, ns);
+	if (dwarf && off_cpu) {
+		struct prof_run *r = bpf_map_lookup_elem(&runs, &tid);
+
+		if (r)
+			r->sent = sent;
+	}
+	if (!sent)
+		charge(&k, ns);
 	return 0;
 }
 
@@ -432,7 +455,7 @@ static __always_inline void switch_out(void *ctx, bool preempt,
 	struct prof_task *t;
 	__s32 *nr;
 
-	if (!targeted(tgid, tid))
+	if (!targeted(prev, tgid, tid))
 		return;
 	if (state & 0x80) {	/* TASK_DEAD: its last switch-out */
 		r = bpf_map_lookup_elem(&runs, &tid);
@@ -497,7 +520,7 @@ static __always_inline void switch_in(struct task_struct *next)
 	struct prof_task *t;
 
 	/* first seen: its run counts from here */
-	if (targeted(tgid, tid) && !bpf_map_lookup_elem(&runs, &tid)) {
+	if (targeted(next, tgid, tid) && !bpf_map_lookup_elem(&runs, &tid)) {
 		struct prof_run nr = {};
 
 		nr.base = run_ns(next);
@@ -511,25 +534,22 @@ static __always_inline void switch_in(struct task_struct *next)
 	t = bpf_map_lookup_elem(&tasks, &tid);
 	if (!t)
 		return;
-	if (t->seq) {
-		/* dwarf: user space holds the stack, charge it there */
-		if (t->key.kind == PROF_OFF_SLEEP && t->wake_ts >= t->ts &&
-		    t->wake_ts <= now) {
-			send_charge(t->seq, PROF_OFF_SLEEP, t->wake_ts - t->ts,
-				    false);
-			send_charge(t->seq, PROF_OFF_RUNNABLE, now - t->wake_ts,
-				    true);
-		} else if (now > t->ts) {
-			send_charge(t->seq, t->key.kind, now - t->ts, true);
-		}
-	} else if (t->key.kind == PROF_OFF_SLEEP && t->wake_ts >= t->ts &&
+	/* dwarf (t->seq): user space holds the stack, charged there; with
+	 * the ring full, here (run_flush()) */
+	if (t->key.kind == PROF_OFF_SLEEP && t->wake_ts >= t->ts &&
 	    t->wake_ts <= now) {
-		charge(&t->key, t->wake_ts - t->ts);
+		if (!t->seq || !send_charge(t->seq, PROF_OFF_SLEEP,
+					    t->wake_ts - t->ts, false))
+			charge(&t->key, t->wake_ts - t->ts);
 		t->key.kind = PROF_OFF_RUNNABLE;
-		charge(&t->key, now - t->wake_ts);
+		if (!t->seq || !send_charge(t->seq, PROF_OFF_RUNNABLE,
+					    now - t->wake_ts, true))
+			charge(&t->key, now - t->wake_ts);
 		t->key.kind = PROF_OFF_SLEEP;
 	} else if (now > t->ts) {
-		charge(&t->key, now - t->ts);
+		if (!t->seq ||
+		    !send_charge(t->seq, t->key.kind, now - t->ts, true))
+			charge(&t->key, now - t->ts);
 	}
 	if (wakers && t->waker_tid && now > t->ts)
 		charge_waker(t, now - t->ts);
@@ -575,7 +595,7 @@ int BPF_PROG(prof_sys_enter, struct pt_regs *regs, long nr)
 	__u32 tid = (__u32)id;
 	__s32 v = (__s32)nr;
 
-	if (!targeted(id >> 32, tid))
+	if (!targeted(current_task(), id >> 32, tid))
 		return 0;
 	bpf_map_update_elem(&insys, &tid, &v, BPF_ANY);
 	return 0;
@@ -598,15 +618,16 @@ int BPF_PROG(prof_fork, struct task_struct *parent, struct task_struct *child)
 	__u32 ptgid = BPF_CORE_READ(parent, tgid);
 	__u32 ctgid = BPF_CORE_READ(child, tgid);
 	__u32 ctid = BPF_CORE_READ(child, pid);
-	__u8 one = 1;
+	__u64 start = BPF_CORE_READ(child, start_time);
 
 	if (ptgid == ctgid)
 		return 0;
-	if (filter_mode == 1 && bpf_map_lookup_elem(&targets, &ptgid))
-		bpf_map_update_elem(&targets, &ctgid, &one, BPF_ANY);
+	if (filter_mode == 1 &&
+	    targeted(parent, ptgid, BPF_CORE_READ(parent, pid)))
+		bpf_map_update_elem(&targets, &ctgid, &start, BPF_ANY);
 	/* a new process: its mappings are its parent's until it execs,
 	 * which a short-lived child may not outlive the reading of */
-	if (targeted(ctgid, ctid))
+	if (targeted(child, ctgid, ctid))
 		note_proc2(ctgid, false, ptgid);
 	return 0;
 }
@@ -616,7 +637,7 @@ int BPF_PROG(prof_exec, struct task_struct *p)
 {
 	__u32 tgid = BPF_CORE_READ(p, tgid), tid = BPF_CORE_READ(p, pid);
 
-	if (targeted(tgid, tid))
+	if (targeted(p, tgid, tid))
 		note_proc(tgid, true);
 	return 0;
 }
@@ -630,5 +651,21 @@ int BPF_PROG(prof_exit, struct task_struct *p)
 	 * own run) */
 	bpf_map_delete_elem(&insys, &tid);
 	bpf_map_delete_elem(&tasks, &tid);
+	return 0;
+}
+
+/* A process's entry leaves with its leader, if it is its own: a new
+ * process may have the tgid by then (ctxsw.bpf.h's on_free()). */
+SEC("tp_btf/sched_process_free")
+int BPF_PROG(prof_free, struct task_struct *p)
+{
+	__u32 tid = BPF_CORE_READ(p, pid), tgid = BPF_CORE_READ(p, tgid);
+	__u64 *start;
+
+	if (filter_mode != 1 || tid != tgid)
+		return 0;
+	start = bpf_map_lookup_elem(&targets, &tgid);
+	if (start && (!*start || *start == BPF_CORE_READ(p, start_time)))
+		bpf_map_delete_elem(&targets, &tgid);
 	return 0;
 }

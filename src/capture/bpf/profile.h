@@ -43,7 +43,8 @@ struct prof_key {
 struct prof_run {
 	__u64 base;		/* its sum_exec_runtime when last charged */
 	__u32 sampled;		/* key holds the last sample's */
-	__u32 pad;
+	__u32 sent;		/* dwarf: user space holds that sample's
+				 * stack, where the run after it goes */
 	struct prof_key key;	/* tgid, tid, comm; then the last sample */
 };
 
