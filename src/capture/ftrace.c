@@ -356,6 +356,9 @@ static unsigned resolve(struct tgid_map *tg, struct ctxmon_event *ev,
 	} else if (ev->type == CTXMON_EV_FORK) {
 		f[0] = &ev->fork.child_tgid;
 		t[0] = ev->fork.child_tid;
+		/* its task_newtask, read before the round's events */
+		ev->fork.clone_parent =
+			tgid_map__clone_parent(tg, ev->fork.child_tid, ev->ts);
 	}
 	f[1] = &ev->tgid;
 	t[1] = ev->tid;

@@ -211,6 +211,10 @@ int32_t tgid_map__get_at(struct tgid_map *m, int32_t tid, uint64_t ts);
 /* What the map knows of @tid at @ts, never reading /proc: -1 when
  * nothing (or only a later task of that tid). */
 int32_t tgid_map__known(const struct tgid_map *m, int32_t tid, uint64_t ts);
+/* Whether @tid, at @ts, is a process started with CLONE_PARENT (its
+ * task_newtask said so): its parent is its forker's. */
+bool tgid_map__clone_parent(const struct tgid_map *m, int32_t tid,
+			    uint64_t ts);
 /* /proc look-ups done so far (for tests and diagnostics). */
 uint64_t tgid_map__lookups(const struct tgid_map *m);
 

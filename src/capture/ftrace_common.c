@@ -23,7 +23,8 @@
 
 #include "capture/ftrace.h"
 
-#define CLONE_THREAD_FLAG 0x00010000ull /* <linux/sched.h> CLONE_THREAD */
+#define CLONE_PARENT_FLAG 0x00008000ull /* <linux/sched.h> CLONE_PARENT */
+#define CLONE_THREAD_FLAG 0x00010000ull /* CLONE_THREAD */
 #define CLONE_UNTRACED_FLAG 0x00800000ull /* CLONE_UNTRACED */
 #define CLONE_IO_FLAG 0x80000000ull /* CLONE_IO */
 
@@ -34,6 +35,7 @@ struct tgid_map {
 	int32_t *keys; /* 0: empty slot */
 	int32_t *vals;
 	uint64_t *born; /* task_newtask time of the entry, 0: not known */
+	uint8_t *cparent; /* a process started with CLONE_PARENT */
 	size_t cap, n;
 	uint64_t lookups;
 };
@@ -49,7 +51,8 @@ struct tgid_map *tgid_map__new(const char *proc)
 	m->keys = calloc(m->cap, sizeof(*m->keys));
 	m->vals = calloc(m->cap, sizeof(*m->vals));
 	m->born = calloc(m->cap, sizeof(*m->born));
-	if (!m->keys || !m->vals || !m->born) {
+	m->cparent = calloc(m->cap, sizeof(*m->cparent));
+	if (!m->keys || !m->vals || !m->born || !m->cparent) {
 		tgid_map__free(m);
 		errno = ENOMEM;
 		return NULL;
@@ -64,6 +67,7 @@ void tgid_map__free(struct tgid_map *m)
 	free(m->keys);
 	free(m->vals);
 	free(m->born);
+	free(m->cparent);
 	free(m);
 }
 
@@ -82,11 +86,13 @@ static int map_grow(struct tgid_map *m)
 	int32_t *keys = calloc(cap, sizeof(*keys));
 	int32_t *vals = calloc(cap, sizeof(*vals));
 	uint64_t *born = calloc(cap, sizeof(*born));
+	uint8_t *cparent = calloc(cap, sizeof(*cparent));
 
-	if (!keys || !vals || !born) {
+	if (!keys || !vals || !born || !cparent) {
 		free(keys);
 		free(vals);
 		free(born);
+		free(cparent);
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < m->cap; i++) {
@@ -98,19 +104,22 @@ static int map_grow(struct tgid_map *m)
 		keys[j] = m->keys[i];
 		vals[j] = m->vals[i];
 		born[j] = m->born[i];
+		cparent[j] = m->cparent[i];
 	}
 	free(m->keys);
 	free(m->vals);
 	free(m->born);
+	free(m->cparent);
 	m->keys = keys;
 	m->vals = vals;
 	m->born = born;
+	m->cparent = cparent;
 	m->cap = cap;
 	return 0;
 }
 
 static int map_put(struct tgid_map *m, int32_t tid, int32_t tgid,
-		   uint64_t born)
+		   uint64_t born, bool cparent)
 {
 	size_t i;
 
@@ -125,12 +134,13 @@ static int map_put(struct tgid_map *m, int32_t tid, int32_t tgid,
 	}
 	m->vals[i] = tgid;
 	m->born[i] = born;
+	m->cparent[i] = cparent;
 	return 0;
 }
 
 int tgid_map__set(struct tgid_map *m, int32_t tid, int32_t tgid)
 {
-	return map_put(m, tid, tgid, 0);
+	return map_put(m, tid, tgid, 0, false);
 }
 
 /* Tgid of @tid from <proc>/<tid>/status, -1 when the task is gone. */
@@ -203,7 +213,20 @@ int tgid_map__newtask(struct tgid_map *m, int32_t parent, int32_t child,
 	if (clone_flags & CLONE_THREAD_FLAG)
 		tgid = tgid_map__get_at(m, parent, ts ? ts : UINT64_MAX);
 	/* born at least 1: 0 means "time unknown" */
-	return map_put(m, child, tgid, ts ? ts : 1);
+	return map_put(m, child, tgid, ts ? ts : 1,
+		       !(clone_flags & CLONE_THREAD_FLAG) &&
+			       (clone_flags & CLONE_PARENT_FLAG));
+}
+
+bool tgid_map__clone_parent(const struct tgid_map *m, int32_t tid,
+			    uint64_t ts)
+{
+	size_t i;
+
+	if (tid <= 0)
+		return false;
+	i = map_slot(m->keys, m->cap, tid);
+	return m->keys[i] && m->born[i] <= ts && m->cparent[i];
 }
 
 static int cmp_newtask(const void *a, const void *b)

@@ -345,6 +345,8 @@ static void on_event(struct text_priv *p, const struct ctxmon_event *src)
 		ev->sw.next_tgid = tgid_map__get(tg, ev->sw.next_tid);
 	} else if (ev->type == CTXMON_EV_FORK) {
 		ev->fork.child_tgid = tgid_map__get(tg, ev->fork.child_tid);
+		ev->fork.clone_parent =
+			tgid_map__clone_parent(tg, ev->fork.child_tid, ev->ts);
 	}
 	stream__commit(st, cpu);
 	p->last_ts[cpu] = ev->ts;
