@@ -557,6 +557,18 @@ static void test_tgid_map(void **state)
 	assert_int_equal(tgid_map__newtask(m, 200, 555, 0x10000, 0), 0);
 	assert_int_equal(tgid_map__get(m, 555), 200);
 	assert_int_equal(tgid_map__lookups(m), 2);
+	/* CLONE_PARENT (0x8000): a process whose parent is its forker's;
+	 * with CLONE_THREAD it is a thread, and a tid set from /proc or
+	 * reused by a plain fork says nothing */
+	assert_false(tgid_map__clone_parent(m, 200, 10));
+	assert_int_equal(tgid_map__newtask(m, 200, 600, 0x8011, 0), 0);
+	assert_true(tgid_map__clone_parent(m, 600, 10));
+	assert_int_equal(tgid_map__get(m, 600), 600);
+	assert_int_equal(tgid_map__newtask(m, 200, 601, 0x18000, 0), 0);
+	assert_false(tgid_map__clone_parent(m, 601, 10));
+	assert_int_equal(tgid_map__newtask(m, 200, 600, 0x11, 0), 0);
+	assert_false(tgid_map__clone_parent(m, 600, 10));
+	assert_false(tgid_map__clone_parent(m, 777, 10));
 
 	/* growth keeps every entry */
 	for (int32_t t = 1000; t < 5000; t++)
@@ -564,6 +576,10 @@ static void test_tgid_map(void **state)
 	for (int32_t t = 1000; t < 5000; t++)
 		assert_int_equal(tgid_map__get(m, t), t / 10);
 	assert_int_equal(tgid_map__get(m, 102), 100);
+	assert_int_equal(tgid_map__newtask(m, 200, 602, 0x8011, 0), 0);
+	for (int32_t t = 5000; t < 9000; t++)
+		assert_int_equal(tgid_map__set(m, t, t / 10), 0);
+	assert_true(tgid_map__clone_parent(m, 602, 10));
 	assert_int_equal(tgid_map__lookups(m), 2);
 
 	tgid_map__free(m);
