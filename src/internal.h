@@ -81,6 +81,36 @@ const char *tp_format__name(const struct tp_format *f);
 /* 0 and *out filled, or -ENOENT when the field does not exist. */
 int tp_format__field(const struct tp_format *f, const char *name,
 		     struct tp_field *out);
+/* The integer field @f (2, 4 or 8 bytes) of raw record @rec, @len bytes;
+ * -1 when the record is too short. */
+int64_t tp_field__read(const uint8_t *rec, uint32_t len,
+		       const struct tp_field *f);
+/* <linux/sched.h> clone flags, as task_newtask gives them */
+#define CLONE_PARENT_FLAG 0x00008000ull
+#define CLONE_THREAD_FLAG 0x00010000ull
+#define CLONE_UNTRACED_FLAG 0x00800000ull
+#define CLONE_IO_FLAG 0x80000000ull
+
+/* A new process whose parent is its forker's (CLONE_PARENT, not a
+ * thread). */
+static inline bool clone_flags__parent(uint64_t fl)
+{
+	return (fl & CLONE_PARENT_FLAG) && !(fl & CLONE_THREAD_FLAG);
+}
+
+/*
+ * task:task_newtask's fields read from raw records (ftrace, perf): its
+ * type, the parent (common_pid), the child and the clone flags.  @id is
+ * the event's id, -1 where the kernel has no usable event.
+ */
+struct newtask_fmt {
+	int id;
+	struct tp_field type, parent, child, flags;
+};
+void newtask_fmt__load(struct newtask_fmt *n, const char *tracefs);
+/* Whether raw record @rec is a task_newtask of @n. */
+bool newtask_fmt__is(const struct newtask_fmt *n, const uint8_t *rec,
+		     uint32_t len);
 /* Build the prev_state map from the print fmt's __print_flags table. */
 int tp_format__state_map(const struct tp_format *f, const char *field,
 			 struct state_map *m);

@@ -254,6 +254,52 @@ int tp_format__field(const struct tp_format *f, const char *name,
 	return 0;
 }
 
+int64_t tp_field__read(const uint8_t *rec, uint32_t len,
+		       const struct tp_field *f)
+{
+	int32_t v32;
+	uint64_t v64;
+	uint16_t v16;
+
+	if ((size_t)f->offset + (size_t)f->size > len)
+		return -1;
+	switch (f->size) {
+	case 2:
+		memcpy(&v16, rec + f->offset, 2);
+		return v16;
+	case 4:
+		memcpy(&v32, rec + f->offset, 4);
+		return v32;
+	default:
+		memcpy(&v64, rec + f->offset, 8);
+		return (int64_t)v64;
+	}
+}
+
+void newtask_fmt__load(struct newtask_fmt *n, const char *tracefs)
+{
+	struct tp_format *f;
+
+	n->id = -1;
+	f = tp_format__load(tracefs, "task", "task_newtask");
+	if (!f)
+		return;
+	if (!tp_format__field(f, "common_type", &n->type) &&
+	    !tp_format__field(f, "common_pid", &n->parent) &&
+	    !tp_format__field(f, "pid", &n->child) &&
+	    !tp_format__field(f, "clone_flags", &n->flags) &&
+	    n->type.size == 2 && n->parent.size == 4 && n->child.size == 4 &&
+	    n->flags.size == 8)
+		n->id = tp_format__id(f);
+	tp_format__free(f);
+}
+
+bool newtask_fmt__is(const struct newtask_fmt *n, const uint8_t *rec,
+		     uint32_t len)
+{
+	return n->id > 0 && tp_field__read(rec, len, &n->type) == n->id;
+}
+
 /* ---- the prev_state encoding ------------------------------------- */
 
 static bool is_nullarg(const struct tep_print_arg *a)

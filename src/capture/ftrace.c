@@ -49,11 +49,10 @@ struct ftrace_priv {
 	size_t ncpus;
 	size_t max_pages; /* per CPU per round */
 	bool stopping;
-	/* task_newtask, read apart from the decoder */
-	int newtask_id;
 	/* events queued with a tgid not known then (see retag_held) */
 	uint64_t unresolved;
-	struct tp_field f_type, f_pid, f_child, f_flags;
+	/* task_newtask, read apart from the decoder */
+	struct newtask_fmt nt;
 };
 
 static void ft_close(void *priv);
@@ -92,24 +91,6 @@ static int load_layout(struct ftrace_priv *p)
 	if (p->max_pages > (16u << 20) / p->lay.subbuf)
 		p->max_pages = (16u << 20) / p->lay.subbuf;
 	return 0;
-}
-
-static void load_newtask(struct ftrace_priv *p)
-{
-	struct tp_format *f;
-
-	p->newtask_id = -1;
-	f = tp_format__load(p->ctx->tracefs, "task", "task_newtask");
-	if (!f)
-		return;
-	if (!tp_format__field(f, "common_type", &p->f_type) &&
-	    !tp_format__field(f, "common_pid", &p->f_pid) &&
-	    !tp_format__field(f, "pid", &p->f_child) &&
-	    !tp_format__field(f, "clone_flags", &p->f_flags) &&
-	    p->f_type.size == 2 && p->f_pid.size == 4 && p->f_child.size == 4 &&
-	    p->f_flags.size == 8)
-		p->newtask_id = tp_format__id(f);
-	tp_format__free(f);
 }
 
 static int open_cpus(struct ftrace_priv *p)
@@ -169,7 +150,7 @@ static int ft_open(struct backend_ctx *ctx, void **privp)
 	ret = load_layout(p);
 	if (ret)
 		goto out;
-	load_newtask(p);
+	newtask_fmt__load(&p->nt, p->ctx->tracefs);
 	ret = open_cpus(p);
 out:
 	if (ret) {
@@ -254,35 +235,6 @@ static int drain(struct ftrace_priv *p, struct rcpu *c)
 	return 0;
 }
 
-static int64_t rd_field(const uint8_t *rec, uint32_t len,
-			const struct tp_field *f)
-{
-	int32_t v32;
-	uint64_t v64;
-	uint16_t v16;
-
-	if ((size_t)f->offset + (size_t)f->size > len)
-		return -1;
-	switch (f->size) {
-	case 2:
-		memcpy(&v16, rec + f->offset, 2);
-		return v16;
-	case 4:
-		memcpy(&v32, rec + f->offset, 4);
-		return v32;
-	default:
-		memcpy(&v64, rec + f->offset, 8);
-		return (int64_t)v64;
-	}
-}
-
-static bool is_newtask(const struct ftrace_priv *p, const uint8_t *rec,
-		       uint32_t len)
-{
-	return p->newtask_id > 0 &&
-	       rd_field(rec, len, &p->f_type) == (int64_t)p->newtask_id;
-}
-
 /* Every CPU's task_newtask records of the round, before any event of the
  * round is decoded: a child can run on another CPU than its parent, and
  * that CPU may be decoded first.  They are learnt in time order, not CPU
@@ -294,7 +246,7 @@ static size_t learn_tasks(struct ftrace_priv *p)
 	struct tgid_newtask *nt = NULL;
 	size_t n = 0, cap = 0;
 
-	for (size_t i = 0; i < p->ncpus && p->newtask_id > 0; i++) {
+	for (size_t i = 0; i < p->ncpus && p->nt.id > 0; i++) {
 		struct rcpu *c = &p->cpus[i];
 
 		for (size_t k = 0; k < c->npages; k++) {
@@ -308,7 +260,7 @@ static size_t learn_tasks(struct ftrace_priv *p)
 					  c->lens[k]) < 0)
 				continue;
 			while (rb_page__next(&pg, &rec, &len, &ts) > 0) {
-				if (!is_newtask(p, rec, len))
+				if (!newtask_fmt__is(&p->nt, rec, len))
 					continue;
 				if (n == cap) {
 					size_t nc = cap ? cap * 2 : 64;
@@ -322,12 +274,12 @@ static size_t learn_tasks(struct ftrace_priv *p)
 				}
 				nt[n++] = (struct tgid_newtask){
 					.ts = ts,
-					.flags = (uint64_t)rd_field(
-						rec, len, &p->f_flags),
-					.parent = (int32_t)rd_field(
-						rec, len, &p->f_pid),
-					.child = (int32_t)rd_field(
-						rec, len, &p->f_child),
+					.flags = (uint64_t)tp_field__read(
+						rec, len, &p->nt.flags),
+					.parent = (int32_t)tp_field__read(
+						rec, len, &p->nt.parent),
+					.child = (int32_t)tp_field__read(
+						rec, len, &p->nt.child),
 				};
 				ftrace_common__born(&p->c, nt[n - 1].child,
 						    nt[n - 1].flags);
@@ -407,7 +359,7 @@ static void on_record(struct ftrace_priv *p, struct rcpu *c, const uint8_t *rec,
 	struct ctxmon_event *ev;
 	int ret;
 
-	if (is_newtask(p, rec, len))
+	if (newtask_fmt__is(&p->nt, rec, len))
 		return;
 	ftrace_loss__flush(l, st, c->cpu, ts);
 	ev = stream__slot(st, c->cpu);

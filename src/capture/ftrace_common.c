@@ -23,10 +23,6 @@
 
 #include "capture/ftrace.h"
 
-#define CLONE_PARENT_FLAG 0x00008000ull /* <linux/sched.h> CLONE_PARENT */
-#define CLONE_THREAD_FLAG 0x00010000ull /* CLONE_THREAD */
-#define CLONE_UNTRACED_FLAG 0x00800000ull /* CLONE_UNTRACED */
-#define CLONE_IO_FLAG 0x80000000ull /* CLONE_IO */
 
 /* ---- tid -> tgid ------------------------------------------------------ */
 
@@ -214,8 +210,7 @@ int tgid_map__newtask(struct tgid_map *m, int32_t parent, int32_t child,
 		tgid = tgid_map__get_at(m, parent, ts ? ts : UINT64_MAX);
 	/* born at least 1: 0 means "time unknown" */
 	return map_put(m, child, tgid, ts ? ts : 1,
-		       !(clone_flags & CLONE_THREAD_FLAG) &&
-			       (clone_flags & CLONE_PARENT_FLAG));
+		       clone_flags__parent(clone_flags));
 }
 
 bool tgid_map__clone_parent(const struct tgid_map *m, int32_t tid,

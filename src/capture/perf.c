@@ -64,6 +64,13 @@ struct perf_priv {
 	size_t nrings;
 	int epfd;
 	uint8_t *scratch; /* a record that wraps the ring's end */
+	/* task_newtask, for a fork's CLONE_PARENT: not an event of its own.
+	 * It comes just before its sched_process_fork, on the same CPU. */
+	struct newtask_fmt nt;
+	struct newtask_seen {
+		int32_t child;
+		bool clone_parent;
+	} *nt_last;	/* per ring */
 };
 
 static size_t online_cpus(const struct backend_ctx *ctx)
@@ -167,6 +174,37 @@ static int map_ring(struct perf_priv *p, struct perf_ring *r, size_t page)
 
 static void perf_close(void *priv);
 
+/* task_newtask on @r's CPU, into its ring; without it (a kernel that
+ * refuses it) forks only lack their CLONE_PARENT. */
+static void open_newtask(struct perf_priv *p, struct perf_ring *r,
+			 uint32_t wakeup)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = PERF_TYPE_TRACEPOINT,
+		.config = (uint64_t)p->nt.id,
+		.sample_period = 1,
+		.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			       PERF_SAMPLE_RAW,
+		.disabled = 1,
+		.sample_id_all = 1,
+		.use_clockid = 1,
+		.clockid = CLOCK_MONOTONIC,
+		.watermark = 1,
+		.wakeup_watermark = wakeup,
+	};
+	int fd = sys__perf_event_open(&attr, -1, r->cpu, -1,
+				      PERF_FLAG_FD_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, r->fd) < 0) {
+		close(fd);
+		return;
+	}
+	p->fds[p->nfds++] = fd;
+}
+
 static int perf_open(struct backend_ctx *ctx, void **privp)
 {
 	const struct decoder_event *evs;
@@ -198,14 +236,20 @@ static int perf_open(struct backend_ctx *ctx, void **privp)
 		goto out;
 	}
 	nev = decoder__events(p->dec, &evs);
+	p->nt.id = -1;
+	if ((ctx->events ? ctx->events : CTXMON_EVENTS_SCHED) &
+	    CTXMON_EVENTS_SCHED)
+		newtask_fmt__load(&p->nt, tfs);
 
 	page = (size_t)sysconf(_SC_PAGESIZE);
 	wakeup = wakeup_bytes(ctx, page);
-	p->fds = malloc((size_t)ctx->ncpus * nev * sizeof(*p->fds));
+	p->fds = malloc((size_t)ctx->ncpus * (nev + 1) * sizeof(*p->fds));
 	p->rings = calloc((size_t)ctx->ncpus, sizeof(*p->rings));
+	p->nt_last = calloc((size_t)ctx->ncpus, sizeof(*p->nt_last));
 	p->scratch = malloc(MAX_RECORD);
 	p->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (!p->fds || !p->rings || !p->scratch || p->epfd < 0) {
+	if (!p->fds || !p->rings || !p->nt_last || !p->scratch ||
+	    p->epfd < 0) {
 		ret = p->epfd < 0 ? -errno : -ENOMEM;
 		fmt__buf(ctx->err, ctx->errlen, "perf backend set-up: %s",
 			 strerror(-ret));
@@ -263,6 +307,8 @@ static int perf_open(struct backend_ctx *ctx, void **privp)
 			if (ret)
 				goto out;
 		}
+		if (r->fd >= 0 && p->nt.id > 0)
+			open_newtask(p, r, wakeup);
 	}
 	if (!p->nrings) {
 		ret = -ENODEV;
@@ -328,6 +374,16 @@ static void on_sample(struct perf_priv *p, struct perf_ring *r, const uint8_t *r
 	memcpy(&sh, rec, sizeof(sh));
 	if (sizeof(sh) + sh.size > len)
 		goto bad;
+	if (newtask_fmt__is(&p->nt, rec + sizeof(sh), sh.size)) {
+		struct newtask_seen *n = &p->nt_last[r - p->rings];
+		uint64_t fl = (uint64_t)tp_field__read(rec + sizeof(sh),
+						       sh.size, &p->nt.flags);
+
+		n->child = (int32_t)tp_field__read(rec + sizeof(sh), sh.size,
+						   &p->nt.child);
+		n->clone_parent = clone_flags__parent(fl);
+		return;
+	}
 	ts = perf_ring__order(r, sh.time);
 	ev = stream__slot(st, r->cpu);
 	if (!ev) {
@@ -346,6 +402,11 @@ static void on_sample(struct perf_priv *p, struct perf_ring *r, const uint8_t *r
 	if (ev->type == CTXMON_EV_SWITCH) {
 		ev->sw.prev_tgid = (int32_t)sh.pid;
 		ev->sw.next_tgid = -1;
+	} else if (ev->type == CTXMON_EV_FORK) {
+		struct newtask_seen *n = &p->nt_last[r - p->rings];
+
+		ev->fork.clone_parent = n->child == ev->fork.child_tid &&
+					n->clone_parent;
 	}
 	stream__commit(st, r->cpu);
 	return;
@@ -416,6 +477,7 @@ static void perf_close(void *priv)
 	decoder__free(p->dec);
 	free(p->scratch);
 	free(p->rings);
+	free(p->nt_last);
 	free(p->fds);
 	free(p);
 }

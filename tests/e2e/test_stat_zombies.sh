@@ -86,11 +86,10 @@ grep "kernel counters" "$T/z1r.txt" | sed 's/^/  | report: /'
 grep -q "(traced vs getrusage: match)" "$T/z1r.txt" ||
 	fail "mode 1: the report of the recording does not match getrusage"
 
-# mode 1 under the ftrace backends: their task_newtask (clone flags)
-# tells CLONE_PARENT; before, 'voluntary: getrusage 609 not in traced
-# 8..22'.  perf has no such event: its forker stays the parent.
+# mode 1 under the tracepoint backends: task_newtask's clone flags tell
+# CLONE_PARENT; before, 'voluntary: getrusage 609 not in traced 8..22'.
 if [ -e /sys/kernel/tracing/events/task/task_newtask ]; then
-	for b in ftrace ftrace-text; do
+	for b in perf ftrace ftrace-text; do
 		rc=0
 		"$CTXMON" stat --backend $b --check -o "$T/z1$b.txt" -- \
 			"$WL/zombies" 300 1 >/dev/null 2>"$T/z1$b.err" || rc=$?
