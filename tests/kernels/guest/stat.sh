@@ -268,6 +268,18 @@ for b in $BACKENDS; do
 	case $b in
 	bpf) rep_check "$b-zombies-report" "$b" "$WL/zombies" 300 0 ;;
 	esac
+	# 300 children started with clone(CLONE_PARENT): the command's, not
+	# their forker's (the BPF objects read it; perf and ftrace from
+	# task_newtask's clone flags)
+	case $b in
+	bpf | bpf-agg | perf | ftrace | ftrace-text)
+		rc=0
+		"$CTXMON" stat --backend "$b" -o "$b-cparent.txt" -- \
+			"$WL/zombies" 300 1 >/dev/null 2>&1 || rc=$?
+		echo "$b-cparent: ctxmon stat --backend $b -- zombies 300 1 -> exit $rc"
+		own_check "$b-cparent" "$b" "$rc"
+		;;
+	esac
 	if [ "$b" = perf-switch ]; then
 		skip "$b-sigsleep" "a signal-cut sleep's switch record says preempted on every kernel: counted involuntary (docs/unprivileged.md)"
 	else
