@@ -174,15 +174,14 @@ static int map_ring(struct perf_priv *p, struct perf_ring *r, size_t page)
 
 static void perf_close(void *priv);
 
-/* task_newtask on @r's CPU, into its ring; without it (a kernel that
- * refuses it) forks only lack their CLONE_PARENT. */
-static void open_newtask(struct perf_priv *p, struct perf_ring *r,
-			 uint32_t wakeup)
+/* Tracepoint @id on CPU @cpu, its raw records with tid and time on the
+ * session clock, disabled; an fd or -1 and errno. */
+static int open_tp(int id, int cpu, uint32_t wakeup)
 {
 	struct perf_event_attr attr = {
 		.size = sizeof(attr),
 		.type = PERF_TYPE_TRACEPOINT,
-		.config = (uint64_t)p->nt.id,
+		.config = (uint64_t)id,
 		.sample_period = 1,
 		.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 			       PERF_SAMPLE_RAW,
@@ -193,8 +192,16 @@ static void open_newtask(struct perf_priv *p, struct perf_ring *r,
 		.watermark = 1,
 		.wakeup_watermark = wakeup,
 	};
-	int fd = sys__perf_event_open(&attr, -1, r->cpu, -1,
-				      PERF_FLAG_FD_CLOEXEC);
+
+	return sys__perf_event_open(&attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+/* task_newtask on @r's CPU, into its ring; without it (a kernel that
+ * refuses it) forks only lack their CLONE_PARENT. */
+static void open_newtask(struct perf_priv *p, struct perf_ring *r,
+			 uint32_t wakeup)
+{
+	int fd = open_tp(p->nt.id, r->cpu, wakeup);
 
 	if (fd < 0)
 		return;
@@ -264,25 +271,8 @@ static int perf_open(struct backend_ctx *ctx, void **privp)
 		r->cpu = cpu;
 		r->fd = -1;
 		for (size_t j = 0; j < nev; j++) {
-			struct perf_event_attr attr = {
-				.size = sizeof(attr),
-				.type = PERF_TYPE_TRACEPOINT,
-				.config = (uint64_t)evs[j].id,
-				.sample_period = 1,
-				.sample_type = PERF_SAMPLE_TID |
-					       PERF_SAMPLE_TIME |
-					       PERF_SAMPLE_RAW,
-				.disabled = 1,
-				.sample_id_all = 1,
-				.use_clockid = 1,
-				.clockid = CLOCK_MONOTONIC,
-				.watermark = 1,
-				.wakeup_watermark = wakeup,
-			};
-			int fd;
+			int fd = open_tp(evs[j].id, cpu, wakeup);
 
-			fd = sys__perf_event_open(&attr, -1, cpu, -1,
-						 PERF_FLAG_FD_CLOEXEC);
 			if (fd < 0 && j == 0 && errno == ENODEV)
 				break; /* the CPU went offline meanwhile */
 			if (fd < 0) {

@@ -33,6 +33,36 @@
 . "$(dirname "$0")/lib.sh"
 skip_unless_capture
 
+# zstat NAME BACKEND N MODE [--json]: stat --check of zombies N MODE into
+# $T/NAME.out; its exit status must be 0
+zstat() {
+	local name=$1 b=$2 rc=0
+	"$CTXMON" stat --backend "$b" --check ${5:-} -o "$T/$name.out" -- \
+		"$WL/zombies" "$3" "$4" >/dev/null 2>"$T/$name.err" || rc=$?
+	san_check "$name" "$T/$name.err"
+	sed "s/^/  | $name: /" "$T/$name.err"
+	[ "$rc" = 0 ] || fail "$name: stat --backend $b --check -- zombies $3 $4 exited $rc"
+}
+
+# zrecord NAME N MODE [ENV...]: record (bpf) and report zombies N MODE;
+# the report, $T/NAME.txt, must match getrusage
+zrecord() {
+	local name=$1 n=$2 mode=$3 rc=0
+	shift 3
+	env "$@" "$CTXMON" record --backend bpf -o "$T/$name.ctxm" -- \
+		"$WL/zombies" "$n" "$mode" >/dev/null 2>"$T/$name.rerr" || rc=$?
+	san_check "$name record" "$T/$name.rerr"
+	[ "$rc" = 0 ] || fail "$name: record exited $rc"
+	rc=0
+	"$CTXMON" report -i "$T/$name.ctxm" -o "$T/$name.txt" \
+		2>"$T/$name.reperr" || rc=$?
+	san_check "$name report" "$T/$name.reperr"
+	grep "kernel counters" "$T/$name.txt" | sed "s/^/  | $name report: /"
+	[ "$rc" = 0 ] || fail "$name: report of the recording exited $rc"
+	grep -q "(traced vs getrusage: match)" "$T/$name.txt" ||
+		fail "$name: the report of the recording does not match getrusage"
+}
+
 for mode in 0 1; do
 	out=$T/z$mode.json
 	rc=0
@@ -67,91 +97,41 @@ done
 # mode 1 under the bpf stream, live and through a recording: its fork
 # record says CLONE_PARENT (format 1.3), so the account gives the 300
 # their real parent; before, 'voluntary 4 != 604'
-rc=0
-"$CTXMON" stat --backend bpf --check -o "$T/z1b.txt" -- "$WL/zombies" 300 1 \
-	>/dev/null 2>"$T/z1b.err" || rc=$?
-san_check "mode 1 bpf" "$T/z1b.err"
-sed 's/^/  | /' "$T/z1b.err"
-[ "$rc" = 0 ] || fail "mode 1, bpf: stat --check exited $rc"
-rc=0
-"$CTXMON" record --backend bpf -o "$T/z1.ctxm" -- "$WL/zombies" 300 1 \
-	>/dev/null 2>"$T/z1r.err" || rc=$?
-san_check "mode 1 record" "$T/z1r.err"
-[ "$rc" = 0 ] || fail "mode 1: record exited $rc"
-rc=0
-"$CTXMON" report -i "$T/z1.ctxm" -o "$T/z1r.txt" 2>"$T/z1rep.err" || rc=$?
-san_check "mode 1 report" "$T/z1rep.err"
-grep "kernel counters" "$T/z1r.txt" | sed 's/^/  | report: /'
-[ "$rc" = 0 ] || fail "mode 1: report of the recording exited $rc"
-grep -q "(traced vs getrusage: match)" "$T/z1r.txt" ||
-	fail "mode 1: the report of the recording does not match getrusage"
+zstat z1-bpf bpf 300 1
+zrecord z1-rec 300 1
 
 # mode 1 under the tracepoint backends: task_newtask's clone flags tell
 # CLONE_PARENT; before, 'voluntary: getrusage 609 not in traced 8..22'.
 if [ -e /sys/kernel/tracing/events/task/task_newtask ]; then
 	for b in perf ftrace ftrace-text; do
-		rc=0
-		"$CTXMON" stat --backend $b --check -o "$T/z1$b.txt" -- \
-			"$WL/zombies" 300 1 >/dev/null 2>"$T/z1$b.err" || rc=$?
-		san_check "mode 1 $b" "$T/z1$b.err"
-		grep "kernel counters" "$T/z1$b.txt" | sed "s/^/  | $b: /"
-		[ "$rc" = 0 ] || fail "mode 1, $b: stat --check exited $rc"
+		zstat "z1-$b" "$b" 300 1
 	done
 fi
 
 # mode 0 under the bpf stream: live, then recorded and reported
-rc=0
-"$CTXMON" stat --backend bpf --check --json -o "$T/z0b.json" -- \
-	"$WL/zombies" 300 0 >/dev/null 2>"$T/z0b.err" || rc=$?
-san_check "mode 0 bpf" "$T/z0b.err"
-sed 's/^/  | /' "$T/z0b.err"
-[ "$rc" = 0 ] || fail "mode 0, bpf: stat --check exited $rc"
-n=$(json "$T/z0b.json" 'len([t for t in j["threads"] if t["orphaned"]])')
+zstat z0-bpf bpf 300 0 --json
+n=$(json "$T/z0-bpf.out" 'len([t for t in j["threads"] if t["orphaned"]])')
 echo "mode 0, bpf: $n orphaned rows"
 [ "$n" = 300 ] || fail "mode 0, bpf: $n orphaned rows, expected the 300 zombies"
-rc=0
-"$CTXMON" record --backend bpf -o "$T/z0.ctxm" -- "$WL/zombies" 300 0 \
-	>/dev/null 2>"$T/z0r.err" || rc=$?
-san_check "mode 0 record" "$T/z0r.err"
-[ "$rc" = 0 ] || fail "mode 0: record exited $rc"
-walk=$("$CTXMON" script --header -i "$T/z0.ctxm" | sed -n 's/^# orphans.walk: //p')
+zrecord z0-rec 300 0
+walk=$("$CTXMON" script --header -i "$T/z0-rec.ctxm" | sed -n 's/^# orphans.walk: //p')
 echo "mode 0: the recording says orphans.walk: $walk"
 [ "$walk" = 32768 ] || fail "mode 0: orphans.walk '$walk' in the recording, expected 32768 (this kernel has bpf_loop)"
-rc=0
-"$CTXMON" report -i "$T/z0.ctxm" -o "$T/z0r.txt" 2>"$T/z0rep.err" || rc=$?
-san_check "mode 0 report" "$T/z0rep.err"
-grep "kernel counters" "$T/z0r.txt" | sed 's/^/  | report: /'
-[ "$rc" = 0 ] || fail "mode 0: report of the recording exited $rc"
-grep -q "(traced vs getrusage: match)" "$T/z0r.txt" ||
-	fail "mode 0: the report of the recording does not match getrusage"
 # the bounded walk, as on kernels before 5.17: 100 children, all marked
-rc=0
-CTXMON_BPF_NO_LOOP=1 "$CTXMON" record --backend bpf -o "$T/z0n.ctxm" -- \
-	"$WL/zombies" 100 0 >/dev/null 2>"$T/z0n.err" || rc=$?
-san_check "mode 0 bounded" "$T/z0n.err"
-[ "$rc" = 0 ] || fail "mode 0, bounded walk: record exited $rc"
-walk=$("$CTXMON" script --header -i "$T/z0n.ctxm" | sed -n 's/^# orphans.walk: //p')
+zrecord z0-bounded 100 0 CTXMON_BPF_NO_LOOP=1
+walk=$("$CTXMON" script --header -i "$T/z0-bounded.ctxm" | sed -n 's/^# orphans.walk: //p')
 [ "$walk" = 128 ] || fail "mode 0, bounded walk: orphans.walk '$walk', expected 128"
-"$CTXMON" report --json -i "$T/z0n.ctxm" -o "$T/z0n.json" 2>"$T/z0nrep.err" ||
-	fail "mode 0, bounded walk: report exited $?"
-n=$(json "$T/z0n.json" 'len([t for t in j["threads"] if t["orphaned"]])')
-m=$(json "$T/z0n.json" '"match" if j["kernel"]["match"] else "mismatch"')
-echo "mode 0, bounded walk: orphans.walk $walk, $n orphaned rows, verdict $m"
-[ "$n" = 100 ] || fail "mode 0, bounded walk: $n orphaned rows, expected 100"
-[ "$m" = match ] || fail "mode 0, bounded walk: verdict '$m', expected match"
+n=$(grep -o '^ *[0-9]* orphaned processes' "$T/z0-bounded.txt" | grep -o '[0-9]*')
+echo "mode 0, bounded walk: orphans.walk $walk, ${n:-no} orphaned processes"
+[ "${n:-0}" = 100 ] || fail "mode 0, bounded walk: ${n:-no} orphaned processes, expected 100"
 
 # 20000 live processes need that many pids
 pid_max=$(cat /proc/sys/kernel/pid_max)
 if [ "$pid_max" -lt 32768 ]; then
 	echo "mode 2: pid_max $pid_max, too few pids for 20000 processes"
 else
-	rc=0
-	"$CTXMON" stat --backend bpf --check --json -o "$T/z2.json" -- \
-		"$WL/zombies" 20000 2 >/dev/null 2>"$T/z2.err" || rc=$?
-	san_check "mode 2" "$T/z2.err"
-	sed 's/^/  | /' "$T/z2.err"
-	[ "$rc" = 0 ] || fail "mode 2: stat --check exited $rc"
-	n=$(json "$T/z2.json" 'len([t for t in j["threads"] if t["tid"] == t["tgid"] and t["voluntary"] > 0 and t["comm"] == "zombies"])')
+	zstat z2 bpf 20000 2 --json
+	n=$(json "$T/z2.out" 'len([t for t in j["threads"] if t["tid"] == t["tgid"] and t["voluntary"] > 0 and t["comm"] == "zombies"])')
 	echo "mode 2: $n processes of the workload with a voluntary switch traced"
 	# each child blocks once on the pipe: every one of the 20000 seen
 	[ "$n" -ge 20000 ] || fail "mode 2: $n processes with switches, expected 20000 children"

@@ -200,6 +200,18 @@ own_check() {
 	fi
 }
 
+# own_run NAME BACKEND WORKLOAD ARGS...: ctxmon stat runs the workload
+# itself (table form), judged by own_check.
+own_run() {
+	name=$1 b=$2
+	shift 2
+	rc=0
+	"$CTXMON" stat --backend "$b" -o "$name.txt" -- "$@" >/dev/null 2>&1 ||
+		rc=$?
+	echo "$name: ctxmon stat --backend $b -- $* -> exit $rc"
+	own_check "$name" "$b" "$rc"
+}
+
 # sample_check NAME RC: the proc tier ran the workload itself (NAME.json):
 # its rows are samples of /proc, so their sums are never above the
 # kernel's getrusage totals of the command, and not nothing.
@@ -255,29 +267,18 @@ for b in $BACKENDS; do
 	esac
 	# a parent leaving 300 zombies to init: the BPF backends mark each
 	# (an exit's walk of its children with bpf_loop(), 5.17+), so
-	# none is taken for reaped
+	# none is taken for reaped.  300 children started with
+	# clone(CLONE_PARENT): the command's, not their forker's (the BPF
+	# objects read it; perf and ftrace from task_newtask's clone flags)
 	case $b in
-	bpf | bpf-agg)
-		rc=0
-		"$CTXMON" stat --backend "$b" -o "$b-zombies.txt" -- \
-			"$WL/zombies" 300 0 >/dev/null 2>&1 || rc=$?
-		echo "$b-zombies: ctxmon stat --backend $b -- zombies 300 0 -> exit $rc"
-		own_check "$b-zombies" "$b" "$rc"
-		;;
+	bpf | bpf-agg) own_run "$b-zombies" "$b" "$WL/zombies" 300 0 ;;
 	esac
 	case $b in
 	bpf) rep_check "$b-zombies-report" "$b" "$WL/zombies" 300 0 ;;
 	esac
-	# 300 children started with clone(CLONE_PARENT): the command's, not
-	# their forker's (the BPF objects read it; perf and ftrace from
-	# task_newtask's clone flags)
 	case $b in
 	bpf | bpf-agg | perf | ftrace | ftrace-text)
-		rc=0
-		"$CTXMON" stat --backend "$b" -o "$b-cparent.txt" -- \
-			"$WL/zombies" 300 1 >/dev/null 2>&1 || rc=$?
-		echo "$b-cparent: ctxmon stat --backend $b -- zombies 300 1 -> exit $rc"
-		own_check "$b-cparent" "$b" "$rc"
+		own_run "$b-cparent" "$b" "$WL/zombies" 300 1
 		;;
 	esac
 	if [ "$b" = perf-switch ]; then
