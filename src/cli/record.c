@@ -552,8 +552,9 @@ static int print_stat(struct rec_run *r, const struct ctxmon_session_stats *st)
  * The recording is written to a new file beside @r->path until the
  * capture has started (rename_in()): a command that cannot run or a
  * backend refused leaves an earlier recording at the path as it was, and
- * no stub.  A path that is not a regular file (/dev/null, a FIFO) is
- * written in place.
+ * no stub.  A path that is not a regular file (/dev/null, a FIFO, a
+ * symbolic link, which goes on pointing where it did) is written in
+ * place.
  */
 static struct ctxmon_record *create_beside(struct rec_run *r,
 					   const struct ctxmon_record_opts *wo)
@@ -563,7 +564,7 @@ static struct ctxmon_record *create_beside(struct rec_run *r,
 	struct stat sb;
 	int fd;
 
-	if (stat(r->path, &sb) == 0 && !S_ISREG(sb.st_mode))
+	if (lstat(r->path, &sb) == 0 && !S_ISREG(sb.st_mode))
 		return ctxmon_record_create(r->path, wo);
 	if (asprintf(&r->tmp, "%.*s.%s.XXXXXX",
 		     slash ? (int)(slash - r->path + 1) : 0, r->path,
