@@ -641,7 +641,10 @@ int cmd_record(int argc, char **argv)
 			.pids = r.cap.pids,
 			.npids = r.cap.npids,
 			.root_pid = ctxmon_session_child(r.s),
-			.exited_keep = CTXMON_EXITED_KEEP,
+			/* as stat: a command's rows all reach the rusage
+			 * model (report.c says why) */
+			.exited_keep = r.cap.target == CTXMON_TARGET_CMD ?
+					       0 : CTXMON_EXITED_KEEP,
 			.no_wakeups = !(ctxmon_session_caps(r.s) &
 					 CTXMON_CAP_WAKEUPS),
 		};

@@ -109,6 +109,12 @@ int recording__emit(FILE *f, struct output_opts *o, bool want_threads,
 		nth = filter_rows(th, nth, false, keep, keep_ctx);
 		npr = filter_rows(pr, npr, true, keep, keep_ctx);
 	}
+	/* a command's rows are kept one by one for the comparison (and in
+	 * JSON); the table folds the oldest exited ones, as stat's does */
+	if (s->target == CTXMON_TARGET_CMD && o->fmt == OUT_TABLE &&
+	    (ctxmon_rows_fold_exited(th, &nth, CTXMON_EXITED_KEEP) < 0 ||
+	     ctxmon_rows_fold_exited(pr, &npr, CTXMON_EXITED_KEEP) < 0))
+		goto out;
 	rep.threads = th;
 	rep.nthreads = nth;
 	rep.procs = pr;
@@ -581,8 +587,12 @@ int cmd_report(int argc, char **argv)
 				 "select nothing",
 				 r.path, nc, nc - 1, (size_t)nc);
 	}
-	/* as stat does, unless a filter picks rows by tid or name */
-	if (!has_filters(&r))
+	/* as stat does, unless a filter picks rows by tid or name: a
+	 * command's rows all reach the comparison with its rusage (folded
+	 * ones have no process: a leader folded away left its threads
+	 * without a parent, taken for an orphan's, 138 switches short on
+	 * stress-ng --pthread 2) */
+	if (!has_filters(&r) && ao.target != CTXMON_TARGET_CMD)
 		ao.exited_keep = CTXMON_EXITED_KEEP;
 	{
 		const char *be = ctxmon_reader_meta_str(r.r,
