@@ -553,8 +553,7 @@ static void text_report(FILE *f, const struct output_opts *o, struct report *r)
 			   "when the command ended), so not in its rusage\n");
 	if (any_folded(r))
 		fprintf(f, "exited: the oldest exited threads, summed by name "
-			   "(how many in the next column) to keep memory "
-			   "bounded\n");
+			   "(how many in the next column)\n");
 	if (r->causes)
 		output__causes_text(f, o, r);
 	fputc('\n', f);
