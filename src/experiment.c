@@ -17,7 +17,9 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -289,7 +291,8 @@ int ctxmon_run_once(const struct ctxmon_run_opts *o, struct ctxmon_run *out)
 	cpu_set_t pin, saved;
 	bool pinned = false, done = false, timed_out = false, stopped = false;
 	uint64_t deadline = 0;
-	int ret, wstatus = 0, saved_out = -1;
+	int ret, wstatus = 0, saved_out = -1, old_nice = 0;
+	bool niced = false;
 	pid_t child;
 
 	for (unsigned m = 0; m < CTXMON_M__MAX; m++)
@@ -356,6 +359,14 @@ int ctxmon_run_once(const struct ctxmon_run_opts *o, struct ctxmon_run *out)
 		snprintf(out->error, sizeof(out->error), "%s",
 			 ctxmon_session_error(s));
 		goto out;
+	}
+	if (o->sz >= offsetof(struct ctxmon_run_opts, reader_nice_set) +
+			     sizeof(bool) &&
+	    o->reader_nice_set) {
+		errno = 0;
+		old_nice = getpriority(PRIO_PROCESS, 0);
+		niced = !errno && old_nice != o->reader_nice &&
+			setpriority(PRIO_PROCESS, 0, o->reader_nice) == 0;
 	}
 	child = ctxmon_session_child(s);
 	{
@@ -434,6 +445,8 @@ int ctxmon_run_once(const struct ctxmon_run_opts *o, struct ctxmon_run *out)
 		out->status = CTXMON_RUN_OK;
 	ret = 0;
 out:
+	if (niced)
+		setpriority(PRIO_PROCESS, 0, old_nice);
 	if (ret < 0 && !out->error[0])
 		snprintf(out->error, sizeof(out->error), "%s", strerror(-ret));
 	ctxmon_account_free(a);

@@ -103,6 +103,13 @@ struct ctxmon_run_opts {
 	/* Set (by a signal handler) to stop: the command gets SIGTERM, the
 	 * run ends as CTXMON_RUN_INTERRUPTED. */
 	volatile sig_atomic_t *stop;
+	/* With reader_nice_set: the calling thread, which reads the stream,
+	 * runs at nice reader_nice while the command runs (which keeps the
+	 * caller's), and is given its own back after.  A reader at the
+	 * workload's weight may fall behind busy CPUs and lose events.
+	 * Lowering it needs CAP_SYS_NICE; without, it is left as it is. */
+	int reader_nice;
+	bool reader_nice_set;
 };
 
 /*

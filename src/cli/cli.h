@@ -90,6 +90,18 @@ int capture__getopt(const char *cmd, const struct cli_doc *d,
 int capture__finish(const char *cmd, struct capture_opts *c, int argc,
 		    char **argv);
 void capture__free(struct capture_opts *c);
+/* The reader's nice by default: a stream's reader must keep up with the
+ * CPUs it reads, and at the workload's own weight it may not (README,
+ * known limits: stress-ng --affinity 2 kept it off the CPUs 80% of the
+ * time at nice 0). */
+#define READER_NICE (-10)
+/* --nice N: -20..19 into *nice; 0, or -1 after printing an error. */
+int capture__parse_nice(const char *cmd, const char *arg, int *nice);
+/* The nice the reader of a stream should take after the command started:
+ * @nice when @set, else READER_NICE when the caller runs at 0 (a nice
+ * given to ctxmon itself is kept).  True, with *want, when it differs from
+ * the caller's now. */
+bool capture__reader_nice(bool set, int nice, int *want);
 /* Session options from @c. */
 void capture__session_opts(const struct capture_opts *c,
 			   struct ctxmon_session_opts *o);

@@ -30,7 +30,7 @@ enum {
 	O_BUFFER = 'm',
 	O_WARMUP = 0x100, O_COND, O_VS, O_PIN, O_TIMEOUT, O_REGRESS, O_ALPHA,
 	O_METRICS, O_NOCAUSES, O_BACKEND, O_TRACEFS, O_JSON, O_CSV, O_PLOT,
-	O_SHOWOUT,
+	O_SHOWOUT, O_NICE,
 };
 
 /* "switches, voluntary, ...": the metrics --metrics and --regress name. */
@@ -74,6 +74,10 @@ static const struct cli_opt exp_opts[] = {
 	  "per-CPU buffer size in KiB (default 4096; perf: a share of 16 MiB "
 	  "if more)" },
 	{ "tracefs", 0, O_TRACEFS, "DIR", "tracefs mount point", NULL, true },
+	{ "nice", 0, O_NICE, "N",
+	  "ctxmon's reader runs at nice N while each command runs (default "
+	  "-10 from 0; the commands keep their own), so busy CPUs do not "
+	  "starve it" },
 	{ "json", 0, O_JSON, NULL, "JSON: runs, summaries, tests, regression" },
 	{ "csv", 0, O_CSV, NULL, "CSV: one row per run" },
 	{ "output", 'o', O_OUTPUT, "FILE",
@@ -136,6 +140,8 @@ struct exp_run {
 	char **tail;		/* -- CMD */
 	const char *vs;
 	struct ctxmon_run_opts ro;
+	int nice;		/* --nice */
+	bool nice_set;
 	const char *outpath, *plotpath;
 	enum out_format fmt;
 	bool quiet;
@@ -398,6 +404,11 @@ static int parse(struct exp_run *x, int argc, char **argv)
 		case O_SHOWOUT:
 			x->ro.discard_stdout = false;
 			break;
+		case O_NICE:
+			if (capture__parse_nice(CMD, optarg, &x->nice) < 0)
+				return -1;
+			x->nice_set = true;
+			break;
 		case O_QUIET:
 			x->quiet = true;
 			break;
@@ -594,6 +605,8 @@ int cmd_experiment(int argc, char **argv)
 		status = ret > 0 ? EXIT_OK : EXIT_USAGE;
 		goto out;
 	}
+	x.ro.reader_nice_set =
+		capture__reader_nice(x.nice_set, x.nice, &x.ro.reader_nice);
 	e = ctxmon_experiment_new((const char *const *)x.names, x.ncond);
 	if (!e) {
 		cli__err(CMD, "out of memory");

@@ -177,19 +177,11 @@ int capture__opt(const char *cmd, struct capture_opts *c, int opt,
 		}
 		c->cgroup = arg;
 		return 1;
-	case CAP_OPT_NICE: {
-		char *end;
-		long n = strtol(arg, &end, 10);
-
-		if (!*arg || *end || n < -20 || n > 19) {
-			cli__err(cmd, "bad nice value '%s': give -20 to 19, "
-				      "e.g. --nice -10", arg);
+	case CAP_OPT_NICE:
+		if (capture__parse_nice(cmd, arg, &c->nice) < 0)
 			return -1;
-		}
-		c->nice = (int)n;
 		c->nice_set = true;
 		return 1;
-	}
 	case CAP_OPT_DURATION:
 		if (cli__parse_double(arg, &c->duration_s) < 0) {
 			cli__err(cmd, "bad duration '%s': give seconds, e.g. "
@@ -311,11 +303,31 @@ void capture__session_opts(const struct capture_opts *c,
 	};
 }
 
-/* The reader's nice by default: a stream's reader must keep up with the
- * CPUs it reads, and at the workload's own weight it may not (README,
- * known limits: stress-ng --affinity 2 kept it off the CPUs 80% of the
- * time at nice 0). */
-#define READER_NICE (-10)
+int capture__parse_nice(const char *cmd, const char *arg, int *nice)
+{
+	char *end;
+	long n = strtol(arg, &end, 10);
+
+	if (!*arg || *end || n < -20 || n > 19) {
+		cli__err(cmd, "bad nice value '%s': give -20 to 19, e.g. "
+			      "--nice -10", arg);
+		return -1;
+	}
+	*nice = (int)n;
+	return 0;
+}
+
+bool capture__reader_nice(bool set, int nice, int *want)
+{
+	int cur;
+
+	errno = 0;
+	cur = getpriority(PRIO_PROCESS, 0);
+	if (errno || (!set && cur != 0))
+		return false;
+	*want = set ? nice : READER_NICE;
+	return *want != cur;
+}
 
 /*
  * Give the thread that reads a stream @c's nice value, or READER_NICE when
@@ -326,13 +338,11 @@ void capture__session_opts(const struct capture_opts *c,
 static void reader_nice(const char *cmd, const struct capture_opts *c,
 			struct ctxmon_session *s)
 {
-	int want = c->nice_set ? c->nice : READER_NICE, cur;
+	int want, cur = getpriority(PRIO_PROCESS, 0);
 
 	if (!(ctxmon_session_caps(s) & CTXMON_CAP_EVENTS))
 		return;	/* counted in the kernel: nothing to keep up with */
-	errno = 0;
-	cur = getpriority(PRIO_PROCESS, 0);
-	if (errno || cur == want || (!c->nice_set && cur != 0))
+	if (!capture__reader_nice(c->nice_set, c->nice, &want))
 		return;
 	if (setpriority(PRIO_PROCESS, 0, want) < 0) {
 		if (c->nice_set)

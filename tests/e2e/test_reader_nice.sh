@@ -8,6 +8,8 @@
 #   - stream backends (bpf, perf): command 0, reader -10; --nice 3: 3;
 #   - bpf-agg counts in the kernel: the reader is left at 0;
 #   - a nice the user gave ctxmon (nice -n 5 ctxmon ...) is kept;
+#   - experiment: the same in each run, its own nice given back between
+#     runs (the next command forks at 0);
 #   - --nice 30 is refused in one line.
 . "$(dirname "$0")/lib.sh"
 skip_unless_capture
@@ -30,6 +32,22 @@ check perf "cmd=0 reader=-10" "$CTXMON" stat --backend perf
 check nice3 "cmd=0 reader=3" "$CTXMON" stat --backend bpf --nice 3
 check agg "cmd=0 reader=0" "$CTXMON" stat --backend bpf-agg
 check user "cmd=5 reader=5" nice -n 5 "$CTXMON" stat --backend bpf
+# experiment: the same for each run, and its nice given back between runs
+# (the second command forked at 0, not at the reader's -10)
+for args in "" "--nice 3"; do
+	rm -f "$T/exp.out"
+	# shellcheck disable=SC2086 # the options' words
+	"$CTXMON" experiment -q -n 2 --no-causes --backend bpf $args -- \
+		sh -c "$probe >>$T/exp.out" >/dev/null 2>"$T/exp.err" ||
+		fail "experiment $args exited $?: $(tail -n 1 "$T/exp.err")"
+	san_check "experiment $args" "$T/exp.err"
+	want="cmd=0 reader=-10"
+	[ -z "$args" ] || want="cmd=0 reader=3"
+	got=$(sort -u "$T/exp.out" | tr '\n' ' ')
+	echo "experiment -n 2 $args: $got"
+	[ "$got" = "$want " ] && [ "$(wc -l <"$T/exp.out")" = 2 ] ||
+		fail "experiment $args: '$got', expected '$want' from both runs"
+done
 rc=0
 "$CTXMON" stat --nice 30 -- true 2>"$T/bad.err" || rc=$?
 cat "$T/bad.err"
