@@ -147,11 +147,11 @@ int ctxmon_profile_add_target(struct ctxmon_profile *p, pid_t id)
 	struct procfs_task t;
 	struct prof_run r = { 0 };
 	__u32 k = (__u32)id;
-	__u8 one = 1;
+	__u64 any = 0; /* any process with the id (profile.bpf.c) */
 
 	if (p->o.target == CTXMON_PROFILE_ALL || id <= 0)
 		return -EINVAL;
-	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.targets), &k, &one,
+	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.targets), &k, &any,
 				BPF_ANY))
 		return -errno;
 	if (!p->o.off_cpu)

@@ -98,12 +98,14 @@ struct {
 } insys SEC(".maps");
 
 /* Selected tgids or tids (filter_mode); new processes of selected ones are
- * added at fork. */
+ * added at fork, with their start_time, and leave when their leader is
+ * freed (prof_free(); ctxsw.bpf.h's targets says why the time).  0: any
+ * process with the id (ids from user space). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
 	__type(key, __u32);
-	__type(value, __u8);
+	__type(value, __u64);
 } targets SEC(".maps");
 
 /* Processes seen, so the loader snapshots each one's mappings once
@@ -156,15 +158,25 @@ static __always_inline void stat_inc(__u32 i)
 		*v += 1;
 }
 
-static __always_inline bool targeted(__u32 tgid, __u32 tid)
+/* Whether task @t (ids @tgid, @tid) is a target. */
+static __always_inline bool targeted(struct task_struct *t, __u32 tgid,
+				     __u32 tid)
 {
 	__u32 k = filter_mode == 2 ? tid : tgid;
+	__u64 *start;
 
 	if (tid == 0 || (self_tgid && tgid == self_tgid))
 		return false;	/* the idle tasks, ctxmon */
 	if (!filter_mode)
 		return true;
-	return bpf_map_lookup_elem(&targets, &k) != NULL;
+	start = bpf_map_lookup_elem(&targets, &k);
+	return start && (!*start ||
+			 *start == BPF_CORE_READ(t, group_leader, start_time));
+}
+
+static __always_inline struct task_struct *current_task(void)
+{
+	return (struct task_struct *)bpf_get_current_task();
 }
 
 /* First time a process is seen: the loader reads its mappings. */
@@ -376,8 +388,8 @@ static __always_inline void run_flush(struct prof_run *r, __u64 sum)
 	/* sent even when 0: user space lets the stack go.  Where it has no
 	 * stack (the sample's copy did not fit in the ring) or this does
 	 * not fit, the time is charged here, to the sample's frame-pointer
-	 * stacks: user space had dropped it (spinfork's children under
-	 * --off-cpu: a sixth of their run time) */
+	 * stacks: user space had dropped it (spinfork's 20,000 processes
+	 * under --off-cpu: a sixth of their run time) */
 	if (r->sampled && dwarf && r->sent &&
 	    send_charge(PROF_ONCPU_SEQ(r->key.tid), PROF_ON_CPU, ns, true))
 		return;
@@ -399,7 +411,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	bool sent;
 	__u64 ns;
 
-	if (!targeted(tgid, tid))
+	if (!targeted(current_task(), tgid, tid))
 		return 0;
 	stat_inc(PROF_ST_SAMPLES);
 	note_proc(tgid, false);
@@ -443,7 +455,7 @@ static __always_inline void switch_out(void *ctx, bool preempt,
 	struct prof_task *t;
 	__s32 *nr;
 
-	if (!targeted(tgid, tid))
+	if (!targeted(prev, tgid, tid))
 		return;
 	if (state & 0x80) {	/* TASK_DEAD: its last switch-out */
 		r = bpf_map_lookup_elem(&runs, &tid);
@@ -508,7 +520,7 @@ static __always_inline void switch_in(struct task_struct *next)
 	struct prof_task *t;
 
 	/* first seen: its run counts from here */
-	if (targeted(tgid, tid) && !bpf_map_lookup_elem(&runs, &tid)) {
+	if (targeted(next, tgid, tid) && !bpf_map_lookup_elem(&runs, &tid)) {
 		struct prof_run nr = {};
 
 		nr.base = run_ns(next);
@@ -583,7 +595,7 @@ int BPF_PROG(prof_sys_enter, struct pt_regs *regs, long nr)
 	__u32 tid = (__u32)id;
 	__s32 v = (__s32)nr;
 
-	if (!targeted(id >> 32, tid))
+	if (!targeted(current_task(), id >> 32, tid))
 		return 0;
 	bpf_map_update_elem(&insys, &tid, &v, BPF_ANY);
 	return 0;
@@ -606,15 +618,16 @@ int BPF_PROG(prof_fork, struct task_struct *parent, struct task_struct *child)
 	__u32 ptgid = BPF_CORE_READ(parent, tgid);
 	__u32 ctgid = BPF_CORE_READ(child, tgid);
 	__u32 ctid = BPF_CORE_READ(child, pid);
-	__u8 one = 1;
+	__u64 start = BPF_CORE_READ(child, start_time);
 
 	if (ptgid == ctgid)
 		return 0;
-	if (filter_mode == 1 && bpf_map_lookup_elem(&targets, &ptgid))
-		bpf_map_update_elem(&targets, &ctgid, &one, BPF_ANY);
+	if (filter_mode == 1 &&
+	    targeted(parent, ptgid, BPF_CORE_READ(parent, pid)))
+		bpf_map_update_elem(&targets, &ctgid, &start, BPF_ANY);
 	/* a new process: its mappings are its parent's until it execs,
 	 * which a short-lived child may not outlive the reading of */
-	if (targeted(ctgid, ctid))
+	if (targeted(child, ctgid, ctid))
 		note_proc2(ctgid, false, ptgid);
 	return 0;
 }
@@ -624,7 +637,7 @@ int BPF_PROG(prof_exec, struct task_struct *p)
 {
 	__u32 tgid = BPF_CORE_READ(p, tgid), tid = BPF_CORE_READ(p, pid);
 
-	if (targeted(tgid, tid))
+	if (targeted(p, tgid, tid))
 		note_proc(tgid, true);
 	return 0;
 }
@@ -638,5 +651,21 @@ int BPF_PROG(prof_exit, struct task_struct *p)
 	 * own run) */
 	bpf_map_delete_elem(&insys, &tid);
 	bpf_map_delete_elem(&tasks, &tid);
+	return 0;
+}
+
+/* A process's entry leaves with its leader, if it is its own: a new
+ * process may have the tgid by then (ctxsw.bpf.h's on_free()). */
+SEC("tp_btf/sched_process_free")
+int BPF_PROG(prof_free, struct task_struct *p)
+{
+	__u32 tid = BPF_CORE_READ(p, pid), tgid = BPF_CORE_READ(p, tgid);
+	__u64 *start;
+
+	if (filter_mode != 1 || tid != tgid)
+		return 0;
+	start = bpf_map_lookup_elem(&targets, &tgid);
+	if (start && (!*start || *start == BPF_CORE_READ(p, start_time)))
+		bpf_map_delete_elem(&targets, &tgid);
 	return 0;
 }
