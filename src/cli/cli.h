@@ -100,8 +100,8 @@ int capture__parse_nice(const char *cmd, const char *arg, int *nice);
 /* The nice the reader of a stream should take after the command started:
  * @nice when @set, else READER_NICE when the caller runs at 0 (a nice
  * given to ctxmon itself is kept).  True, with *want, when it differs from
- * the caller's now. */
-bool capture__reader_nice(bool set, int nice, int *want);
+ * the caller's now, *cur. */
+bool capture__reader_nice(bool set, int nice, int *want, int *cur);
 /* Session options from @c. */
 void capture__session_opts(const struct capture_opts *c,
 			   struct ctxmon_session_opts *o);

@@ -605,8 +605,12 @@ int cmd_experiment(int argc, char **argv)
 		status = ret > 0 ? EXIT_OK : EXIT_USAGE;
 		goto out;
 	}
-	x.ro.reader_nice_set =
-		capture__reader_nice(x.nice_set, x.nice, &x.ro.reader_nice);
+	{
+		int cur;
+
+		x.ro.reader_nice_set = capture__reader_nice(
+			x.nice_set, x.nice, &x.ro.reader_nice, &cur);
+	}
 	e = ctxmon_experiment_new((const char *const *)x.names, x.ncond);
 	if (!e) {
 		cli__err(CMD, "out of memory");

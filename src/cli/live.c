@@ -317,16 +317,14 @@ int capture__parse_nice(const char *cmd, const char *arg, int *nice)
 	return 0;
 }
 
-bool capture__reader_nice(bool set, int nice, int *want)
+bool capture__reader_nice(bool set, int nice, int *want, int *cur)
 {
-	int cur;
-
 	errno = 0;
-	cur = getpriority(PRIO_PROCESS, 0);
-	if (errno || (!set && cur != 0))
+	*cur = getpriority(PRIO_PROCESS, 0);
+	if (errno || (!set && *cur != 0))
 		return false;
 	*want = set ? nice : READER_NICE;
-	return *want != cur;
+	return *want != *cur;
 }
 
 /*
@@ -338,11 +336,11 @@ bool capture__reader_nice(bool set, int nice, int *want)
 static void reader_nice(const char *cmd, const struct capture_opts *c,
 			struct ctxmon_session *s)
 {
-	int want, cur = getpriority(PRIO_PROCESS, 0);
+	int want, cur;
 
 	if (!(ctxmon_session_caps(s) & CTXMON_CAP_EVENTS))
 		return;	/* counted in the kernel: nothing to keep up with */
-	if (!capture__reader_nice(c->nice_set, c->nice, &want))
+	if (!capture__reader_nice(c->nice_set, c->nice, &want, &cur))
 		return;
 	if (setpriority(PRIO_PROCESS, 0, want) < 0) {
 		if (c->nice_set)
