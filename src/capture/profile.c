@@ -72,6 +72,7 @@ int ctxmon_profile_open(const struct ctxmon_profile_opts *o,
 			struct ctxmon_profile **out)
 {
 	struct ctxmon_profile *p;
+	const char *env;
 	long yield_nr;
 	int err;
 
@@ -109,6 +110,8 @@ int ctxmon_profile_open(const struct ctxmon_profile_opts *o,
 	p->skel->rodata->sys_yield_nr = yield_nr < 0 ? -2 : (__s32)yield_nr;
 	p->skel->rodata->dwarf = !p->o.fp_stacks;
 	p->skel->rodata->self_tgid = (__u32)getpid();
+	env = getenv("CTXMON_PROF_UNSEEN_IN");	/* tests: profile.bpf.c */
+	p->skel->rodata->test_unseen_in = env && !strcmp(env, "1");
 	if (!p->o.off_cpu) {
 		bpf_program__set_autoload(p->skel->progs.prof_switch, false);
 		bpf_program__set_autoload(p->skel->progs.prof_waking, false);

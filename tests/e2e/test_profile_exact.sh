@@ -13,8 +13,13 @@ skip_unless_capture
 [ -x "$WL/kcount" ] || skip "no kcount workload in $WL"
 [ -x /bin/true ] || skip "no /bin/true"
 
-for cg in fp dwarf; do
-	"$CTXMON" profile --off-cpu --call-graph "$cg" --json -o "$T/$cg.json" \
+# unseen-fp: every switch from another thread to one profiled left out
+# (CTXMON_PROF_UNSEEN_IN=1, as the kernel leaves out a few: test_profile_block)
+for cg in fp dwarf unseen-fp; do
+	unseen=0
+	case $cg in unseen-*) unseen=1 ;; esac
+	CTXMON_PROF_UNSEEN_IN=$unseen \
+	"$CTXMON" profile --off-cpu --call-graph "${cg#unseen-}" --json -o "$T/$cg.json" \
 		-- "$WL/kcount" sh -c 'for i in $(seq 300); do /bin/true; done' \
 		>/dev/null 2>"$T/$cg.err" ||
 		{ fail "$cg: profile failed: $(tail -n 2 "$T/$cg.err")"; continue; }

@@ -37,6 +37,10 @@ const volatile bool dwarf = false;	/* user stacks copied (PROF_EV_STACK) */
  * a stack copy that wakes it to read the copy, a loop that kept it on CPU
  * (`-a --off-cpu`: 94% of a CPU, all of it its own stacks). */
 const volatile __u32 self_tgid = 0;
+/* Tests: every switch from a thread not profiled to one profiled is left
+ * out, as the kernel leaves some out (run_begin()), so that the rules for
+ * a switch-in unseen are run on any machine (CTXMON_PROF_UNSEEN_IN=1). */
+const volatile bool test_unseen_in = false;
 
 /* Set by the loader once sched_switch is traced, before the timers run. */
 __u64 start_ns = 0;
@@ -67,6 +71,7 @@ struct {
 /* A thread off CPU: since when, why, and who woke it. */
 struct prof_task {
 	__u64 ts, wake_ts;
+	__u64 sum;		/* its run count when it left */
 	struct prof_key key;
 	__u64 seq;		/* dwarf: the stack copy's */
 	__u32 waker_tid;
@@ -347,6 +352,22 @@ static __always_inline __u64 run_ns(struct task_struct *t)
 	return BPF_CORE_READ(t, se.sum_exec_runtime);
 }
 
+/* off_cpu: thread @t's run counts from its run count now, into its
+ * own row until a sample catches it. */
+static __always_inline void run_begin(struct task_struct *t, __u32 tgid,
+				      __u32 tid, __u64 flags)
+{
+	struct prof_run nr = {};
+
+	nr.base = run_ns(t);
+	nr.key.tgid = tgid;
+	nr.key.tid = tid;
+	BPF_CORE_READ_STR_INTO(&nr.key.comm, t, comm);
+	if (bpf_map_update_elem(&runs, &tid, &nr, flags) &&
+	    !bpf_map_lookup_elem(&runs, &tid))
+		stat_inc(PROF_ST_TASKS_FULL);
+}
+
 /* off_cpu: the run time sample @k of the current thread @tid is charged:
  * its run since its previous sample, or since it was first switched in
  * (or, by the loader, targeted).  A thread without an entry has been on
@@ -443,6 +464,51 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	return 0;
 }
 
+/* Thread @tid's time off CPU (@t) ends at @now: charged to its stacks,
+ * split at its waking.  dwarf (t->seq): user space holds the stack,
+ * charged there; with the ring full, here (run_flush()). */
+static __always_inline void off_end(struct prof_task *t, __u32 tid, __u64 now)
+{
+	if (t->key.kind == PROF_OFF_SLEEP && t->wake_ts >= t->ts &&
+	    t->wake_ts <= now) {
+		if (!t->seq || !send_charge(t->seq, PROF_OFF_SLEEP,
+					    t->wake_ts - t->ts, false))
+			charge(&t->key, t->wake_ts - t->ts);
+		t->key.kind = PROF_OFF_RUNNABLE;
+		if (!t->seq || !send_charge(t->seq, PROF_OFF_RUNNABLE,
+					    now - t->wake_ts, true))
+			charge(&t->key, now - t->wake_ts);
+		t->key.kind = PROF_OFF_SLEEP;
+	} else if (now > t->ts) {
+		if (!t->seq ||
+		    !send_charge(t->seq, t->key.kind, now - t->ts, true))
+			charge(&t->key, now - t->ts);
+	}
+	if (wakers && t->waker_tid && now > t->ts)
+		charge_waker(t, now - t->ts);
+	bpf_map_delete_elem(&tasks, &tid);
+}
+
+/*
+ * Current thread @p (@tid) is on CPU but still has a time off CPU open:
+ * its switch-in was not traced (run_begin() says when that happens).  It
+ * came back at the latest its run since it left before @now, and the
+ * off-CPU time ends there (the stream's rule for a switch-in unseen,
+ * event__unseen_in()).
+ */
+static __always_inline void off_unseen_in(struct task_struct *p, __u32 tid,
+					  __u64 now)
+{
+	struct prof_task *t = bpf_map_lookup_elem(&tasks, &tid);
+	__u64 sum, in;
+
+	if (!t)
+		return;
+	sum = run_ns(p);
+	in = sum > t->sum && sum - t->sum < now ? now - (sum - t->sum) : now;
+	off_end(t, tid, in > t->ts ? in : t->ts);
+}
+
 /* ---- off CPU --------------------------------------------------------- */
 
 static __always_inline void switch_out(void *ctx, bool preempt,
@@ -457,6 +523,7 @@ static __always_inline void switch_out(void *ctx, bool preempt,
 
 	if (!targeted(prev, tgid, tid))
 		return;
+	off_unseen_in(prev, tid, bpf_ktime_get_ns());
 	if (state & 0x80) {	/* TASK_DEAD: its last switch-out */
 		r = bpf_map_lookup_elem(&runs, &tid);
 		if (r) {
@@ -474,6 +541,7 @@ static __always_inline void switch_out(void *ctx, bool preempt,
 	__builtin_memset(t, 0, sizeof(*t));
 	note_proc(tgid, false);
 	t->ts = bpf_ktime_get_ns();
+	t->sum = run_ns(prev);
 	t->key.tgid = tgid;
 	t->key.tid = tid;
 	t->key.kstack = bpf_get_stackid(ctx, &stacks, 0);
@@ -519,47 +587,23 @@ static __always_inline void switch_in(struct task_struct *next)
 	__u64 now = bpf_ktime_get_ns();
 	struct prof_task *t;
 
-	/* first seen: its run counts from here */
-	if (targeted(next, tgid, tid) && !bpf_map_lookup_elem(&runs, &tid)) {
-		struct prof_run nr = {};
-
-		nr.base = run_ns(next);
-		nr.key.tgid = tgid;
-		nr.key.tid = tid;
-		BPF_CORE_READ_STR_INTO(&nr.key.comm, next, comm);
-		if (bpf_map_update_elem(&runs, &tid, &nr, BPF_NOEXIST) &&
-		    !bpf_map_lookup_elem(&runs, &tid))
-			stat_inc(PROF_ST_TASKS_FULL);
-	}
+	/* first seen (a thread there before the capture): its run counts
+	 * from here */
+	if (targeted(next, tgid, tid) && !bpf_map_lookup_elem(&runs, &tid))
+		run_begin(next, tgid, tid, BPF_NOEXIST);
 	t = bpf_map_lookup_elem(&tasks, &tid);
-	if (!t)
-		return;
-	/* dwarf (t->seq): user space holds the stack, charged there; with
-	 * the ring full, here (run_flush()) */
-	if (t->key.kind == PROF_OFF_SLEEP && t->wake_ts >= t->ts &&
-	    t->wake_ts <= now) {
-		if (!t->seq || !send_charge(t->seq, PROF_OFF_SLEEP,
-					    t->wake_ts - t->ts, false))
-			charge(&t->key, t->wake_ts - t->ts);
-		t->key.kind = PROF_OFF_RUNNABLE;
-		if (!t->seq || !send_charge(t->seq, PROF_OFF_RUNNABLE,
-					    now - t->wake_ts, true))
-			charge(&t->key, now - t->wake_ts);
-		t->key.kind = PROF_OFF_SLEEP;
-	} else if (now > t->ts) {
-		if (!t->seq ||
-		    !send_charge(t->seq, t->key.kind, now - t->ts, true))
-			charge(&t->key, now - t->ts);
-	}
-	if (wakers && t->waker_tid && now > t->ts)
-		charge_waker(t, now - t->ts);
-	bpf_map_delete_elem(&tasks, &tid);
+	if (t)
+		off_end(t, tid, now);
 }
 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(prof_switch, bool preempt, struct task_struct *prev,
 	     struct task_struct *next)
 {
+	if (test_unseen_in &&
+	    !targeted(prev, BPF_CORE_READ(prev, tgid), BPF_CORE_READ(prev, pid)) &&
+	    targeted(next, BPF_CORE_READ(next, tgid), BPF_CORE_READ(next, pid)))
+		return 0;
 	switch_out(ctx, preempt, prev, next);
 	switch_in(next);
 	return 0;
@@ -619,15 +663,23 @@ int BPF_PROG(prof_fork, struct task_struct *parent, struct task_struct *child)
 	__u32 ctgid = BPF_CORE_READ(child, tgid);
 	__u32 ctid = BPF_CORE_READ(child, pid);
 	__u64 start = BPF_CORE_READ(child, start_time);
+	bool is_target;
 
-	if (ptgid == ctgid)
-		return 0;
-	if (filter_mode == 1 &&
+	if (ptgid != ctgid && filter_mode == 1 &&
 	    targeted(parent, ptgid, BPF_CORE_READ(parent, pid)))
 		bpf_map_update_elem(&targets, &ctgid, &start, BPF_ANY);
+	is_target = targeted(child, ctgid, ctid);
+	/* off_cpu: its run counts from its birth, not from its first
+	 * switch-in, which is not always traced: a CPU's switch from some
+	 * threads (of PID 1 in a Firecracker guest on 6.18) fires no
+	 * sched_switch, and the task it switched to starts unseen.  A
+	 * new task's tid has no live entry: one there is a dead task's
+	 * whose last switch-out went unseen */
+	if (off_cpu && is_target)
+		run_begin(child, ctgid, ctid, BPF_ANY);
 	/* a new process: its mappings are its parent's until it execs,
 	 * which a short-lived child may not outlive the reading of */
-	if (targeted(child, ctgid, ctid))
+	if (ptgid != ctgid && is_target)
 		note_proc2(ctgid, false, ptgid);
 	return 0;
 }
@@ -650,7 +702,7 @@ int BPF_PROG(prof_exit, struct task_struct *p)
 	/* (its runs entry goes at its last switch-out, after its exit's
 	 * own run) */
 	bpf_map_delete_elem(&insys, &tid);
-	bpf_map_delete_elem(&tasks, &tid);
+	off_unseen_in(p, tid, bpf_ktime_get_ns());
 	return 0;
 }
 
