@@ -166,12 +166,15 @@ static struct cgagg_bpf *load(const struct cgagg_cfg *cfg, struct cgagg *g,
 {
 	struct cgagg_bpf *skel = cgagg_bpf__open();
 	struct bpf_program *prog;
+	const char *env;
 	int err;
 
 	if (!skel)
 		return NULL;
 	skel->rodata->sw_state_arg = switch_has_state();
 	skel->rodata->nfilter = (uint32_t)cfg->ncg_ids;
+	env = getenv("CTXMON_CGAGG_UNSEEN_IN");	/* tests: cgagg.bpf.c */
+	skel->rodata->test_unseen_in = env && !strcmp(env, "1");
 	bpf_object__for_each_program(prog, skel->obj)
 		bpf_program__set_autoload(
 			prog, !strncmp(bpf_program__name(prog),

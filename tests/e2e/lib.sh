@@ -264,6 +264,47 @@ sys.exit(1 if bad_t else 0)
 PY
 }
 
+# serve_needs WHY CMD...: skip unless root, the commands CMD are installed
+# and a cgroup v2 mount is writable; sets cg2 to that mount.  WHY says
+# what root is for.
+serve_needs() {
+	local c
+	[ "$(id -u)" = 0 ] || skip "needs root ($1)"
+	shift
+	for c in "$@"; do
+		command -v "$c" >/dev/null || skip "$c not installed (scripts/setup.sh installs it)"
+	done
+	cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+	[ -n "$cg2" ] && [ -w "$cg2" ] || skip "no writable cgroup v2 mount"
+}
+
+# serve_collections: ctxmon_collections_total of the serve at $URL.
+serve_collections() {
+	curl -sf "$URL" | awk '$1 == "ctxmon_collections_total" { print $2 }'
+}
+
+# serve_quiet CGDIR...: until every thread of the cgroups is stopped
+# (SIGSTOP), then until two collections after that; a test failure when
+# none comes.
+serve_quiet() {
+	local t s c0 c
+	for _ in $(seq 300); do
+		s=1
+		for t in $(cat "${@/%//cgroup.threads}"); do
+			[ "$(awk '{ print $3 }' /proc/$t/stat 2>/dev/null)" = T ] || s=0
+		done
+		[ $s = 1 ] && break
+		sleep 0.1
+	done
+	c0=$(serve_collections)
+	for _ in $(seq 300); do
+		c=$(serve_collections)
+		[ -n "$c" ] && [ "$c" -ge $((c0 + 2)) ] && return 0
+		sleep 0.1
+	done
+	fail "no fresh collection"
+}
+
 # serve_start BIN ARGS...: run "BIN serve --listen 127.0.0.1:0 ARGS..." in
 # the background, its stderr in $T/serve.err, until it listens; sets SRV
 # (its pid), PORT and URL (its /metrics).  The test ends when it does not

@@ -6,9 +6,13 @@
         run_delay (/proc/TID/schedstat) over its threads, as JSON
   serve_check.py get URL                  one scrape, parsed, as JSON
   serve_check.py window A0 A1 P0 P1 CGA CGB
-        compare the per-cgroup switch deltas of two scrapes (A0, A1 JSON)
-        with the /proc deltas (P0, P1 JSON); prints the figures, exits 1
-        on a mismatch
+        compare the per-cgroup switch, run and wait deltas of two scrapes
+        (A0, A1 JSON) with the /proc and cpu.stat deltas (P0, P1 JSON);
+        prints the figures, exits 1 on a mismatch
+  serve_check.py runwin A0 A1 P0 P1 CG DIR
+        one cgroup over a window: switches by kind exactly as /proc, run
+        time as cpu.stat's usage (1% + 5 ms), runnable wait as schedstat's
+        run_delay (10% + 5 ms)
   serve_check.py storm URL N               50 concurrent scrapes, clients
         that drop the connection mid-body and a slow reader; checks every
         counter is monotonic and nothing was lost
@@ -65,8 +69,13 @@ def procsnap(dirs):
                 delay += int(open('/proc/%s/schedstat' % tid).read().split()[1])
             except OSError:
                 pass
+        usage = 0
+        for line in open(d + '/cpu.stat'):
+            if line.startswith('usage_usec '):
+                usage = int(line.split()[1]) * 1000
         res[d] = {'voluntary': vol, 'involuntary': invol,
-                  'run_delay_ns': delay, 'tids': sorted(tids)}
+                  'run_delay_ns': delay, 'usage_ns': usage,
+                  'tids': sorted(tids)}
     return res
 
 
@@ -124,6 +133,14 @@ def window(a0, a1, p0, p1, cga, cgb):
             print('FAIL: %s: %d switches in sched_yield, which neither '
                   'workload calls' % (rel, causes['yield']), file=sys.stderr)
             bad += 1
+        run = d('ctxmon_cgroup_run_seconds_total{cgroup=%s}' % rel)
+        usage = (s1[cg['dir']]['usage_ns'] - s0[cg['dir']]['usage_ns']) / 1e9
+        print('  %s run: ctxmon %.6f s, cpu.stat usage %.6f s'
+              % (rel, run, usage))
+        if cg.get('run_exact') and abs(run - usage) > 0.01 * usage + 0.005:
+            print('FAIL: %s run %.6f s vs cpu.stat usage %.6f s'
+                  % (rel, run, usage), file=sys.stderr)
+            bad += 1
         wait = d('ctxmon_cgroup_runnable_wait_seconds_total{cgroup=%s}' % rel)
         delay = (s1[cg['dir']]['run_delay_ns'] -
                  s0[cg['dir']]['run_delay_ns']) / 1e9
@@ -132,6 +149,14 @@ def window(a0, a1, p0, p1, cga, cgb):
         if delay > 0 and abs(wait - delay) > 0.1 * delay + 0.005:
             print('FAIL: %s runnable wait %.6f s vs run_delay %.6f s'
                   % (rel, wait, delay), file=sys.stderr)
+            bad += 1
+        # the kernel moves time from wait to run at a wakeup preemption
+        # (docs/metrics.md): the sum is the same both ways
+        print('  %s run + wait: ctxmon %.6f s, usage + run_delay %.6f s'
+              % (rel, run + wait, usage + delay))
+        if abs(run + wait - usage - delay) > 0.01 * (usage + delay) + 0.005:
+            print('FAIL: %s run + wait %.6f s vs usage + run_delay %.6f s'
+                  % (rel, run + wait, usage + delay), file=sys.stderr)
             bad += 1
     ab = d('ctxmon_cgroup_victim_wait_seconds_total{culprit=%s,victim=%s}'
            % (cgb['rel'], cga['rel']))
@@ -274,6 +299,33 @@ def storm(url, n):
     return 1 if bad else 0
 
 
+def runwin(a0, a1, p0, p1, rel, cgdir):
+    m0, m1 = json.load(open(a0)), json.load(open(a1))
+    s0, s1 = json.load(open(p0))[cgdir], json.load(open(p1))[cgdir]
+    bad = 0
+
+    def d(key):
+        return m1.get(key, 0) - m0.get(key, 0)
+
+    def near(what, ours, kern, rel_tol, abs_tol):
+        nonlocal bad
+        ok = abs(ours - kern) <= rel_tol * kern + abs_tol
+        print('  %s %s: ctxmon %.6f, kernel %.6f%s'
+              % (rel, what, ours, kern, '' if ok else '  FAIL'))
+        bad += not ok
+
+    for kind in ('voluntary', 'involuntary'):
+        near(kind + ' switches', d('ctxmon_cgroup_switches_total{cgroup=%s,'
+                                   'kind=%s}' % (rel, kind)),
+             s1[kind] - s0[kind], 0, 0)
+    near('run (s)', d('ctxmon_cgroup_run_seconds_total{cgroup=%s}' % rel),
+         (s1['usage_ns'] - s0['usage_ns']) / 1e9, 0.01, 0.005)
+    near('runnable wait (s)',
+         d('ctxmon_cgroup_runnable_wait_seconds_total{cgroup=%s}' % rel),
+         (s1['run_delay_ns'] - s0['run_delay_ns']) / 1e9, 0.1, 0.005)
+    return 1 if bad else 0
+
+
 def main():
     cmd = sys.argv[1]
     if cmd == 'procsnap':
@@ -285,7 +337,10 @@ def main():
         # a sleeps in nanosleep()
         sys.exit(window(a0, a1, p0, p1,
                         {'rel': ra, 'dir': da, 'blocks_in': 'sleep'},
-                        {'rel': rb, 'dir': db}))
+                        # b spins: its run time is the kernel's count
+                        {'rel': rb, 'dir': db, 'run_exact': True}))
+    elif cmd == 'runwin':
+        sys.exit(runwin(*sys.argv[2:8]))
     elif cmd == 'storm':
         sys.exit(storm(sys.argv[2], int(sys.argv[3])))
     else:

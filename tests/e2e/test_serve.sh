@@ -23,13 +23,8 @@
 #   - SIGHUP keeps it running, SIGTERM stops it with status 0.
 . "$(dirname "$0")/lib.sh"
 
-[ "$(id -u)" = 0 ] || skip "needs root (BPF programs, cgroups)"
-for c in promtool prometheus curl python3 taskset; do
-	command -v $c >/dev/null || skip "$c not installed (scripts/setup.sh installs it)"
-done
+serve_needs "BPF programs, cgroups" promtool prometheus curl python3 taskset
 [ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs (the workloads share CPU 1)"
-cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
-[ -n "$cg2" ] && [ -w "$cg2" ] || skip "no writable cgroup v2 mount"
 CHECK="python3 $(dirname "$0")/serve_check.py"
 
 NAME=ctxmon-e2e-serve-$$
@@ -62,28 +57,6 @@ sh -c "echo \$\$ > $CG/b/cgroup.procs && exec nice -n -10 $WL/spin2 600000 1" &
 WB=$!
 WPIDS="$WA $WB"
 
-collections() {
-	curl -sf "$URL" | awk '$1 == "ctxmon_collections_total" { print $2 }'
-}
-# wait_fresh: until two collections after every thread of both is stopped
-wait_fresh() {
-	local t s c0 c
-	for _ in $(seq 300); do
-		s=1
-		for t in $(cat "$CG/a/cgroup.threads" "$CG/b/cgroup.threads"); do
-			[ "$(awk '{ print $3 }' /proc/$t/stat 2>/dev/null)" = T ] || s=0
-		done
-		[ $s = 1 ] && break
-		sleep 0.1
-	done
-	c0=$(collections)
-	for _ in $(seq 300); do
-		c=$(collections)
-		[ -n "$c" ] && [ "$c" -ge $((c0 + 2)) ] && return 0
-		sleep 0.1
-	done
-	fail "no fresh collection"
-}
 snap() {
 	$CHECK get "$URL" >"$T/m$1.json"
 	$CHECK procsnap "$CG/a" "$CG/b" >"$T/p$1.json"
@@ -91,12 +64,12 @@ snap() {
 
 sleep 1
 kill -STOP $WA $WB
-wait_fresh
+serve_quiet "$CG/a" "$CG/b"
 snap 0
 kill -CONT $WA $WB
 sleep 3
 kill -STOP $WA $WB
-wait_fresh
+serve_quiet "$CG/a" "$CG/b"
 snap 1
 kill -CONT $WA $WB
 $CHECK window "$T/m0.json" "$T/m1.json" "$T/p0.json" "$T/p1.json" \

@@ -13,10 +13,7 @@
 # STORM_N (default 1500) sets N; the 60 s figures of the report used more.
 . "$(dirname "$0")/lib.sh"
 
-[ "$(id -u)" = 0 ] || skip "needs root (BPF programs, cgroups)"
-command -v curl >/dev/null || skip "curl not installed"
-cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
-[ -n "$cg2" ] && [ -w "$cg2" ] || skip "no writable cgroup v2 mount"
+serve_needs "BPF programs, cgroups" curl
 N=${STORM_N:-1500}
 TOP=5
 BIN=${CTXMON_REL:-$CTXMON}

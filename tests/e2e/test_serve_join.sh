@@ -18,13 +18,8 @@
 # again, up to 5 times, until one is a late join.
 . "$(dirname "$0")/lib.sh"
 
-[ "$(id -u)" = 0 ] || skip "needs root (BPF programs, cgroups, SCHED_FIFO)"
-for c in curl chrt taskset; do
-	command -v $c >/dev/null || skip "$c not installed (scripts/setup.sh installs it)"
-done
+serve_needs "BPF programs, cgroups, SCHED_FIFO" curl chrt taskset
 [ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs (the workload spins on CPU 1)"
-cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
-[ -n "$cg2" ] && [ -w "$cg2" ] || skip "no writable cgroup v2 mount"
 
 NAME=ctxmon-e2e-join-$$
 CG=$cg2/$NAME
@@ -38,9 +33,6 @@ trap cleanup EXIT
 mkdir "$CG" || skip "cannot create a cgroup under $cg2"
 
 serve_start "$CTXMON" --interval 100 --top 500 --cgroup "$NAME"
-collections() {
-	curl -sf "$URL" | awk '$1 == "ctxmon_collections_total" { print $2 }'
-}
 
 # sample KIND: pid P's switches of KIND in the kept scrape
 sample() {
@@ -69,9 +61,9 @@ run_once() {
 		return 0
 	fi
 	# two collections into the spin: the process has no series of its own
-	c0=$(collections)
+	c0=$(serve_collections)
 	for _ in $(seq 100); do
-		c=$(collections)
+		c=$(serve_collections)
 		[ -n "$c" ] && [ "$c" -ge $((c0 + 2)) ] && break
 		sleep 0.02
 	done

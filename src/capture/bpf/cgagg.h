@@ -96,6 +96,8 @@ struct cgagg_cpu {
 	__u64 cur_cgid;		/* its cgroup, 0 for idle */
 	__u32 cur_idle;
 	__u32 head;		/* next slot of slices */
+	__u32 cur_tid;		/* the task it switched to */
+	__u32 pad;
 	__u64 switches;
 	struct cgagg_slice slices[CGAGG_SLICES];
 	/* bounds reached (events folded into the overflow rows) */
