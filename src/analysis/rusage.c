@@ -183,6 +183,7 @@ void rusage__row(struct rusage_sums *s, const struct ctxmon_stats *t)
 
 	s->vol += t->voluntary;
 	s->invol += t->involuntary;
+	s->run_ns += t->run_ns;
 	s->exit_switches += t->exit_switch;
 	s->shown_running += t->shown_running;
 	/* the kernel names them so (io_uring/io-wq.c, sqpoll.c) */
@@ -225,6 +226,7 @@ static void sums_add(struct rusage_sums *to, const struct rusage_sums *f)
 	to->after_fold_vol += f->after_fold_vol;
 	to->exit_block += f->exit_block;
 	to->shown_running += f->shown_running;
+	to->run_ns += f->run_ns;
 	to->procs += f->procs;
 	to->io_workers = to->io_workers || f->io_workers;
 }

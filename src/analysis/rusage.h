@@ -36,6 +36,7 @@ struct rusage_sums {
 				 * side on PREEMPT_RT only) */
 	uint64_t shown_running;	/* involuntary shown R without preemption
 				 * (a signal-cut sleep on some kernels) */
+	uint64_t run_ns;	/* run time */
 	uint64_t procs;		/* processes summed */
 	bool io_workers;	/* an io_uring worker thread is among them
 				 * (iou-wrk / iou-sqp: started with no

@@ -146,6 +146,9 @@ int capture__loop(const char *cmd, struct capture_loop *l);
 /* A launched command's wait status as an exit status (128+sig if killed). */
 int capture__exit_status(int wstatus);
 
+/* A rusage's CPU time (user + system), ns. */
+uint64_t capture__ru_cpu_ns(const struct rusage *ru);
+
 /* Parse a positive number with optional fraction; 0 or -1. */
 int cli__parse_double(const char *s, double *out);
 int cli__parse_uint(const char *s, unsigned long max, unsigned long *out);

@@ -561,6 +561,13 @@ int capture__loop(const char *cmd, struct capture_loop *l)
 	}
 }
 
+uint64_t capture__ru_cpu_ns(const struct rusage *ru)
+{
+	return (uint64_t)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) *
+		       1000000000ull +
+	       (uint64_t)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) * 1000;
+}
+
 int capture__exit_status(int wstatus)
 {
 	if (WIFEXITED(wstatus))

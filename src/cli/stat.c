@@ -223,6 +223,7 @@ static int emit(struct stat_run *r, uint64_t ts, bool final)
 			output__kernel_caps(&rep.kernel, caps);
 			rep.kernel.ru_nvcsw = (uint64_t)r->ru.ru_nvcsw;
 			rep.kernel.ru_nivcsw = (uint64_t)r->ru.ru_nivcsw;
+			rep.kernel.ru_cpu_ns = capture__ru_cpu_ns(&r->ru);
 			rep.kernel.valid = true;
 			output__kernel_here(&rep.kernel);
 		}

@@ -35,6 +35,10 @@ enum sort_key {
 struct kernel_cmp {
 	bool valid;
 	uint64_t ru_nvcsw, ru_nivcsw;		/* wait4 rusage */
+	uint64_t ru_cpu_ns;			/* its utime + stime, 0: not
+						 * known */
+	uint64_t traced_run_ns;			/* run time of the rows
+						 * compared */
 	uint64_t traced_vol;			/* voluntary + leader exits */
 	uint64_t traced_invol;			/* involuntary */
 	uint64_t exit_switches;			/* all last switch-outs */
@@ -103,6 +107,8 @@ void output__kernel_verdict(FILE *f, const struct kernel_cmp *k,
 /* The verdict as a line, without the detail lines; for stderr.  A
  * mismatch gets the lines of output__kernel_hints() after it. */
 void output__kernel_line(FILE *f, const struct kernel_cmp *k);
+/* "run time: traced X, getrusage CPU time Y" when ru_cpu_ns is known. */
+void output__kernel_cpu(FILE *f, const struct kernel_cmp *k);
 /* What may explain a mismatch, a sentence each, between @pre and @post
  * (plain text, no markup to escape): processes the backend cannot see
  * reaped, io_uring workers it cannot follow.  Nothing on a match. */

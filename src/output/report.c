@@ -130,6 +130,7 @@ void output__kernel_add(struct kernel_cmp *k, const struct ctxmon_stats *rows,
 		rusage__row(&in, &rows[i]);
 	k->traced_vol += in.vol;
 	k->traced_invol += in.invol;
+	k->traced_run_ns += in.run_ns;
 	k->exit_switches += in.exit_switches;
 	k->leader_exits += in.leader_exits;
 	k->leader_reaped += in.leader_reaped;
@@ -146,6 +147,7 @@ void output__kernel_set(struct kernel_cmp *k, const struct rusage_sums *in,
 {
 	k->traced_vol = in->vol;
 	k->traced_invol = in->invol;
+	k->traced_run_ns = in->run_ns;
 	k->exit_switches = in->exit_switches;
 	k->leader_exits = in->leader_exits;
 	k->leader_reaped = in->leader_reaped;
@@ -365,6 +367,25 @@ void output__kernel_line(FILE *f, const struct kernel_cmp *k)
 {
 	output__kernel_verdict(f, k, "", "\n");
 	output__kernel_hints(f, k, "  ", "\n");
+	output__kernel_cpu(f, k);
+}
+
+void output__kernel_cpu(FILE *f, const struct kernel_cmp *k)
+{
+	char a[32], b[32];
+
+	if (!k->ru_cpu_ns)
+		return;
+	fprintf(f, "run time: traced %s, getrusage CPU time %s",
+		output__dur(a, sizeof(a), k->traced_run_ns),
+		output__dur(b, sizeof(b), k->ru_cpu_ns));
+	/* more than 1% + 1 ms short: the kernel's count starts a woken
+	 * task's run at its enqueue (docs/accounting.md) */
+	if (k->traced_run_ns + k->ru_cpu_ns / 100 + 1000000 < k->ru_cpu_ns)
+		fputs(" (the kernel counts a woken task's run from its "
+		      "enqueue, before it is switched in: docs/accounting.md)",
+		      f);
+	fputc('\n', f);
 }
 
 void output__kernel_hints(FILE *f, const struct kernel_cmp *k,
@@ -773,7 +794,7 @@ static void json_report(FILE *f, struct report *r)
 			",\"bound\":%s,\"short_voluntary\":%" PRId64
 			",\"short_involuntary\":%" PRId64
 			",\"match\":%s"
-			",\"exact\":%s}",
+			",\"exact\":%s",
 			k->ru_nvcsw, k->ru_nivcsw, k->traced_vol,
 			k->traced_invol, k->exit_switches, k->leader_exits,
 			k->leader_reaped, k->exit_preempt, k->after_fold,
@@ -792,6 +813,10 @@ static void json_report(FILE *f, struct report *r)
 			(!k->bound || k->sampled) && output__kernel_equal(k) ?
 				"true" :
 				"false");
+		fprintf(f, ",\"traced_run_ns\":%" PRIu64, k->traced_run_ns);
+		if (k->ru_cpu_ns)
+			fprintf(f, ",\"ru_cpu_ns\":%" PRIu64, k->ru_cpu_ns);
+		fputc('}', f);
 	}
 	if (r->has_exit)
 		fprintf(f, ",\"exit_status\":%d", r->exit_status);

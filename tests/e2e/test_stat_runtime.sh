@@ -16,7 +16,9 @@
 # in /proc/stat's steal, irq and softirq columns, in 10 ms ticks, so the
 # upper bound also allows their growth over the round plus one tick of
 # rounding, as test_stat_conservation does (a round once came out 5 ms
-# above wait4() under a busy host).  Two rounds per backend.
+# above wait4() under a busy host).  The JSON's kernel comparison carries
+# the same two numbers (traced_run_ns: the threads' run; ru_cpu_ns:
+# stat's own wait4() of kcount).  Two rounds per backend.
 . "$(dirname "$0")/lib.sh"
 skip_unless_capture
 [ -x "$WL/kcount" ] && [ -x "$WL/profblock" ] || skip "no kcount/profblock workloads in $WL"
@@ -69,7 +71,16 @@ print(f"  {'ok  ' if ok else 'FAIL'} {b}.{r}: {len(th)} threads, run {run / 1e6:
       f"(at most +{up / 1e6:.3f} ms: steal/irq ticks {lost}"
       f"{f', at least -{tol / 1e6:.3f} ms' if exact else ''}), "
       f"anomalies {s['capture']['anomalies']}")
-sys.exit(0 if ok else 1)
+# the summary's own comparison (kernel.traced_run_ns, ru_cpu_ns): the
+# command is kcount, whose rusage holds profblock's CPU time and its own
+k = s.get("kernel", {})
+allrun = sum(t["run_ns"] for t in s["threads"])
+ru = k.get("ru_cpu_ns", 0)
+ok2 = k.get("traced_run_ns") == allrun and cpu <= ru <= cpu + 20_000_000
+print(f"  {'ok  ' if ok2 else 'FAIL'} {b}.{r}: kernel.traced_run_ns "
+      f"{k.get('traced_run_ns')} (threads' run {allrun}), ru_cpu_ns {ru} "
+      f"(profblock's wait4() CPU time {cpu} + kcount's own, under 20 ms)")
+sys.exit(0 if ok and ok2 else 1)
 PY
 			fail "$b round $r: run time against wait4()"
 	done
