@@ -126,6 +126,10 @@ struct ctxmon_html_info {
 					 * CTXMON_META_ORPHAN_WALK, the
 					 * session's caps); 0: the backend's
 					 * usual */
+	uint64_t ru_cpu_ns;		/* the command's CPU time by its
+					 * rusage (user + system), shown
+					 * beside its traced run time; 0:
+					 * not known */
 };
 
 /* NULL and errno on failure; free with ctxmon_html_free(). */

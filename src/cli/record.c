@@ -404,6 +404,7 @@ static int stop_meta(struct rec_run *r, const struct ctxmon_session_stats *st)
 
 		m_u64(&m, CTXMON_META_EXIT_STATUS, (uint64_t)r->wstatus);
 		m_u64s(&m, META_RUSAGE, ru, 2);
+		m_u64(&m, META_RUSAGE_CPU, capture__ru_cpu_ns(&r->ru));
 		/* a backend judging kinds by the state shown: how this
 		 * kernel shows a signal-cut sleep, for report's comparison
 		 * (the probe takes some 80 ms) */
@@ -536,6 +537,7 @@ static int print_stat(struct rec_run *r, const struct ctxmon_session_stats *st)
 		.root = ctxmon_session_child(r->s),
 		.ru_nvcsw = (uint64_t)r->ru.ru_nvcsw,
 		.ru_nivcsw = (uint64_t)r->ru.ru_nivcsw,
+		.ru_cpu_ns = capture__ru_cpu_ns(&r->ru),
 		.marks = output__live_marks(ctxmon_session_caps(r->s)),
 	};
 

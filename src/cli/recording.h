@@ -24,6 +24,7 @@
 #define META_CAP_ORDER "capture.order_violations"
 #define META_TARGET_KIND "target.kind"		/* u64: ctxmon_target_kind */
 #define META_RUSAGE "target.rusage"		/* u64[2]: nvcsw, nivcsw */
+#define META_RUSAGE_CPU "target.rusage_cpu_ns"	/* u64: utime + stime */
 
 /* What stat knows at the end of a run besides the account. */
 struct run_summary {
@@ -34,6 +35,7 @@ struct run_summary {
 	int wstatus;
 	bool has_rusage;
 	uint64_t ru_nvcsw, ru_nivcsw;
+	uint64_t ru_cpu_ns;	/* its utime + stime; 0: not known */
 	pid_t root;		/* the command's pid; 0: unknown */
 	bool preempt_rt;	/* a recording made on a PREEMPT_RT kernel
 				 * (live: found by output__kernel_here()) */

@@ -90,6 +90,7 @@ int recording__emit(FILE *f, struct output_opts *o, bool want_threads,
 				goto out;
 			rep.kernel.ru_nvcsw = s->ru_nvcsw;
 			rep.kernel.ru_nivcsw = s->ru_nivcsw;
+			rep.kernel.ru_cpu_ns = s->ru_cpu_ns;
 			if (s->backend)
 				output__kernel_caps(&rep.kernel,
 						    ctxmon_backend_caps(s->backend));
@@ -701,6 +702,7 @@ int cmd_report(int argc, char **argv)
 			s.root = ao.root_pid > 0 ? ao.root_pid : 0;
 			s.ru_nvcsw = ru[0];
 			s.ru_nivcsw = ru[1];
+			s.ru_cpu_ns = meta_u64(r.r, META_RUSAGE_CPU, 0);
 		}
 	}
 	if (ao.target == CTXMON_TARGET_ALL) {

@@ -48,6 +48,7 @@ int recording__html(const char *path, struct ctxmon_html *h,
 		in.orphan_walk = s->marks;
 		in.ru_nvcsw = s->ru_nvcsw;
 		in.ru_nivcsw = s->ru_nivcsw;
+		in.ru_cpu_ns = s->ru_cpu_ns;
 		in.preempt_rt = r ? s->preempt_rt :
 				    ctxmon_features_preempt_rt() == 1;
 		if (r)

@@ -557,6 +557,7 @@ int cmd_stat(int argc, char **argv)
 			.root = ctxmon_session_child(r.s),
 			.ru_nvcsw = (uint64_t)r.ru.ru_nvcsw,
 			.ru_nivcsw = (uint64_t)r.ru.ru_nivcsw,
+			.ru_cpu_ns = capture__ru_cpu_ns(&r.ru),
 			.marks = output__live_marks(ctxmon_session_caps(r.s)),
 		};
 

@@ -250,6 +250,11 @@ static void status_box(FILE *f, const struct ctxmon_html_info *in,
 		output__kernel_caps(&k, caps);
 		k.ru_nvcsw = in->ru_nvcsw;
 		k.ru_nivcsw = in->ru_nivcsw;
+		k.ru_cpu_ns = in->sz >= offsetof(struct ctxmon_html_info,
+						 ru_cpu_ns) +
+					       sizeof(uint64_t) ?
+				      in->ru_cpu_ns :
+				      0;
 		k.preempt_rt = in->sz >= offsetof(struct ctxmon_html_info,
 						  preempt_rt) +
 						 sizeof(bool) &&
@@ -279,6 +284,7 @@ static void status_box(FILE *f, const struct ctxmon_html_info *in,
 			output__kernel_verdict(f, &k, "<div class=\"verdict\">",
 					       "</div>\n");
 		output__kernel_hints(f, &k, "<div>", "</div>\n");
+		output__kernel_cpu(f, &k, "<div>", ".</div>\n");
 	}
 	if (in->has_rusage && k.orphan_procs)
 		fprintf(f,

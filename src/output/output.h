@@ -107,8 +107,11 @@ void output__kernel_verdict(FILE *f, const struct kernel_cmp *k,
 /* The verdict as a line, without the detail lines; for stderr.  A
  * mismatch gets the lines of output__kernel_hints() after it. */
 void output__kernel_line(FILE *f, const struct kernel_cmp *k);
-/* "run time: traced X, getrusage CPU time Y" when ru_cpu_ns is known. */
-void output__kernel_cpu(FILE *f, const struct kernel_cmp *k);
+/* "run time: traced X, getrusage CPU time Y" between @pre and @post (plain
+ * text, no markup to escape; "Run" after a @pre), when ru_cpu_ns is
+ * known. */
+void output__kernel_cpu(FILE *f, const struct kernel_cmp *k, const char *pre,
+			const char *post);
 /* What may explain a mismatch, a sentence each, between @pre and @post
  * (plain text, no markup to escape): processes the backend cannot see
  * reaped, io_uring workers it cannot follow.  Nothing on a match. */

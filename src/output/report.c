@@ -367,16 +367,19 @@ void output__kernel_line(FILE *f, const struct kernel_cmp *k)
 {
 	output__kernel_verdict(f, k, "", "\n");
 	output__kernel_hints(f, k, "  ", "\n");
-	output__kernel_cpu(f, k);
+	output__kernel_cpu(f, k, "", "\n");
 }
 
-void output__kernel_cpu(FILE *f, const struct kernel_cmp *k)
+void output__kernel_cpu(FILE *f, const struct kernel_cmp *k, const char *pre,
+			const char *post)
 {
 	char a[32], b[32];
 
 	if (!k->ru_cpu_ns)
 		return;
-	fprintf(f, "run time: traced %s, getrusage CPU time %s",
+	/* a line of its own in text, a sentence in HTML */
+	fprintf(f, "%s%s time: traced %s, getrusage CPU time %s", pre,
+		*pre ? "Run" : "run",
 		output__dur(a, sizeof(a), k->traced_run_ns),
 		output__dur(b, sizeof(b), k->ru_cpu_ns));
 	/* more than 1% + 1 ms short: the kernel's count starts a woken
@@ -385,7 +388,7 @@ void output__kernel_cpu(FILE *f, const struct kernel_cmp *k)
 		fputs(" (the kernel counts a woken task's run from its "
 		      "enqueue, before it is switched in: docs/accounting.md)",
 		      f);
-	fputc('\n', f);
+	fputs(post, f);
 }
 
 void output__kernel_hints(FILE *f, const struct kernel_cmp *k,
@@ -414,7 +417,8 @@ static void text_kernel(FILE *f, const struct kernel_cmp *k)
 {
 	uint64_t amb = sig_amb(k);
 
-	output__kernel_line(f, k);
+	output__kernel_verdict(f, k, "", "\n");
+	output__kernel_hints(f, k, "  ", "\n");
 	if (!k->sampled) /* counters read: no switch-outs seen */
 		fprintf(f, "  %" PRIu64 " exit switch-outs reported apart (%" PRIu64
 			   " of process leaders, which the kernel counts at "
@@ -461,6 +465,7 @@ static void text_kernel(FILE *f, const struct kernel_cmp *k)
 			   ", involuntary %" PRIu64 ": not in the command's "
 			   "rusage, left out of the comparison\n",
 			k->orphan_procs, k->orphan_vol, k->orphan_invol);
+	output__kernel_cpu(f, k, "", "\n");
 }
 
 

@@ -85,4 +85,35 @@ PY
 			fail "$b round $r: run time against wait4()"
 	done
 done
+
+# a recording keeps the command's CPU time (target.rusage_cpu_ns): report's
+# JSON and HTML show it beside the traced run
+if "$CTXMON" record -o "$T/rt.ctx" -- "$WL/kcount" "$WL/profblock" \
+	>/dev/null 2>"$T/rt.err"; then
+	"$CTXMON" report -i "$T/rt.ctx" --json -o "$T/rt.json" 2>/dev/null ||
+		fail "report --json of the recording"
+	"$CTXMON" report -i "$T/rt.ctx" --html -o "$T/rt.html" 2>/dev/null ||
+		fail "report --html of the recording"
+	python3 - "$T/rt.json" "$T/rt.err" "$T/rt.html" <<'PY' || fail "record + report: run time beside wait4()"
+import json, re, sys
+s = json.load(open(sys.argv[1], encoding="utf-8", errors="replace"))
+m = re.search(r"^kcount: .*\bcpu_us=(\d+)", open(sys.argv[2]).read(), re.M)
+if not m:
+    print("  FAIL record + report: no kcount line")
+    sys.exit(1)
+cpu = int(m.group(1)) * 1000
+k = s["kernel"]
+allrun = sum(t["run_ns"] for t in s["threads"])
+html = open(sys.argv[3], encoding="utf-8", errors="replace").read()
+shown = re.search(r"Run time: traced [0-9.]+ms, getrusage CPU time [0-9.]+ms", html)
+ok = (k["traced_run_ns"] == allrun and cpu <= k.get("ru_cpu_ns", 0) <= cpu + 20_000_000
+      and shown is not None)
+print(f"  {'ok  ' if ok else 'FAIL'} record + report: traced_run_ns {k['traced_run_ns']} "
+      f"(threads' run {allrun}), ru_cpu_ns {k.get('ru_cpu_ns')} (profblock's wait4() "
+      f"{cpu}), HTML: {shown.group(0) if shown else 'no run time line'}")
+sys.exit(0 if ok else 1)
+PY
+else
+	fail "record failed: $(tail -n 2 "$T/rt.err")"
+fi
 finish
