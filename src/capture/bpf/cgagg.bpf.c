@@ -469,7 +469,6 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	 */
 	if (c->cur_ts && ts > c->cur_ts) {
 		__u64 from = c->cur_ts;
-
 		__u64 s = c->cur_tid != ptid && ptid ? slice_run(prev, btf) : 0;
 
 		if (s) { /* (0: not known, the slice stays the old task's) */

@@ -513,7 +513,7 @@ static __always_inline void off_unseen_in(struct task_struct *p, __u32 tid,
 
 static __always_inline void switch_out(void *ctx, bool preempt,
 				       struct task_struct *prev,
-				       struct task_struct *next)
+				       struct task_struct *next, __u64 now)
 {
 	__u32 tid = BPF_CORE_READ(prev, pid), tgid = BPF_CORE_READ(prev, tgid);
 	__u32 state = task_state_raw(prev);
@@ -523,7 +523,7 @@ static __always_inline void switch_out(void *ctx, bool preempt,
 
 	if (!targeted(prev, tgid, tid))
 		return;
-	off_unseen_in(prev, tid, bpf_ktime_get_ns());
+	off_unseen_in(prev, tid, now);
 	if (state & 0x80) {	/* TASK_DEAD: its last switch-out */
 		r = bpf_map_lookup_elem(&runs, &tid);
 		if (r) {
@@ -540,7 +540,7 @@ static __always_inline void switch_out(void *ctx, bool preempt,
 		return;
 	__builtin_memset(t, 0, sizeof(*t));
 	note_proc(tgid, false);
-	t->ts = bpf_ktime_get_ns();
+	t->ts = now;
 	t->sum = run_ns(prev);
 	t->key.tgid = tgid;
 	t->key.tid = tid;
@@ -581,10 +581,9 @@ static __always_inline void switch_out(void *ctx, bool preempt,
 		stat_inc(PROF_ST_TASKS_FULL);
 }
 
-static __always_inline void switch_in(struct task_struct *next)
+static __always_inline void switch_in(struct task_struct *next, __u64 now)
 {
 	__u32 tid = BPF_CORE_READ(next, pid), tgid = BPF_CORE_READ(next, tgid);
-	__u64 now = bpf_ktime_get_ns();
 	struct prof_task *t;
 
 	/* first seen (a thread there before the capture): its run counts
@@ -600,12 +599,15 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(prof_switch, bool preempt, struct task_struct *prev,
 	     struct task_struct *next)
 {
+	__u64 now;
+
 	if (test_unseen_in &&
 	    !targeted(prev, BPF_CORE_READ(prev, tgid), BPF_CORE_READ(prev, pid)) &&
 	    targeted(next, BPF_CORE_READ(next, tgid), BPF_CORE_READ(next, pid)))
 		return 0;
-	switch_out(ctx, preempt, prev, next);
-	switch_in(next);
+	now = bpf_ktime_get_ns(); /* one reading for both sides */
+	switch_out(ctx, preempt, prev, next, now);
+	switch_in(next, now);
 	return 0;
 }
 
