@@ -203,13 +203,14 @@ void rusage__row(struct rusage_sums *s, const struct ctxmon_stats *t)
 		 * leader that ended a zombie was read after all of them. */
 		s->exit_preempt += t->exit_preempt;
 	}
+	/* real switches, but after a thread's fold or a leader's reap read
+	 * its counters (the BPF backends tell): never reported */
+	s->after_fold += t->after_fold;
+	s->invol -= t->after_fold;
+	s->after_fold_vol += t->after_fold_vol;
+	s->vol -= t->after_fold_vol;
 	if (!leader) {
 		s->exit_preempt += t->exit_preempt;
-		/* real switches, but after the fold: never reported */
-		s->after_fold += t->after_fold;
-		s->invol -= t->after_fold;
-		s->after_fold_vol += t->after_fold_vol;
-		s->vol -= t->after_fold_vol;
 		s->exit_block += t->exit_block;
 	}
 }

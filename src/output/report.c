@@ -431,8 +431,8 @@ static void text_kernel(FILE *f, const struct kernel_cmp *k)
 			k->leader_reaped);
 	if (k->after_fold)
 		fprintf(f, "  %" PRIu64 " preemptions of exiting threads after "
-			   "the kernel folded their counters, left out as the "
-			   "kernel does\n",
+			   "the kernel folded their counters (a leader's: after "
+			   "its reap read them), left out as the kernel does\n",
 			k->after_fold);
 	if (k->after_fold_vol)
 		fprintf(f, "  %" PRIu64 " voluntary switch-outs of exiting "

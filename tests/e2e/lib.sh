@@ -148,8 +148,9 @@ PY
 # threads (thread rows with tid == tgid): one per process; leader_exits
 # those the kernel counts (exit_counted: state Z, the leader not reaped
 # before it switched out).  involuntary leaves out after_fold, the
-# preemptions a BPF backend saw after exit folded a thread's counters, and
-# voluntary after_fold_voluntary, the same for blocking (PREEMPT_RT).
+# preemptions a BPF backend saw after exit folded a thread's counters (or
+# a leader's reap read them), and voluntary after_fold_voluntary, the same
+# for blocking (PREEMPT_RT).
 # exit_block: where ctxmon found the kernel PREEMPT_RT (kernel.preempt_rt),
 # non-leader threads' blocks after their exit that a tracepoint backend
 # cannot place against the fold; 0 elsewhere.

@@ -80,12 +80,13 @@ for th in j["threads"]:
     lead = th["tid"] == th["tgid"]
     vol += th["voluntary"] + th["exit_counted"]
     invol += th["involuntary"]
+    # after a thread's fold or a leader's release: not in rusage
+    invol -= th["after_fold"]
+    vol -= th["after_fold_voluntary"]
     if lead and th["exit_switch"] > th["exit_counted"]:
         reaped += th["exit_switch"] - th["exit_counted"]
         ep += th["exit_preempt"]
     if not lead:
-        invol -= th["after_fold"]
-        vol -= th["after_fold_voluntary"]
         ep += th["exit_preempt"]
 ok_v = vol <= nv <= vol + reaped
 ok_i = invol - ep <= niv <= invol

@@ -116,8 +116,9 @@ static void test_involuntary(void **state)
 }
 
 /* A non-leader that blocked after the fold (PREEMPT_RT: a lock its
- * release takes) switched out voluntarily where rusage does not see it:
- * left out of voluntary, exactly; a leader's count is never left out. */
+ * release takes), or a leader after its release by the reap, switched out
+ * voluntarily where rusage does not see it: left out of voluntary,
+ * exactly. */
 static void test_voluntary_after_fold(void **state)
 {
 	struct ctxmon_stats rows[] = {
@@ -128,14 +129,42 @@ static void test_voluntary_after_fold(void **state)
 
 	(void)state;
 	rows[0].voluntary = 7;
-	rows[0].after_fold_vol = 3; /* a leader's: not subtracted */
+	rows[0].after_fold_vol = 3;
 	rows[1].voluntary = 5;
 	rows[1].after_fold_vol = 2;
 	output__kernel_add(&k, rows, 2);
-	assert_int_equal(k.after_fold_vol, 2);
-	assert_int_equal(k.traced_vol, 7 + 1 + 5 - 2);
+	assert_int_equal(k.after_fold_vol, 5);
+	assert_int_equal(k.traced_vol, 7 + 1 - 3 + 5 - 2);
 	k.ru_nivcsw = k.traced_invol;
-	check_window(&k, &k.ru_nvcsw, 11, 11);
+	check_window(&k, &k.ru_nvcsw, 8, 8);
+}
+
+/* A process leader preempted in its exit while its parent reaps it (the
+ * BPF backends read where the reap stands, docs/accounting.md): after the
+ * release, left out; between the reap's start and its read, a range; a
+ * leader that ended a zombie was read after all of its switches.  Figures
+ * of a 6.12 rt guest's zombies 300 1 run that counted one too many. */
+static void test_leader_after_reap(void **state)
+{
+	struct ctxmon_stats rows[] = {
+		row(500, 500, 81, 11, 1, 1),	/* zombie at the end */
+		row(501, 501, 4, 1, 1, 0),	/* released, then preempted */
+		row(502, 502, 3, 2, 1, 0),	/* preempted in the reap */
+		row(503, 503, 2, 1, 1, 1),	/* zombie at the end */
+	};
+	struct kernel_cmp k = { .valid = true };
+
+	(void)state;
+	rows[1].after_fold = 1;
+	rows[2].exit_preempt = 1;
+	rows[3].exit_preempt = 1; /* a tracepoint backend's: read after */
+	output__kernel_add(&k, rows, 4);
+	assert_int_equal(k.after_fold, 1);
+	assert_int_equal(k.exit_preempt, 1);
+	assert_int_equal(k.leader_reaped, 2);
+	assert_int_equal(k.traced_invol, 11 + 0 + 2 + 1);
+	k.ru_nvcsw = k.traced_vol;
+	check_window(&k, &k.ru_nivcsw, 13, 14);
 }
 
 /* Switches shown R without preemption: where the kernel shows a signal-cut
@@ -409,6 +438,7 @@ int main(void)
 		cmocka_unit_test(test_folded),
 		cmocka_unit_test(test_involuntary),
 		cmocka_unit_test(test_voluntary_after_fold),
+		cmocka_unit_test(test_leader_after_reap),
 		cmocka_unit_test(test_exit_block_rt),
 	};
 

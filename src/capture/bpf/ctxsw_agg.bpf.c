@@ -421,7 +421,7 @@ struct sw_out { /* prev's side of a switch */
 	__u32 state; /* enum ctxmon_task_state bits */
 	__s32 cpu;
 	bool preempt;
-	__u8 fold; /* enum fold_side of a non-leader exiting */
+	__u8 fold; /* enum fold_side of a task exiting */
 };
 
 /* A RUNNING row whose task left its CPU unseen (agg_missed_out(),
@@ -835,11 +835,10 @@ int BPF_PROG(agg_sched_switch, bool preempt, struct task_struct *prev,
 	if (cur > 0 && cur != pi.tid && !agg_exec_early(cur, &pi, prev, o.ts))
 		agg_missed_out(cur, cpu);
 	/* a switch after __exit_signal() folded the thread's counters into
-	 * its process is not in rusage; exit_state is set earlier, in
-	 * exit_notify(), and a switch before the fold is counted.  On
-	 * PREEMPT_RT one can come anywhere in between: fold_side() */
-	o.fold = prev->exit_state && pi.tid != pi.tgid ?
-			 fold_side(prev, true) : FOLD_BEFORE;
+	 * its process, or after a leader's reap read them, is not in
+	 * rusage; exit_state is set earlier, in exit_notify(), and a switch
+	 * before is counted: exit_side() */
+	o.fold = exit_side(prev, pi.tid, pi.tgid, prev->exit_state, true);
 
 	if (pi.tid > 0 && (r = row_of(prev, &pi))) {
 		o.nv = prev->nvcsw;

@@ -193,11 +193,12 @@ static __always_inline int on_switch(unsigned long long *ctx, bool preempt,
 		kind = CTXSW_KIND_EXIT;
 	} else {
 		/* rusage will not see a switch after __exit_signal() folded
-		 * a thread's counters into its process (a leader's are read
-		 * at reap): fold_side().  User space counts such switches
-		 * apart, of either kind, and an unsure one as exit_preempt. */
-		int side = exit_state && prev_tid != prev_tgid ?
-				   fold_side(prev, btf) : FOLD_BEFORE;
+		 * a thread's counters into its process, or after a leader's
+		 * reap read them: exit_side().  User space counts such
+		 * switches apart, of either kind, and an unsure one as
+		 * exit_preempt. */
+		int side = exit_side(prev, prev_tid, prev_tgid, exit_state,
+				     btf);
 
 		if (side == FOLD_AFTER)
 			flags = CTXSW_F_FOLD_KNOWN | CTXSW_F_AFTER_FOLD;

@@ -264,6 +264,33 @@ static __always_inline enum fold_side fold_side(struct task_struct *t,
 								 FOLD_BEFORE;
 }
 
+/*
+ * Where a switch of the exiting task @t (exit_state @es, set) stands
+ * against the moment its counters reach its process's rusage.  A thread's
+ * are folded by __exit_signal(): fold_side().  A process leader's are read
+ * when its parent reaps it, and a leader can still be preempted between
+ * exit_notify() and its last switch (any preemptible kernel, more often on
+ * PREEMPT_RT): wait_task_zombie() first moves exit_state from EXIT_ZOMBIE
+ * to EXIT_DEAD (EXIT_TRACE under a tracer), then reads the counters, then
+ * releases the task (sighand and thread_pid cleared).  Still a zombie:
+ * the reap reads it later.  Released: read before.  In between the read
+ * may be done or not.
+ */
+static __always_inline enum fold_side exit_side(struct task_struct *t,
+						__u32 tid, __u32 tgid,
+						__u32 es, bool btf)
+{
+	if (!es)
+		return FOLD_BEFORE;
+	if (tid != tgid)
+		return fold_side(t, btf);
+	if (!(es & KERNEL_EXIT_DEAD))
+		return FOLD_BEFORE;
+	if (!TREAD(btf, t, sighand) || !TREAD(btf, t, thread_pid))
+		return FOLD_AFTER;
+	return FOLD_UNSURE;
+}
+
 /* floor(log2(d)) for d > 0, without a loop */
 static __always_inline __u32 log2_u64(__u64 d)
 {
