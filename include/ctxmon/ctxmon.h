@@ -244,11 +244,14 @@ struct ctxmon_stats {
 					 * its counters is unknown (part of
 					 * involuntary; tracepoint backends,
 					 * and bpf ones on PREEMPT_RT inside
-					 * the fold's lock; see
-					 * docs/accounting.md) */
+					 * the fold's lock, or for a process
+					 * leader while its parent reaps it;
+					 * see docs/accounting.md) */
 	uint64_t after_fold;		/* involuntary switch-outs known to
-					 * come after that fold (bpf): part
-					 * of involuntary, never in rusage */
+					 * come after that fold, or after a
+					 * leader's reap read its counters
+					 * (bpf): part of involuntary, never
+					 * in rusage */
 	uint64_t run_ns, wait_ns;	/* on CPU; runnable, not on CPU */
 	uint64_t sleep_ns[CTXMON_SLEEP__MAX];
 	uint64_t migrations;

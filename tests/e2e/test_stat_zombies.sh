@@ -78,7 +78,11 @@ for mode in 0 1; do
 import json, sys
 j = json.load(open(sys.argv[1]))
 procs = [t for t in j["threads"] if t["tid"] == t["tgid"]]
-root = min(t["tgid"] for t in procs if t["comm"] == "zombies")
+# the command: the one zombies process whose parent is none of them (not
+# the lowest pid: pids wrap at pid_max, and CI saw a child get 300)
+zp = {t["tgid"] for t in procs if t["comm"] == "zombies"}
+root = [t["tgid"] for t in procs
+        if t["comm"] == "zombies" and t["ppid"] not in zp][0]
 print(root, len([t for t in j["threads"] if t["orphaned"]]),
       len([t for t in procs if t["tid"] != root and t["ppid"] != root]),
       len([t for t in procs if t["ppid"] == root]))
