@@ -228,29 +228,46 @@ struct spinlock___rt {
 enum fold_side { FOLD_BEFORE, FOLD_AFTER, FOLD_UNSURE };
 
 /*
- * Where the exiting thread @t stands against __exit_signal()'s fold of its
- * counters into its process: a switch of @t after it is not in the
- * process's rusage.  The fold is done in a write section of the process's
- * stats_lock, which also unhashes the pid (thread_pid = NULL); sighand is
- * cleared after it.  Without PREEMPT_RT all of that runs with interrupts
- * off, under the tasklist lock, and nothing comes between: sighand tells.
- * On PREEMPT_RT those locks sleep and the task may be preempted, or block,
- * anywhere in it.  Inside the section (sequence odd, @t the lock's owner:
- * not another thread of the process reaping a child) the fold may be done
- * or not: a few stores precede it, and an interrupt can land anywhere.
- * No lock is taken in the section before thread_pid is cleared, so only a
- * preemption can be unsure, never a block.
+ * Where a switch of the exiting task @t (exit_state @es) stands against
+ * the moment its counters reach its process's rusage: a switch after it
+ * is not counted there.
+ *
+ * A process leader's counters are read when its parent reaps it, and a
+ * leader can still be preempted between exit_notify() and its last switch
+ * (any preemptible kernel, more often on PREEMPT_RT): wait_task_zombie()
+ * first moves exit_state from EXIT_ZOMBIE to EXIT_DEAD (EXIT_TRACE under
+ * a tracer), then reads the counters, then releases the task.  Still a
+ * zombie: read later.  Released: read before.  In between: either.
+ *
+ * A thread's are folded into its process by __exit_signal(), in a write
+ * section of the process's stats_lock, which also unhashes the pid.
+ * Without PREEMPT_RT all of that runs with interrupts off, under the
+ * tasklist lock, and nothing comes between.  On PREEMPT_RT those locks
+ * sleep and the task may be preempted, or block, anywhere in it.  Inside
+ * the section (sequence odd, @t the lock's owner: not another thread of
+ * the process reaping a child) the fold may be done or not: a few stores
+ * precede it, and an interrupt can land anywhere.  No lock is taken in the
+ * section before thread_pid is cleared, so only a preemption can be
+ * unsure, never a block.
+ *
+ * Either way the release clears thread_pid, then sighand: gone, the
+ * counters were taken.
  */
-static __always_inline enum fold_side fold_side(struct task_struct *t,
-						bool btf)
+static __always_inline enum fold_side exit_side(struct task_struct *t,
+						__u32 tid, __u32 tgid,
+						__u32 es, bool btf)
 {
 	struct signal_struct *sig;
 	struct spinlock___rt *l;
 	unsigned long owner;
 	__u32 seq;
 
+	if (!es || (tid == tgid && !(es & KERNEL_EXIT_DEAD)))
+		return FOLD_BEFORE;
 	if (!TREAD(btf, t, sighand) || !TREAD(btf, t, thread_pid))
 		return FOLD_AFTER;
+	if (tid == tgid)
+		return FOLD_UNSURE;
 	sig = TREAD(btf, t, signal);
 	if (!sig)
 		return FOLD_BEFORE;
@@ -262,33 +279,6 @@ static __always_inline enum fold_side fold_side(struct task_struct *t,
 	seq = BPF_CORE_READ(sig, stats_lock.seqcount.seqcount.sequence);
 	return (owner & ~1ul) == (unsigned long)t && (seq & 1) ? FOLD_UNSURE :
 								 FOLD_BEFORE;
-}
-
-/*
- * Where a switch of the exiting task @t (exit_state @es, set) stands
- * against the moment its counters reach its process's rusage.  A thread's
- * are folded by __exit_signal(): fold_side().  A process leader's are read
- * when its parent reaps it, and a leader can still be preempted between
- * exit_notify() and its last switch (any preemptible kernel, more often on
- * PREEMPT_RT): wait_task_zombie() first moves exit_state from EXIT_ZOMBIE
- * to EXIT_DEAD (EXIT_TRACE under a tracer), then reads the counters, then
- * releases the task (sighand and thread_pid cleared).  Still a zombie:
- * the reap reads it later.  Released: read before.  In between the read
- * may be done or not.
- */
-static __always_inline enum fold_side exit_side(struct task_struct *t,
-						__u32 tid, __u32 tgid,
-						__u32 es, bool btf)
-{
-	if (!es)
-		return FOLD_BEFORE;
-	if (tid != tgid)
-		return fold_side(t, btf);
-	if (!(es & KERNEL_EXIT_DEAD))
-		return FOLD_BEFORE;
-	if (!TREAD(btf, t, sighand) || !TREAD(btf, t, thread_pid))
-		return FOLD_AFTER;
-	return FOLD_UNSURE;
 }
 
 /* floor(log2(d)) for d > 0, without a loop */
