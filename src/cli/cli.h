@@ -56,6 +56,8 @@ struct capture_opts {
 	int nice;		/* --nice: the reader's, once the command
 				 * has started */
 	bool nice_set;
+	int realtime;		/* --realtime: the reader's SCHED_FIFO
+				 * priority, 0: none */
 	int verbose;
 	/* What of the command needs the event stream ("record", "--html"),
 	 * NULL: nothing.  A backend that counts instead (bpf-agg, proc) is
@@ -67,7 +69,8 @@ struct capture_opts {
  * commands number their own from CAP_OPT__END. */
 enum {
 	CAP_OPT_BACKEND = 0x100, CAP_OPT_MOUNT, CAP_OPT_TRACEFS,
-	CAP_OPT_DURATION, CAP_OPT_CGROUP, CAP_OPT_NICE, CAP_OPT__END,
+	CAP_OPT_DURATION, CAP_OPT_CGROUP, CAP_OPT_NICE, CAP_OPT_REALTIME,
+	CAP_OPT__END,
 };
 
 /*

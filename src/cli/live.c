@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -182,6 +183,14 @@ int capture__opt(const char *cmd, struct capture_opts *c, int opt,
 			return -1;
 		c->nice_set = true;
 		return 1;
+	case CAP_OPT_REALTIME:
+		if (cli__parse_uint(arg, 99, &v) < 0 || v < 1) {
+			cli__err(cmd, "bad real-time priority '%s': give 1 to "
+				      "99, e.g. --realtime 99", arg);
+			return -1;
+		}
+		c->realtime = (int)v;
+		return 1;
 	case CAP_OPT_DURATION:
 		if (cli__parse_double(arg, &c->duration_s) < 0) {
 			cli__err(cmd, "bad duration '%s': give seconds, e.g. "
@@ -328,18 +337,52 @@ bool capture__reader_nice(bool set, int nice, int *want, int *cur)
 }
 
 /*
- * Give the thread that reads a stream @c's nice value, or READER_NICE when
- * none was asked for and it runs at 0 (a nice set by the user is kept).
- * After the command started: it keeps its own.  Per thread on Linux (who
- * 0: the calling thread), so other threads keep theirs.
+ * --realtime: SCHED_FIFO at @c->realtime for the calling thread (who 0 is
+ * the thread on Linux), reset on fork so that nothing it starts later
+ * inherits it.  True if set; an error says why not, and it reads on at
+ * its nice.
  */
-static void reader_nice(const char *cmd, const struct capture_opts *c,
-			struct ctxmon_session *s)
+static bool reader_realtime(const char *cmd, const struct capture_opts *c)
+{
+	struct sched_param sp = { .sched_priority = c->realtime };
+
+	if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp) < 0) {
+		cli__err(cmd, "cannot read at real-time priority %d: %s (it "
+			      "needs CAP_SYS_NICE, and an RLIMIT_RTPRIO or "
+			      "cgroup that allows it); reading at a nice "
+			      "value",
+			 c->realtime, strerror(errno));
+		return false;
+	}
+	if (c->verbose)
+		fprintf(stderr, "reader: SCHED_FIFO %d, the command at its "
+				"own policy\n",
+			c->realtime);
+	return true;
+}
+
+/*
+ * Give the thread that reads a stream @c's real-time priority if asked,
+ * else @c's nice value, or READER_NICE when none was asked for and it runs
+ * at 0 (a nice set by the user is kept).  After the command started: it
+ * keeps its own.  Per thread on Linux (who 0: the calling thread), so
+ * other threads keep theirs.
+ */
+static void reader_priority(const char *cmd, const struct capture_opts *c,
+			    struct ctxmon_session *s)
 {
 	int want, cur;
 
-	if (!(ctxmon_session_caps(s) & CTXMON_CAP_EVENTS))
-		return;	/* counted in the kernel: nothing to keep up with */
+	if (!(ctxmon_session_caps(s) & CTXMON_CAP_EVENTS)) {
+		/* counted in the kernel: nothing to keep up with */
+		if (c->realtime && c->verbose)
+			fprintf(stderr, "reader: --realtime left unused: the %s "
+					"backend reads no stream\n",
+				ctxmon_session_backend(s));
+		return;
+	}
+	if (c->realtime && reader_realtime(cmd, c))
+		return;
 	if (!capture__reader_nice(c->nice_set, c->nice, &want, &cur))
 		return;
 	if (setpriority(PRIO_PROCESS, 0, want) < 0) {
@@ -442,7 +485,7 @@ struct ctxmon_session *capture__start_prefer(const char *cmd,
 		ctxmon_session_close(s);
 		return NULL;
 	}
-	reader_nice(cmd, c, s);
+	reader_priority(cmd, c, s);
 	return s;
 }
 

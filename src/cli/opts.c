@@ -74,6 +74,12 @@ const struct cli_opt cli_capture_opts[] = {
 	  "command starts (which keeps its own).  Default -10 where allowed "
 	  "(CAP_SYS_NICE) and ctxmon runs at 0, so busy CPUs do not starve "
 	  "it into losing events; 0 leaves it" },
+	{ "realtime", 0, CAP_OPT_REALTIME, "PRIO",
+	  "read a stream at real-time priority PRIO (SCHED_FIFO, 1-99; "
+	  "CAP_SYS_NICE), set after the command starts: real-time threads "
+	  "busy on every CPU keep a reader at any nice off them until its "
+	  "buffers overflow.  The command, its children and ctxmon's other "
+	  "threads keep their own policy" },
 	{ "verbose", 'v', 'v', NULL, "say which backend was chosen and why" },
 	{ NULL },
 };

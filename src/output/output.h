@@ -174,13 +174,13 @@ static inline void output__kernel_caps(struct kernel_cmp *k, unsigned caps)
 }
 
 /* After a stream's loss: real-time threads on every CPU keep the reader
- * off them for up to 95% of each second, which no buffer outlasts, and so
- * do thousands of runnable ones whatever its nice. */
+ * off them for up to 95% of each second, and so do thousands of runnable
+ * ones whatever its nice; a real-time reader runs when it must. */
 #define OUTPUT_RT_HINT                                                        \
 	"  if the CPUs were busy with real-time threads (SCHED_FIFO, "         \
 	"SCHED_RR) or with many runnable ones, they kept ctxmon's reader "      \
-	"off them: run it real-time, above them, with `chrt -R -f 99 ctxmon "  \
-	"...` (-R: the command does not inherit it)"
+	"off them: read real-time, above them, with --realtime 99 (the "       \
+	"command keeps its own policy)"
 
 /* Voluntary and involuntary each equal, or within their ambiguous range. */
 bool output__kernel_match(const struct kernel_cmp *k);

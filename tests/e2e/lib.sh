@@ -366,7 +366,7 @@ kcount_get() {
 #
 # Each run is made once per backend of STAT_BACKENDS (default: stat's own
 # default, bpf-agg where BPF loads, then the perf_event fallback), so the
-# foundation's checks hold for both.
+# foundation's checks hold for both; STAT_OPTS adds options to each.
 stat_kcount() {
 	local name=$1 want_threads=$2 b
 	shift 2
@@ -387,11 +387,14 @@ _stat_kcount() {
 	local leader_exits leader_switches leader_reaped exit_preempt exit_block
 	local exited
 	local lost ov anom match vol
-	local -a bopt=()
+	local -a bopt=() xopt=()
 	shift 3
 	out=$T/$name.json
 	err=$T/$name.err
 	[ -z "$backend" ] || bopt=(--backend "$backend")
+	# STAT_OPTS: more options for stat, words split at spaces
+	[ -z "${STAT_OPTS:-}" ] || read -ra xopt <<<"$STAT_OPTS"
+	bopt+=("${xopt[@]}")
 
 	rc=0
 	"$CTXMON" stat "${bopt[@]}" --json -o "$out" -- "$WL/kcount" "$@" 2>"$err" || rc=$?

@@ -218,7 +218,7 @@ if grep -q '^lost events:' "$T/hint.txt"; then
 	grep -A1 '^lost events:' "$T/hint.txt" | sed 's/^/  /'
 	grep -q 'to lose less: larger per-CPU buffers (-m KB), or a binary backend' "$T/hint.txt" ||
 		fail "ftrace-text: a loss without the -m / backend hint"
-	grep -q 'run it real-time, above them, with `chrt -R -f 99 ctxmon' "$T/hint.txt" ||
+	grep -q 'read real-time, above them, with --realtime 99' "$T/hint.txt" ||
 		fail "ftrace-text: a loss without the hint for busy CPUs"
 else
 	echo "note: ftrace-text lost nothing this time: the loss hint was not seen"
