@@ -291,7 +291,8 @@ int ctxmon_run_once(const struct ctxmon_run_opts *o, struct ctxmon_run *out)
 	cpu_set_t pin, saved;
 	bool pinned = false, done = false, timed_out = false, stopped = false;
 	uint64_t deadline = 0;
-	int ret, wstatus = 0, saved_out = -1, old_nice = 0;
+	int ret, wstatus = 0, saved_out = -1, old_nice = 0, old_policy = -1;
+	struct sched_param old_sp = { 0 };
 	bool niced = false;
 	pid_t child;
 
@@ -360,7 +361,19 @@ int ctxmon_run_once(const struct ctxmon_run_opts *o, struct ctxmon_run *out)
 			 ctxmon_session_error(s));
 		goto out;
 	}
-	if (o->sz >= offsetof(struct ctxmon_run_opts, reader_nice_set) +
+	if (o->sz >= offsetof(struct ctxmon_run_opts, reader_rt_prio) +
+			     sizeof(int) &&
+	    o->reader_rt_prio > 0) {
+		struct sched_param sp = { .sched_priority = o->reader_rt_prio };
+		int pol = sched_getscheduler(0);
+
+		if (pol >= 0 && sched_getparam(0, &old_sp) == 0 &&
+		    sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK,
+				       &sp) == 0)
+			old_policy = pol;
+	}
+	if (old_policy < 0 &&
+	    o->sz >= offsetof(struct ctxmon_run_opts, reader_nice_set) +
 			     sizeof(bool) &&
 	    o->reader_nice_set) {
 		errno = 0;
@@ -445,6 +458,8 @@ int ctxmon_run_once(const struct ctxmon_run_opts *o, struct ctxmon_run *out)
 		out->status = CTXMON_RUN_OK;
 	ret = 0;
 out:
+	if (old_policy >= 0)
+		sched_setscheduler(0, old_policy, &old_sp);
 	if (niced)
 		setpriority(PRIO_PROCESS, 0, old_nice);
 	if (ret < 0 && !out->error[0])

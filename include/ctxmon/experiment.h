@@ -110,6 +110,12 @@ struct ctxmon_run_opts {
 	 * Lowering it needs CAP_SYS_NICE; without, it is left as it is. */
 	int reader_nice;
 	bool reader_nice_set;
+	/* 1-99: the calling thread reads the stream at SCHED_FIFO
+	 * reader_rt_prio instead (reset on fork) while the command runs, and
+	 * is given its own policy back after; real-time threads busy on every
+	 * CPU starve a reader at any nice.  Needs CAP_SYS_NICE; without, the
+	 * nice above applies.  0: none. */
+	int reader_rt_prio;
 };
 
 /*

@@ -105,6 +105,11 @@ int capture__parse_nice(const char *cmd, const char *arg, int *nice);
  * given to ctxmon itself is kept).  True, with *want, when it differs from
  * the caller's now, *cur. */
 bool capture__reader_nice(bool set, int nice, int *want, int *cur);
+/* --realtime PRIO: 1..99 into *prio; 0, or -1 after printing an error. */
+int capture__parse_realtime(const char *cmd, const char *arg, int *prio);
+/* Whether the calling thread may run SCHED_FIFO at @prio (tried, then
+ * given its policy back); false after saying why not in one line. */
+bool capture__realtime_allowed(const char *cmd, int prio);
 /* Session options from @c. */
 void capture__session_opts(const struct capture_opts *c,
 			   struct ctxmon_session_opts *o);

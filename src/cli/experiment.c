@@ -30,7 +30,7 @@ enum {
 	O_BUFFER = 'm',
 	O_WARMUP = 0x100, O_COND, O_VS, O_PIN, O_TIMEOUT, O_REGRESS, O_ALPHA,
 	O_METRICS, O_NOCAUSES, O_BACKEND, O_TRACEFS, O_JSON, O_CSV, O_PLOT,
-	O_SHOWOUT, O_NICE,
+	O_SHOWOUT, O_NICE, O_REALTIME,
 };
 
 /* "switches, voluntary, ...": the metrics --metrics and --regress name. */
@@ -78,6 +78,10 @@ static const struct cli_opt exp_opts[] = {
 	  "ctxmon's reader runs at nice N while each command runs (default "
 	  "-10 from 0; the commands keep their own), so busy CPUs do not "
 	  "starve it" },
+	{ "realtime", 0, O_REALTIME, "PRIO",
+	  "ctxmon's reader runs at real-time priority PRIO (SCHED_FIFO, 1-99; "
+	  "CAP_SYS_NICE) while each command runs, which keeps its own "
+	  "policy: for workloads whose real-time threads would starve it" },
 	{ "json", 0, O_JSON, NULL, "JSON: runs, summaries, tests, regression" },
 	{ "csv", 0, O_CSV, NULL, "CSV: one row per run" },
 	{ "output", 'o', O_OUTPUT, "FILE",
@@ -409,6 +413,11 @@ static int parse(struct exp_run *x, int argc, char **argv)
 				return -1;
 			x->nice_set = true;
 			break;
+		case O_REALTIME:
+			if (capture__parse_realtime(CMD, optarg,
+						    &x->ro.reader_rt_prio) < 0)
+				return -1;
+			break;
 		case O_QUIET:
 			x->quiet = true;
 			break;
@@ -610,6 +619,10 @@ int cmd_experiment(int argc, char **argv)
 
 		x.ro.reader_nice_set = capture__reader_nice(
 			x.nice_set, x.nice, &x.ro.reader_nice, &cur);
+		/* said once here; each run then reads at its nice */
+		if (x.ro.reader_rt_prio &&
+		    !capture__realtime_allowed(CMD, x.ro.reader_rt_prio))
+			x.ro.reader_rt_prio = 0;
 	}
 	e = ctxmon_experiment_new((const char *const *)x.names, x.ncond);
 	if (!e) {

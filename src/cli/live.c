@@ -184,13 +184,8 @@ int capture__opt(const char *cmd, struct capture_opts *c, int opt,
 		c->nice_set = true;
 		return 1;
 	case CAP_OPT_REALTIME:
-		if (cli__parse_uint(arg, 99, &v) < 0 || v < 1) {
-			cli__err(cmd, "bad real-time priority '%s': give 1 to "
-				      "99, e.g. --realtime 99", arg);
-			return -1;
-		}
-		c->realtime = (int)v;
-		return 1;
+		return capture__parse_realtime(cmd, arg, &c->realtime) < 0 ? -1 :
+									   1;
 	case CAP_OPT_DURATION:
 		if (cli__parse_double(arg, &c->duration_s) < 0) {
 			cli__err(cmd, "bad duration '%s': give seconds, e.g. "
@@ -336,6 +331,41 @@ bool capture__reader_nice(bool set, int nice, int *want, int *cur)
 	return *want != *cur;
 }
 
+int capture__parse_realtime(const char *cmd, const char *arg, int *prio)
+{
+	unsigned long v;
+
+	if (cli__parse_uint(arg, 99, &v) < 0 || v < 1) {
+		cli__err(cmd, "bad real-time priority '%s': give 1 to 99, e.g. "
+			      "--realtime 99", arg);
+		return -1;
+	}
+	*prio = (int)v;
+	return 0;
+}
+
+static void realtime_refused(const char *cmd, int prio, int err)
+{
+	cli__err(cmd, "cannot read at real-time priority %d: %s (it needs "
+		      "CAP_SYS_NICE, and an RLIMIT_RTPRIO or cgroup that "
+		      "allows it); reading at a nice value",
+		 prio, strerror(err));
+}
+
+bool capture__realtime_allowed(const char *cmd, int prio)
+{
+	struct sched_param sp = { .sched_priority = prio }, old;
+	int pol = sched_getscheduler(0);
+
+	if (pol < 0 || sched_getparam(0, &old) < 0 ||
+	    sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp) < 0) {
+		realtime_refused(cmd, prio, errno);
+		return false;
+	}
+	sched_setscheduler(0, pol, &old);
+	return true;
+}
+
 /*
  * --realtime: SCHED_FIFO at @c->realtime for the calling thread (who 0 is
  * the thread on Linux), reset on fork so that nothing it starts later
@@ -347,11 +377,7 @@ static bool reader_realtime(const char *cmd, const struct capture_opts *c)
 	struct sched_param sp = { .sched_priority = c->realtime };
 
 	if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp) < 0) {
-		cli__err(cmd, "cannot read at real-time priority %d: %s (it "
-			      "needs CAP_SYS_NICE, and an RLIMIT_RTPRIO or "
-			      "cgroup that allows it); reading at a nice "
-			      "value",
-			 c->realtime, strerror(errno));
+		realtime_refused(cmd, c->realtime, errno);
 		return false;
 	}
 	if (c->verbose)

@@ -12,8 +12,8 @@
 #     runs (the next command forks at 0);
 #   - --nice 30 is refused in one line.
 # And --realtime PRIO: the reader at SCHED_FIFO PRIO, the command at its
-# own policy (SCHED_OTHER), read from /proc the same way; bpf-agg's left
-# alone; 0, 100 and a word refused in one line; without CAP_SYS_NICE one
+# own policy (SCHED_OTHER), read from /proc the same way, for stat,
+# record and each run of experiment; bpf-agg's left alone; 0, 100 and a word refused in one line; without CAP_SYS_NICE one
 # line says so and the capture goes on; and stress-ng --mutex 2, whose
 # threads run SCHED_FIFO on both CPUs (a stream reader at nice -10 lost
 # 620,855 of 742,153 events), read at --realtime 99 loses nothing and
@@ -73,7 +73,26 @@ PROBE='sleep 0.3; set -- $(cut -d" " -f40,41 /proc/$$/stat) $(cut -d" " -f40,41 
 check rt-bpf "cmd=0/0 reader=99/1" "$CTXMON" stat --backend bpf --realtime 99
 check rt-record "cmd=0/0 reader=7/1" "$CTXMON" record --realtime 7
 check rt-agg "cmd=0/0 reader=0/0" "$CTXMON" stat --backend bpf-agg --realtime 99
+# experiment: each run's reader, and each command at its own policy
+rm -f "$T/exp.out"
+"$CTXMON" experiment -q -n 2 --no-causes --backend bpf --realtime 9 -- \
+	sh -c "$PROBE >>$T/exp.out" >/dev/null 2>"$T/exp.err" ||
+	fail "experiment --realtime 9 exited $?: $(tail -n 1 "$T/exp.err")"
+san_check "experiment --realtime" "$T/exp.err"
+got=$(sort -u "$T/exp.out" | tr '\n' ' ')
+echo "experiment -n 2 --realtime 9: $got"
+[ "$got" = "cmd=0/0 reader=9/1 " ] && [ "$(wc -l <"$T/exp.out")" = 2 ] ||
+	fail "experiment --realtime 9: '$got', expected 'cmd=0/0 reader=9/1' from both runs"
 # without CAP_SYS_NICE: one line says so, and it reads at its nice
+rc=0
+setpriv --inh-caps=-sys_nice --bounding-set=-sys_nice "$CTXMON" experiment \
+	-q -n 2 --no-causes --backend bpf --realtime 9 -- \
+	true >/dev/null 2>"$T/nocap-exp.err" || rc=$?
+cat "$T/nocap-exp.err"
+[ "$rc" = 0 ] || fail "experiment --realtime without CAP_SYS_NICE: exit $rc, expected 0"
+[ "$(grep -c "real-time" "$T/nocap-exp.err")" = 1 ] &&
+	grep -q "^ctxmon experiment: cannot read at real-time priority 9: Operation not permitted" "$T/nocap-exp.err" ||
+	fail "experiment --realtime without CAP_SYS_NICE: not one line that says why"
 rc=0
 setpriv --inh-caps=-sys_nice --bounding-set=-sys_nice "$CTXMON" stat \
 	--backend bpf --realtime 99 -o "$T/nocap.out" -- true 2>"$T/nocap.err" || rc=$?
