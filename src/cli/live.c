@@ -352,13 +352,21 @@ static void realtime_refused(const char *cmd, int prio, int err)
 		 prio, strerror(err));
 }
 
+/* SCHED_FIFO at @prio for the calling thread (who 0 is the thread on
+ * Linux), reset on fork so that nothing it starts later inherits it. */
+static int fifo_on(int prio)
+{
+	struct sched_param sp = { .sched_priority = prio };
+
+	return sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp);
+}
+
 bool capture__realtime_allowed(const char *cmd, int prio)
 {
-	struct sched_param sp = { .sched_priority = prio }, old;
+	struct sched_param old;
 	int pol = sched_getscheduler(0);
 
-	if (pol < 0 || sched_getparam(0, &old) < 0 ||
-	    sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp) < 0) {
+	if (pol < 0 || sched_getparam(0, &old) < 0 || fifo_on(prio) < 0) {
 		realtime_refused(cmd, prio, errno);
 		return false;
 	}
@@ -366,17 +374,11 @@ bool capture__realtime_allowed(const char *cmd, int prio)
 	return true;
 }
 
-/*
- * --realtime: SCHED_FIFO at @c->realtime for the calling thread (who 0 is
- * the thread on Linux), reset on fork so that nothing it starts later
- * inherits it.  True if set; an error says why not, and it reads on at
- * its nice.
- */
+/* --realtime: fifo_on() at @c->realtime.  True if set; an error says why
+ * not, and it reads on at its nice. */
 static bool reader_realtime(const char *cmd, const struct capture_opts *c)
 {
-	struct sched_param sp = { .sched_priority = c->realtime };
-
-	if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp) < 0) {
+	if (fifo_on(c->realtime) < 0) {
 		realtime_refused(cmd, c->realtime, errno);
 		return false;
 	}

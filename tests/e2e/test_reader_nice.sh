@@ -13,8 +13,9 @@
 #   - --nice 30 is refused in one line.
 # And --realtime PRIO: the reader at SCHED_FIFO PRIO, the command at its
 # own policy (SCHED_OTHER), read from /proc the same way, for stat,
-# record and each run of experiment; bpf-agg's left alone; 0, 100 and a word refused in one line; without CAP_SYS_NICE one
-# line says so and the capture goes on; and stress-ng --mutex 2, whose
+# record and each run of experiment; bpf-agg's left alone; 0, 100 and a
+# word refused in one line; without CAP_SYS_NICE one line says so and the
+# capture goes on; and stress-ng --mutex 2, whose
 # threads run SCHED_FIFO on both CPUs (a stream reader at nice -10 lost
 # 620,855 of 742,153 events), read at --realtime 99 loses nothing and
 # equals the command's wait4() rusage (stat_kcount).
