@@ -322,6 +322,15 @@ struct ctxmon_account_opts {
 	bool no_wakeups;		/* the stream has no wakeup events
 					 * (perf-switch): a sleeper switched
 					 * in is no anomaly */
+	uint64_t orphan_walk;		/* the stream's ORPHAN events mark
+					 * every process left unreaped, up to
+					 * this many children an exit
+					 * (CTXMON_ORPHAN_WALK or _MANY; the
+					 * bpf backend), so a process is not
+					 * taken for one by the times of its
+					 * last switch and its parent's exit.
+					 * 0: no such events (the tracepoint
+					 * backends), the account guesses */
 };
 
 /* New accounting state; NULL and errno on failure; free with _free(). */

@@ -341,6 +341,7 @@ struct load_cfg {
 		(skel)->rodata->wake_bytes = (c)->ring / 4;             \
 		(skel)->rodata->emit_irq =                              \
 			((c)->groups & CTXMON_EVENTS_IRQ) != 0;         \
+		(skel)->rodata->targets_keep = targets_hold_all(c);     \
 	} while (0)
 
 #define SHARED_MAPS(p, skel)                                            \
@@ -364,6 +365,7 @@ static void skel_destroy(struct bpf_priv *p)
 	if (p->rows_mem)
 		munmap(p->rows_mem, p->rows_len);
 	p->rows_mem = NULL;
+	p->rows_mapped = 0;
 	p->next_slot = NULL;
 	p->ndrained = 0;
 	ctxsw_stream_bpf__destroy(p->st);
@@ -391,21 +393,37 @@ static long proc_long(const char *path, char sep, long dflt)
 /*
  * Size the aggregation object's rows (ctxsw_agg.bpf.c): tid_slot covers
  * the tid space (pid_max, at least 32768), and the rows array has room
- * for four times the threads the machine has now and 4096 more, at
- * least 8192 and at most 65536 rows (CTXMON_BPF_ROWS to choose), since
- * it is allocated whole.  Slots of the dead come back at each read, so
- * it only has to hold the live threads and those that die between two
- * reads; a thread that finds no room is counted as a row dropped.
+ * for four times the threads the machine has now, or for as many threads
+ * as it can hold at once (the smaller of pid_max and threads-max) up to
+ * ROWS_ALIVE_MAX, whichever is more, and ROWS_SPARE more: at least 8192
+ * and at most 65536 rows (CTXMON_BPF_ROWS to choose), since it is
+ * allocated whole.  Slots of the dead come back at each read, so it only
+ * has to hold the live threads and those that die between two reads; a
+ * thread that finds no room is counted as a row dropped.  Sized by the
+ * threads of the moment alone, a command that keeps thousands of
+ * processes alive (stress-ng --vforkmany: some 23,000) found no room.
+ * User space maps only the rows in use (bpf_agg.c), so the table's size
+ * costs kernel memory, not the reader's RSS.
  */
+#define ROWS_ALIVE_MAX 32768
+#define ROWS_SPARE 4096
+
 static int size_rows(struct bpf_priv *p, struct ctxsw_agg_bpf *a)
 {
 	long pid_max = proc_long("/proc/sys/kernel/pid_max", 0, 4194304);
+	long alive = proc_long("/proc/sys/kernel/threads-max", 0, pid_max);
 	/* "runnable/threads" */
 	long threads = proc_long("/proc/loadavg", '/', 0);
 	const char *env = getenv("CTXMON_BPF_ROWS");
-	unsigned long want = (unsigned long)threads * 4 + 4096;
+	unsigned long want = (unsigned long)threads * 4 + ROWS_SPARE;
 	int err;
 
+	if (alive > pid_max)
+		alive = pid_max;
+	if (alive > ROWS_ALIVE_MAX)
+		alive = ROWS_ALIVE_MAX;
+	if ((unsigned long)alive + ROWS_SPARE > want)
+		want = (unsigned long)alive + ROWS_SPARE;
 	if (want < 8192)
 		want = 8192;
 	if (want > 65536)
@@ -457,24 +475,23 @@ static __u32 target_slots(const struct load_cfg *c)
 		       n > TARGETS_MAX ? TARGETS_MAX : n);
 }
 
-/* Map the loaded object's rows array into p->rows_mem. */
+/* Whether the targets map has room for every tgid (ctxsw.bpf.h's
+ * targets_keep): processes followed, and target_slots() at pid_max. */
+static bool targets_hold_all(const struct load_cfg *c)
+{
+	long pid_max = proc_long("/proc/sys/kernel/pid_max", 0, LONG_MAX);
+
+	return c->filter_kind == CTXSW_FILTER_TGIDS && c->follow &&
+	       target_slots(c) >= pid_max;
+}
+
+/* Map the loaded object's first rows (bpf_agg__map_rows()). */
 static int map_rows(struct bpf_priv *p, struct ctxsw_agg_bpf *a)
 {
-	long page = sysconf(_SC_PAGESIZE);
-	size_t len;
-	void *m;
-
 	p->row_sz = (sizeof(struct ctxsw_row) + 7) & ~(size_t)7;
-	len = p->row_sz * p->nslots;
-	len = (len + (size_t)page - 1) & ~((size_t)page - 1);
-	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
-		 bpf_map__fd(a->maps.rows), 0);
-	if (m == MAP_FAILED)
-		return -errno;
-	p->rows_mem = m;
-	p->rows_len = len;
 	p->next_slot = &a->bss->next_slot;
-	return 0;
+	p->maps.rows = a->maps.rows;
+	return bpf_agg__map_rows(p, 0);
 }
 
 /*
@@ -961,8 +978,11 @@ static int bpf_attach(void *priv, pid_t pid)
 
 	if (p->filter_kind != CTXSW_FILTER_TGIDS || pid <= 0)
 		return 0;
+	/* Not over the entry its fork made: that one holds its start time,
+	 * and "any process" (0) would go at the free of the pid's last
+	 * holder, which may come after the fork. */
 	if (bpf_map_update_elem(bpf_map__fd(p->maps.targets), &k, &any,
-				BPF_ANY) < 0) {
+				BPF_NOEXIST) < 0 && errno != EEXIST) {
 		fmt__buf(p->ctx->err, p->ctx->errlen,
 			 "bpf: cannot select pid %d: %s", (int)pid,
 			 strerror(errno));

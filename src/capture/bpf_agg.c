@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <linux/types.h>
 #include <bpf/bpf.h>
@@ -156,12 +158,53 @@ static struct ctxsw_row *slot_at(const struct bpf_priv *p, uint32_t i)
 	return (struct ctxsw_row *)(p->rows_mem + (size_t)i * p->row_sz);
 }
 
-/* The slots handed out so far: no row lies past them. */
-static uint32_t slots_used(const struct bpf_priv *p)
+/*
+ * Rows mapped at first, and the step they grow by (doubling).  The
+ * kernel maps an mmapable array's pages in at mmap(), so a mapping of
+ * the whole table (36,864 rows, 22 MiB, on a machine of pid_max 32768)
+ * would be resident in the reader however few threads it holds.
+ */
+#define ROWS_MAP_FIRST 8192
+
+/*
+ * Map the rows array's first rows, at least @used of them (the first
+ * ROWS_MAP_FIRST, doubled as needed, at most all nslots); 0, or -errno.
+ * A larger mapping replaces the last one, which no pointer outlives.
+ */
+int bpf_agg__map_rows(struct bpf_priv *p, uint32_t used)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uint32_t want = p->rows_mapped ? p->rows_mapped : ROWS_MAP_FIRST;
+	size_t len;
+	void *m;
+
+	while (want < used && want < p->nslots)
+		want = want > p->nslots / 2 ? p->nslots : want * 2;
+	if (want > p->nslots)
+		want = p->nslots;
+	if (p->rows_mem && want <= p->rows_mapped)
+		return 0;
+	len = (p->row_sz * want + (size_t)page - 1) & ~((size_t)page - 1);
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 bpf_map__fd(p->maps.rows), 0);
+	if (m == MAP_FAILED)
+		return -errno;
+	if (p->rows_mem)
+		munmap(p->rows_mem, p->rows_len);
+	p->rows_mem = m;
+	p->rows_len = len;
+	p->rows_mapped = want;
+	return 0;
+}
+
+/* The slots handed out so far in @used (no row lies past them), mapped;
+ * 0, or -errno. */
+static int slots_used(struct bpf_priv *p, uint32_t *used)
 {
 	uint32_t n = __atomic_load_n(p->next_slot, __ATOMIC_ACQUIRE);
 
-	return n < p->nslots ? n : p->nslots;
+	*used = n < p->nslots ? n : p->nslots;
+	return bpf_agg__map_rows(p, *used);
 }
 
 /*
@@ -240,7 +283,9 @@ int bpf_agg__drain_dead(struct bpf_priv *p, uint64_t now)
 
 	if (!p->rows_mem)
 		return 0;
-	used = slots_used(p);
+	ret = slots_used(p, &used);
+	if (ret < 0)
+		return ret;
 	for (uint32_t i = 0; i < used; i++) {
 		struct ctxsw_row *src = slot_at(p, i);
 		struct ctxsw_row *r;
@@ -354,7 +399,9 @@ int bpf_backend__read_rows(void *priv, uint64_t now, struct ctxmon_stats **rows,
 
 	if (!p->aggregate || !p->rows_mem)
 		return -EINVAL;
-	used = slots_used(p);
+	ret = slots_used(p, &used);
+	if (ret < 0)
+		return ret;
 	for (uint32_t i = 0; i < used; i++) {
 		const struct ctxsw_row *src = slot_at(p, i);
 

@@ -33,12 +33,13 @@ struct bpf_priv {
 		struct bpf_map *rows, *free_slots;	/* aggregation */
 		struct bpf_map *orphan_marks;		/* aggregation */
 	} maps;
-	/* aggregation: the rows array mapped (nslots rows of row_sz bytes),
-	 * the object's count of slots handed out, and the slots drained
-	 * but not yet given back to the programs (bpf_agg.c) */
+	/* aggregation: the rows array (nslots rows of row_sz bytes), its
+	 * first rows_mapped rows mapped (rows_len bytes), the object's
+	 * count of slots handed out, and the slots drained but not yet
+	 * given back to the programs (bpf_agg.c) */
 	unsigned char *rows_mem;
 	size_t rows_len, row_sz;
-	uint32_t nslots;
+	uint32_t nslots, rows_mapped;
 	const volatile uint32_t *next_slot;
 	struct bpf_drained {
 		uint32_t slot;
@@ -77,6 +78,7 @@ int bpf__read_cpu_state(struct bpf_priv *p);
 
 /* bpf_agg.c: move the rows of dead threads from the kernel's table into
  * p->dead (folding the oldest past CTXMON_EXITED_KEEP); 0 or -errno. */
+int bpf_agg__map_rows(struct bpf_priv *p, uint32_t used);
 int bpf_agg__drain_dead(struct bpf_priv *p, uint64_t now);
 /* the backend's forget_exited: drop the rows of dead threads read */
 void bpf_agg__forget_exited(void *priv);

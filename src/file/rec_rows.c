@@ -75,6 +75,7 @@ struct ctxmon_rowfile *ctxmon_rowfile_from_recording(const char *path, bool all)
 	ao.root_pid = (pid_t)meta_u64(rd, CTXMON_META_ROOT_PID, (uint64_t)-1);
 	be = ctxmon_reader_meta_str(rd, CTXMON_META_BACKEND);
 	ao.no_wakeups = be && !strcmp(be, "perf-switch");
+	ao.orphan_walk = meta_u64(rd, CTXMON_META_ORPHAN_WALK, 0);
 	r->a = ctxmon_account_new(&ao);
 	if (!r->a)
 		goto out;

@@ -624,8 +624,9 @@ static void text_report(FILE *f, const struct output_opts *o, struct report *r)
 		/* what to do about it; text parsing is the slowest reader */
 		if (r->counted)
 			fprintf(f, "  to lose less: more rows in the kernel's "
-				   "table (CTXMON_BPF_ROWS=N, by default four "
-				   "per thread on the machine at the start), or "
+				   "table (CTXMON_BPF_ROWS=N, by default room "
+				   "for the threads the machine can hold, up "
+				   "to 32768, and 4096 more), or "
 				   "--backend bpf, which streams and needs no "
 				   "row per thread\n");
 		else if (!r->source && r->text_reader)

@@ -139,5 +139,11 @@ else
 	echo "mode 2: $n processes of the workload with a voluntary switch traced"
 	# each child blocks once on the pipe: every one of the 20000 seen
 	[ "$n" -ge 20000 ] || fail "mode 2: $n processes with switches, expected 20000 children"
+	# the same on bpf-agg, whose table needs a row per live thread: it
+	# must have room for 20000 at once without being told
+	zstat z2-agg bpf-agg 20000 2 --json
+	n=$(json "$T/z2-agg.out" 'len([t for t in j["threads"] if t["tid"] == t["tgid"] and t["voluntary"] > 0 and t["comm"] == "zombies"])')
+	echo "mode 2, bpf-agg: $n processes of the workload with a voluntary switch counted"
+	[ "$n" -ge 20000 ] || fail "mode 2, bpf-agg: $n processes with switches, expected 20000 children"
 fi
 finish

@@ -22,8 +22,8 @@ char LICENSE[] SEC("license") = "GPL";
  * its row's slot (tid_slot, slot + 1, 0 for none), an array as long as
  * the tid space at load time.  The loader sizes both (bpf.c).
  *
- * Slots are handed out in order (next_slot), then from the ones user
- * space gives back (free_slots).  A dead thread's row is buried: its tid
+ * Slots are handed out from the ones user space gives back
+ * (free_slots), then in order (next_slot).  A dead thread's row is buried: its tid
  * lets go of the slot, user space copies the row out, and zeroes it and
  * gives the slot back once no program that found the row before it was
  * buried can still be running (bpf_agg.c).  The rows array is mmap'ed by
@@ -200,18 +200,22 @@ static __always_inline struct ctxsw_row *slot_row(__u32 s)
 	return bpf_map_lookup_elem(&rows, &k);
 }
 
-/* A free slot (+ 1, its row all zero), or 0 when there is none. */
+/*
+ * A free slot (+ 1, its row all zero), or 0 when there is none.  Slots
+ * given back come first, so the slots in use stay near the most threads
+ * alive at once, and user space maps and walks no more than those.
+ */
 static __always_inline __u32 slot_alloc(void)
 {
 	__u32 s;
 
+	if (bpf_map_pop_elem(&free_slots, &s) == 0 && s < nslots)
+		return s + 1;
 	if (next_slot < nslots) {
 		s = __sync_fetch_and_add(&next_slot, 1);
 		if (s < nslots)
 			return s + 1;
 	}
-	if (bpf_map_pop_elem(&free_slots, &s) == 0 && s < nslots)
-		return s + 1;
 	return 0;
 }
 
