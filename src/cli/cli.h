@@ -110,6 +110,10 @@ int capture__parse_realtime(const char *cmd, const char *arg, int *prio);
 /* Whether the calling thread may run SCHED_FIFO at @prio (tried, then
  * given its policy back); false after saying why not in one line. */
 bool capture__realtime_allowed(const char *cmd, int prio);
+/* --realtime: the calling thread at SCHED_FIFO @prio (reset on fork),
+ * said on stderr when @verbose.  True if set; false after saying why not
+ * in one line (it reads on at its nice). */
+bool capture__reader_realtime(const char *cmd, int prio, bool verbose);
 /* Session options from @c. */
 void capture__session_opts(const struct capture_opts *c,
 			   struct ctxmon_session_opts *o);

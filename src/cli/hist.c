@@ -74,6 +74,8 @@ static const struct cli_opt hist_opts[] = {
 	  true },
 	{ "mount-tracefs", 0, CAP_OPT_MOUNT, NULL,
 	  "mount tracefs if it is not mounted" },
+	CLI_OPT_NICE(CAP_OPT_NICE),
+	CLI_OPT_REALTIME(CAP_OPT_REALTIME),
 	{ "verbose", 'v', 'v', NULL, "say which backend was chosen and why" },
 	{ "help", 'h', O_HELP, NULL, "this help" },
 	{ NULL },

@@ -374,18 +374,16 @@ bool capture__realtime_allowed(const char *cmd, int prio)
 	return true;
 }
 
-/* --realtime: fifo_on() at @c->realtime.  True if set; an error says why
- * not, and it reads on at its nice. */
-static bool reader_realtime(const char *cmd, const struct capture_opts *c)
+bool capture__reader_realtime(const char *cmd, int prio, bool verbose)
 {
-	if (fifo_on(c->realtime) < 0) {
-		realtime_refused(cmd, c->realtime, errno);
+	if (fifo_on(prio) < 0) {
+		realtime_refused(cmd, prio, errno);
 		return false;
 	}
-	if (c->verbose)
+	if (verbose)
 		fprintf(stderr, "reader: SCHED_FIFO %d, the command at its "
 				"own policy\n",
-			c->realtime);
+			prio);
 	return true;
 }
 
@@ -409,7 +407,8 @@ static void reader_priority(const char *cmd, const struct capture_opts *c,
 				ctxmon_session_backend(s));
 		return;
 	}
-	if (c->realtime && reader_realtime(cmd, c))
+	if (c->realtime && capture__reader_realtime(cmd, c->realtime,
+						    c->verbose))
 		return;
 	if (!capture__reader_nice(c->nice_set, c->nice, &want, &cur))
 		return;

@@ -69,17 +69,8 @@ const struct cli_opt cli_capture_opts[] = {
 	  "tracefs mount point (default: found in /proc/mounts)", NULL, true },
 	{ "mount-tracefs", 0, CAP_OPT_MOUNT, NULL,
 	  "mount tracefs if it is not mounted" },
-	{ "nice", 0, CAP_OPT_NICE, "N",
-	  "nice value of the thread that reads a stream, set after the "
-	  "command starts (which keeps its own).  Default -10 where allowed "
-	  "(CAP_SYS_NICE) and ctxmon runs at 0, so busy CPUs do not starve "
-	  "it into losing events; 0 leaves it" },
-	{ "realtime", 0, CAP_OPT_REALTIME, "PRIO",
-	  "read a stream at real-time priority PRIO (SCHED_FIFO, 1-99; "
-	  "CAP_SYS_NICE), set after the command starts: real-time threads "
-	  "busy on every CPU keep a reader at any nice off them until its "
-	  "buffers overflow.  The command, its children and ctxmon's other "
-	  "threads keep their own policy" },
+	CLI_OPT_NICE(CAP_OPT_NICE),
+	CLI_OPT_REALTIME(CAP_OPT_REALTIME),
 	{ "verbose", 'v', 'v', NULL, "say which backend was chosen and why" },
 	{ NULL },
 };

@@ -58,6 +58,22 @@ extern const struct cli_doc stat_doc, top_doc, taskstats_doc, latency_doc,
 /* The options every capturing command takes (cli.h's capture__opt()). */
 extern const struct cli_opt cli_capture_opts[];
 
+/* The reader's priority, for tables of their own that read a stream
+ * (hist: codes of cli.h's capture__opt(); profile: its own @code). */
+#define CLI_OPT_NICE(code)                                                   \
+	{ "nice", 0, (code), "N",                                            \
+	  "nice value of the thread that reads a stream, set after the "     \
+	  "command starts (which keeps its own).  Default -10 where allowed " \
+	  "(CAP_SYS_NICE) and ctxmon runs at 0, so busy CPUs do not starve " \
+	  "it into losing events; 0 leaves it" }
+#define CLI_OPT_REALTIME(code)                                               \
+	{ "realtime", 0, (code), "PRIO",                                     \
+	  "read a stream at real-time priority PRIO (SCHED_FIFO, 1-99; "     \
+	  "CAP_SYS_NICE), set after the command starts: real-time threads "  \
+	  "busy on every CPU keep a reader at any nice off them until its "  \
+	  "buffers overflow.  The command, its children and ctxmon's other " \
+	  "threads keep their own policy" }
+
 /* "a, b, c": the names @name gives for 0 .. @n - 1 (a NULL one is left
  * out), written once into @buf (len @len) and returned: for an option's
  * values function, which keeps @buf static. */

@@ -24,7 +24,7 @@ static const char *const CMD = "profile";
 
 enum {
 	OPT_OFF_CPU = 0x100, OPT_WAKERS, OPT_FOLDED, OPT_SVG, OPT_PPROF,
-	OPT_JSON, OPT_CALL_GRAPH,
+	OPT_JSON, OPT_CALL_GRAPH, OPT_REALTIME,
 };
 
 static const char *call_graph_values(void)
@@ -57,6 +57,7 @@ static const struct cli_opt profile_opts[] = {
 	  "frame pointers; deeper frames are cut, counted as truncated); fp "
 	  "walks frame pointers in the kernel (nothing per sample to user "
 	  "space; frameless functions hide their callers)", call_graph_values },
+	CLI_OPT_REALTIME(OPT_REALTIME),
 	{ "wakers", 0, OPT_WAKERS, NULL,
 	  "join each off-CPU stack to the stack of the thread that woke it "
 	  "(implies --off-cpu)" },
@@ -118,6 +119,7 @@ struct prof_run {
 	double duration_s;
 	const char *outpath, *svg, *pprof;
 	bool folded, json;
+	int realtime;	/* --realtime: the reader's SCHED_FIFO priority */
 	char **argv;
 };
 
@@ -194,6 +196,11 @@ static int parse(struct prof_run *r, int argc, char **argv)
 			break;
 		case OPT_WAKERS:
 			r->o.wakers = r->o.off_cpu = true;
+			break;
+		case OPT_REALTIME:
+			if (capture__parse_realtime(CMD, optarg,
+						    &r->realtime) < 0)
+				return -1;
 			break;
 		case 'o':
 			r->outpath = optarg;
@@ -401,6 +408,9 @@ static int run(struct prof_run *r)
 		close(go_fd);
 		go_fd = -1;
 	}
+	/* after the command started, which keeps its own policy */
+	if (r->realtime)
+		capture__reader_realtime(CMD, r->realtime, false);
 	while (!stop_sig) {
 		ctxmon_profile_poll(p, 50);
 		if (child > 0 && waitpid(child, &wstatus, WNOHANG) == child) {

@@ -128,8 +128,15 @@ static void text_max(FILE *f, const struct ctxmon_lat_ctx *m)
 		fprintf(f, "by an unknown waker");
 		break;
 	}
-	fprintf(f, ", ran at %" PRIu64 ".%09" PRIu64 " on cpu%d after ",
+	fprintf(f, ", ran at %" PRIu64 ".%09" PRIu64 " on cpu%d ",
 		m->run_ts / 1000000000, m->run_ts % 1000000000, m->cpu);
+	if (m->prev_tid < 0) {
+		/* its switch-in was not traced (the record's run time placed
+		 * it), or the CPU's first switch was: no task before it */
+		fprintf(f, "(the task before it unknown)\n");
+		return;
+	}
+	fprintf(f, "after ");
 	text_who(f, m->prev_tid, m->prev_comm);
 	fputc('\n', f);
 }

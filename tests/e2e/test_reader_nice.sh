@@ -13,7 +13,7 @@
 #   - --nice 30 is refused in one line.
 # And --realtime PRIO: the reader at SCHED_FIFO PRIO, the command at its
 # own policy (SCHED_OTHER), read from /proc the same way, for stat,
-# record and each run of experiment; bpf-agg's left alone; 0, 100 and a
+# record, hist, profile and each run of experiment; bpf-agg's left alone; 0, 100 and a
 # word refused in one line; without CAP_SYS_NICE one line says so and the
 # capture goes on; and stress-ng --mutex 2, whose
 # threads run SCHED_FIFO on both CPUs (a stream reader at nice -10 lost
@@ -74,6 +74,10 @@ PROBE='sleep 0.3; set -- $(cut -d" " -f40,41 /proc/$$/stat) $(cut -d" " -f40,41 
 check rt-bpf "cmd=0/0 reader=99/1" "$CTXMON" stat --backend bpf --realtime 99
 check rt-record "cmd=0/0 reader=7/1" "$CTXMON" record --realtime 7
 check rt-agg "cmd=0/0 reader=0/0" "$CTXMON" stat --backend bpf-agg --realtime 99
+# the commands with option tables of their own: hist reads the stream as
+# stat does, profile its samples' ring
+check rt-hist "cmd=0/0 reader=8/1" "$CTXMON" hist --backend bpf --realtime 8 'hist:keys=prev_pid'
+check rt-profile "cmd=0/0 reader=5/1" "$CTXMON" profile --realtime 5
 # experiment: each run's reader, and each command at its own policy
 rm -f "$T/exp.out"
 "$CTXMON" experiment -q -n 2 --no-causes --backend bpf --realtime 9 -- \
