@@ -390,7 +390,9 @@ int ctxmon_run_once(const struct ctxmon_run_opts *o, struct ctxmon_run *out)
 			.target = CTXMON_TARGET_CMD,
 			.root_pid = child,
 			.no_wakeups = !(ctxmon_session_caps(s) & CTXMON_CAP_WAKEUPS),
-			.orphan_walk = output__caps_marks(ctxmon_session_caps(s)),
+			.flags = output__account_flags(
+				ctxmon_session_backend(s),
+				output__caps_marks(ctxmon_session_caps(s))),
 		};
 
 		a = ctxmon_account_new(&ao);

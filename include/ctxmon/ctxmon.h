@@ -322,16 +322,22 @@ struct ctxmon_account_opts {
 	bool no_wakeups;		/* the stream has no wakeup events
 					 * (perf-switch): a sleeper switched
 					 * in is no anomaly */
-	uint64_t orphan_walk;		/* the stream's ORPHAN events mark
-					 * every process left unreaped, up to
-					 * this many children an exit
-					 * (CTXMON_ORPHAN_WALK or _MANY; the
-					 * bpf backend), so a process is not
-					 * taken for one by the times of its
-					 * last switch and its parent's exit.
-					 * 0: no such events (the tracepoint
-					 * backends), the account guesses */
+	uint64_t flags;			/* CTXMON_ACCOUNT_*, below; 0: none
+					 * (at the end: the struct of 0.2.0
+					 * stops before it) */
 };
+
+/*
+ * ctxmon_account_opts.flags.  NO_ZOMBIE_TIMES: do not take a process for
+ * unreaped because its leader's last switch-out shows a zombie (Z) after
+ * its parent's last thread exited.  Set it where the stream marks the
+ * unreaped itself (ORPHAN events: bpf), or reads a switch's state before
+ * it takes the switch's time (perf, bpf): a CPU held up between the two
+ * (a VM's vCPU) puts the parent's reap and exit before a switch-out that
+ * still read Z, and a reaped child is left out of the command's rusage.
+ * Where the time comes first (ftrace), the rule is sound.
+ */
+#define CTXMON_ACCOUNT_NO_ZOMBIE_TIMES (1ull << 0)
 
 /* New accounting state; NULL and errno on failure; free with _free(). */
 struct ctxmon_account *ctxmon_account_new(const struct ctxmon_account_opts *o);

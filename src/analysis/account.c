@@ -507,13 +507,11 @@ static void zombie_unreaped(struct ctxmon_account *a, struct task *t)
 {
 	struct task *p;
 
-	/* Where the stream marks the unreaped itself (opts.orphan_walk), a
-	 * guess can only be wrong: a switch's state is read before its time
-	 * is, and a CPU held up between the two (a VM's vCPU) puts the
-	 * parent's reap and exit before a switch-out that still read Z.
-	 * That took a chain of 7,150 reaped processes of stress-ng
-	 * --vforkmany for unreaped (bpf, about 1 run in 15). */
-	if (a->opts.orphan_walk ||
+	/* Unsound where the stream reads the state before the time
+	 * (CTXMON_ACCOUNT_NO_ZOMBIE_TIMES): it took chains of 7,150 (bpf)
+	 * and 20,664 (perf) reaped processes of stress-ng --vforkmany for
+	 * unreaped, about 1 run in 15. */
+	if ((a->opts.flags & CTXMON_ACCOUNT_NO_ZOMBIE_TIMES) ||
 	    t->st.tid != t->st.tgid || t->st.ppid <= 0)
 		return;
 	p = task_find(a, t->st.ppid);

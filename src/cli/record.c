@@ -649,8 +649,9 @@ int cmd_record(int argc, char **argv)
 					       0 : CTXMON_EXITED_KEEP,
 			.no_wakeups = !(ctxmon_session_caps(r.s) &
 					 CTXMON_CAP_WAKEUPS),
-			.orphan_walk =
-				output__caps_marks(ctxmon_session_caps(r.s)),
+			.flags = output__account_flags(
+				ctxmon_session_backend(r.s),
+				output__caps_marks(ctxmon_session_caps(r.s))),
 		};
 
 		r.a = ctxmon_account_new(&ao);

@@ -604,8 +604,10 @@ int cmd_report(int argc, char **argv)
 		/* recorded without wakeups: sleepers just switch in */
 		ao.no_wakeups = caps && !(caps & CTXMON_CAP_WAKEUPS);
 	}
-	/* as the rusage model below: the marks the recording says it has */
-	ao.orphan_walk = meta_u64(r.r, CTXMON_META_ORPHAN_WALK, 0);
+	/* the marks as the rusage model below takes them */
+	ao.flags = output__account_flags(
+		ctxmon_reader_meta_str(r.r, CTXMON_META_BACKEND),
+		(unsigned)meta_u64(r.r, CTXMON_META_ORPHAN_WALK, 0));
 	r.a = ctxmon_account_new(&ao);
 	if (!r.a)
 		goto oom;

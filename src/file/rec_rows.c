@@ -14,6 +14,7 @@
 
 #include "file/file.h"
 #include "file/json.h"
+#include "output/output.h"
 
 /* Written by `ctxmon record` (src/cli/recording.h). */
 #define META_TARGET_KIND "target.kind"
@@ -75,7 +76,8 @@ struct ctxmon_rowfile *ctxmon_rowfile_from_recording(const char *path, bool all)
 	ao.root_pid = (pid_t)meta_u64(rd, CTXMON_META_ROOT_PID, (uint64_t)-1);
 	be = ctxmon_reader_meta_str(rd, CTXMON_META_BACKEND);
 	ao.no_wakeups = be && !strcmp(be, "perf-switch");
-	ao.orphan_walk = meta_u64(rd, CTXMON_META_ORPHAN_WALK, 0);
+	ao.flags = output__account_flags(
+		be, (unsigned)meta_u64(rd, CTXMON_META_ORPHAN_WALK, 0));
 	r->a = ctxmon_account_new(&ao);
 	if (!r->a)
 		goto out;

@@ -10,6 +10,7 @@
 
 #include <limits.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <ctxmon/ctxmon.h>
 #include <ctxmon/causes.h>
@@ -147,6 +148,19 @@ static inline unsigned output__caps_marks(unsigned caps)
 		return 0;
 	return caps & CTXMON_CAP_ORPHANS_MANY ? CTXMON_ORPHAN_WALK_MANY :
 						CTXMON_ORPHAN_WALK;
+}
+
+/* ctxmon_account_opts.flags for a stream of the backend named @backend
+ * (NULL: unknown) with @marks (output__caps_marks()): the zombie rule
+ * only where a switch's time is taken before its state is read, and the
+ * unreaped are not marked (the ftrace backends, imported text). */
+static inline uint64_t output__account_flags(const char *backend,
+					     unsigned marks)
+{
+	return marks || (backend && (!strcmp(backend, "perf") ||
+				     !strcmp(backend, "bpf"))) ?
+		       CTXMON_ACCOUNT_NO_ZOMBIE_TIMES :
+		       0;
 }
 
 /* The same for a recording or session made by the backend named @backend
