@@ -22,11 +22,11 @@ char LICENSE[] SEC("license") = "GPL";
  * its row's slot (tid_slot, slot + 1, 0 for none), an array as long as
  * the tid space at load time.  The loader sizes both (bpf.c).
  *
- * Slots are handed out from the ones user space gives back
- * (free_slots), then in order (next_slot).  A dead thread's row is buried: its tid
- * lets go of the slot, user space copies the row out, and zeroes it and
- * gives the slot back once no program that found the row before it was
- * buried can still be running (bpf_agg.c).  The rows array is mmap'ed by
+ * Slots are handed out from the ones user space gives back (free_slots),
+ * then in order (next_slot).  A dead thread's row is buried: its tid lets
+ * go of the slot, user space copies the row out, and zeroes it and gives
+ * the slot back once no program that found the row before it was buried
+ * can still be running (bpf_agg.c).  The rows array is mmap'ed by
  * user space, which reads rows in place.
  */
 struct {
