@@ -391,7 +391,7 @@ int ctxmon_run_once(const struct ctxmon_run_opts *o, struct ctxmon_run *out)
 			.root_pid = child,
 			.no_wakeups = !(ctxmon_session_caps(s) & CTXMON_CAP_WAKEUPS),
 			.flags = output__account_flags(
-				ctxmon_session_backend(s),
+				ctxmon_session_caps(s),
 				output__caps_marks(ctxmon_session_caps(s))),
 		};
 

@@ -332,10 +332,11 @@ struct ctxmon_account_opts {
  * unreaped because its leader's last switch-out shows a zombie (Z) after
  * its parent's last thread exited.  Set it where the stream marks the
  * unreaped itself (ORPHAN events: bpf), or reads a switch's state before
- * it takes the switch's time (perf, bpf): a CPU held up between the two
- * (a VM's vCPU) puts the parent's reap and exit before a switch-out that
- * still read Z, and a reaped child is left out of the command's rusage.
- * Where the time comes first (ftrace), the rule is sound.
+ * it takes the switch's time (CTXMON_CAP_STATE_EARLY: perf, bpf): a CPU
+ * held up between the two (a VM's vCPU) puts the parent's reap and exit
+ * before a switch-out that still read Z, and a reaped child is left out
+ * of the command's rusage.  Where the time comes first (ftrace), the rule
+ * is sound.
  */
 #define CTXMON_ACCOUNT_NO_ZOMBIE_TIMES (1ull << 0)
 

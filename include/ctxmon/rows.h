@@ -69,6 +69,13 @@ extern "C" {
 					   * an exit's marks cover up to
 					   * CTXMON_ORPHAN_WALK_MANY children,
 					   * not CTXMON_ORPHAN_WALK */
+#define CTXMON_CAP_STATE_EARLY	(1u << 12) /* reads a switch's state before
+					   * it takes the switch's time (perf
+					   * samples, bpf records; the ftrace
+					   * ring stamps first): a CPU held
+					   * up between the two shows a state
+					   * older than the time
+					   * (CTXMON_ACCOUNT_NO_ZOMBIE_TIMES) */
 
 /* Children of one exiting process whose marks a CTXMON_CAP_ORPHANS backend
  * sets; past them, the comparison with the kernel guesses by the times. */

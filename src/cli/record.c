@@ -650,7 +650,7 @@ int cmd_record(int argc, char **argv)
 			.no_wakeups = !(ctxmon_session_caps(r.s) &
 					 CTXMON_CAP_WAKEUPS),
 			.flags = output__account_flags(
-				ctxmon_session_backend(r.s),
+				ctxmon_session_caps(r.s),
 				output__caps_marks(ctxmon_session_caps(r.s))),
 		};
 

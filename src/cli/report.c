@@ -606,7 +606,8 @@ int cmd_report(int argc, char **argv)
 	}
 	/* the marks as the rusage model below takes them */
 	ao.flags = output__account_flags(
-		ctxmon_reader_meta_str(r.r, CTXMON_META_BACKEND),
+		ctxmon_backend_caps(
+			ctxmon_reader_meta_str(r.r, CTXMON_META_BACKEND)),
 		(unsigned)meta_u64(r.r, CTXMON_META_ORPHAN_WALK, 0));
 	r.a = ctxmon_account_new(&ao);
 	if (!r.a)

@@ -482,7 +482,7 @@ int cmd_stat(int argc, char **argv)
 			.no_wakeups = !(ctxmon_session_caps(r.s) &
 					CTXMON_CAP_WAKEUPS),
 			.flags = output__account_flags(
-				ctxmon_session_backend(r.s),
+				ctxmon_session_caps(r.s),
 				output__caps_marks(ctxmon_session_caps(r.s))),
 		};
 		struct ctxmon_rowset_opts ro = {

@@ -77,7 +77,8 @@ struct ctxmon_rowfile *ctxmon_rowfile_from_recording(const char *path, bool all)
 	be = ctxmon_reader_meta_str(rd, CTXMON_META_BACKEND);
 	ao.no_wakeups = be && !strcmp(be, "perf-switch");
 	ao.flags = output__account_flags(
-		be, (unsigned)meta_u64(rd, CTXMON_META_ORPHAN_WALK, 0));
+		be ? ctxmon_backend_caps(be) : 0,
+		(unsigned)meta_u64(rd, CTXMON_META_ORPHAN_WALK, 0));
 	r->a = ctxmon_account_new(&ao);
 	if (!r->a)
 		goto out;

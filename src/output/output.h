@@ -10,7 +10,6 @@
 
 #include <limits.h>
 #include <stdio.h>
-#include <string.h>
 
 #include <ctxmon/ctxmon.h>
 #include <ctxmon/causes.h>
@@ -150,15 +149,13 @@ static inline unsigned output__caps_marks(unsigned caps)
 						CTXMON_ORPHAN_WALK;
 }
 
-/* ctxmon_account_opts.flags for a stream of the backend named @backend
- * (NULL: unknown) with @marks (output__caps_marks()): the zombie rule
- * only where a switch's time is taken before its state is read, and the
- * unreaped are not marked (the ftrace backends, imported text). */
-static inline uint64_t output__account_flags(const char *backend,
-					     unsigned marks)
+/* ctxmon_account_opts.flags for a stream of a backend of @caps with
+ * @marks (output__caps_marks()): the zombie rule only where a switch's
+ * time is taken before its state is read, and the unreaped are not
+ * marked (the ftrace backends, imported text). */
+static inline uint64_t output__account_flags(unsigned caps, unsigned marks)
 {
-	return marks || (backend && (!strcmp(backend, "perf") ||
-				     !strcmp(backend, "bpf"))) ?
+	return marks || (caps & CTXMON_CAP_STATE_EARLY) ?
 		       CTXMON_ACCOUNT_NO_ZOMBIE_TIMES :
 		       0;
 }
