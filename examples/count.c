@@ -138,6 +138,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "count: rows: %s\n", strerror(-ret));
 			goto out;
 		}
+		now = snap.ts;	/* counted rows end when they were read */
 		for (size_t t = 0; t < snap.nthreads; t++) {
 			const struct ctxmon_stats *r = &snap.threads[t];
 

@@ -274,11 +274,13 @@ struct backend_ops {
 	/*
 	 * Optional, for backends that count instead of streaming events
 	 * (/proc): every thread's numbers since capture start, open
-	 * intervals charged up to @now; rows of threads that ended are kept
-	 * (exited set).  *rows is malloc'd, the caller frees it; comms are
+	 * intervals charged up to *@now; rows of threads that ended are kept
+	 * (exited set).  Where the kernel goes on counting while the rows
+	 * are read, *@now is moved to a time after the read, the one the
+	 * rows end at.  *rows is malloc'd, the caller frees it; comms are
 	 * interned in ctx->strs.  0 or -errno.
 	 */
-	int (*read_rows)(void *priv, uint64_t now, struct ctxmon_stats **rows,
+	int (*read_rows)(void *priv, uint64_t *now, struct ctxmon_stats **rows,
 			 size_t *n);
 	/* Optional, counting backends: forget the rows of exited threads
 	 * that read_rows has returned (their caller reports intervals). */
@@ -309,8 +311,8 @@ extern const struct backend_ops backend_proc;
 /* ---- session internals (session.c) -------------------------------- */
 
 /* Rows of a counting backend, see backend_ops.read_rows; -EOPNOTSUPP
- * for a streaming one. */
-int session__read_rows(struct ctxmon_session *s, uint64_t now,
+ * for a streaming one.  *@now may move later (the time the rows end). */
+int session__read_rows(struct ctxmon_session *s, uint64_t *now,
 		       struct ctxmon_stats **rows, size_t *n);
 /* Per-CPU numbers of a counting backend, see backend_ops.read_cpus;
  * -EOPNOTSUPP when it has none. */

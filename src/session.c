@@ -555,7 +555,7 @@ static bool session_counting(const struct ctxmon_session *s)
 	return s->be && s->be->ops->read_rows;
 }
 
-int session__read_rows(struct ctxmon_session *s, uint64_t now,
+int session__read_rows(struct ctxmon_session *s, uint64_t *now,
 		       struct ctxmon_stats **rows, size_t *n)
 {
 	int ret;

@@ -148,7 +148,10 @@ struct ctxmon_rowset *ctxmon_rowset_new(const struct ctxmon_rowset_opts *o);
 void ctxmon_rowset_free(struct ctxmon_rowset *r);
 
 struct ctxmon_snapshot {
-	uint64_t ts;			/* end of the snapshot, session clock */
+	uint64_t ts;			/* end of the snapshot, session clock:
+					 * the @ts asked for, or for rows
+					 * counted in the kernel while they
+					 * are read, a time after the read */
 	struct ctxmon_stats *threads;	/* target threads (and folded rows) */
 	size_t nthreads;
 	struct ctxmon_stats *procs;	/* their processes */
@@ -161,7 +164,10 @@ struct ctxmon_snapshot {
  * The rows up to @ts into @out (its arrays malloc'd, freed with
  * ctxmon_snapshot_clear()): the whole run, or with opts.interval the time
  * since the previous ctxmon_rowset_next().  A streaming account's open
- * intervals are closed at @ts.  0 or -errno (then @out is empty).
+ * intervals are closed at @ts.  Rows the kernel counts cannot be taken
+ * back to a time before they are read: for those the snapshot ends when
+ * the read did, out->ts, so use out->ts as the interval's end and for
+ * ctxmon_rowset_next().  0 or -errno (then @out is empty).
  */
 int ctxmon_rowset_snapshot(struct ctxmon_rowset *r, uint64_t ts,
 			 struct ctxmon_snapshot *out) CTXMON_WARN_UNUSED;

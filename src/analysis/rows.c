@@ -365,10 +365,11 @@ static int snapshot_counting(struct ctxmon_rowset *r, uint64_t ts,
 		ret = r->read_rows(r->read_ctx, ts, &out->threads,
 				   &out->nthreads);
 	else
-		ret = session__read_rows(r->s, ts, &out->threads,
+		ret = session__read_rows(r->s, &ts, &out->threads,
 					 &out->nthreads);
 	if (ret < 0)
 		return ret;
+	out->ts = ts;
 	assign_pgen(out->threads, out->nthreads);
 	if (r->interval) {
 		ret = rows_delta(r, out->threads, out->nthreads);

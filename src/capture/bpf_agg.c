@@ -365,11 +365,14 @@ static int cmp_stats(const void *a, const void *b)
 }
 
 /*
- * A row RUNNING on a CPU whose last switch went to another task: its
- * switch-out was never traced (seen for threads of PID 1 on some
- * kernels).  Charged to now it would run longer than its CPU was busy.
- * Read after the rows, so a switch between the two reads can only make a
- * row look stale for one read.
+ * A row RUNNING on a CPU which, after the row's switch-in, switched to
+ * another task: its switch-out was never traced (seen for threads of PID
+ * 1 on some kernels).  Charged to now it would run longer than its CPU
+ * was busy.  The CPUs are read before the rows: a row that switched out
+ * and in again on the CPU after that read began running after the CPU's
+ * last switch seen, and is not taken for one.  (The other order took a
+ * row that switched out between the two reads for one: its run up to
+ * the read was then left to the next interval, longer than it lasted.)
  */
 static bool missed_out(struct bpf_priv *p, const struct ctxsw_row *r,
 		       bool cpus_ok)
@@ -380,16 +383,18 @@ static bool missed_out(struct bpf_priv *p, const struct ctxsw_row *r,
 	    r->cpu >= p->nposs)
 		return false;
 	c = &p->cpubuf[r->cpu].agg;
-	if (!c->in_span || c->cur == (__s32)r->tid)
+	if (!c->in_span || c->cur == (__s32)r->tid ||
+	    c->state_ts <= r->state_ts)
 		return false;
 	p->missed_out++;
 	return true;
 }
 
-int bpf_backend__read_rows(void *priv, uint64_t now, struct ctxmon_stats **rows,
-			   size_t *n)
+int bpf_backend__read_rows(void *priv, uint64_t *nowp,
+			   struct ctxmon_stats **rows, size_t *n)
 {
 	struct bpf_priv *p = priv;
+	uint64_t now = *nowp;
 	struct ctxsw_row *live = NULL;
 	struct ctxmon_stats *out = NULL;
 	size_t nlive = 0, cap = 0, cnt = 0;
@@ -402,6 +407,7 @@ int bpf_backend__read_rows(void *priv, uint64_t now, struct ctxmon_stats **rows,
 	ret = slots_used(p, &used);
 	if (ret < 0)
 		return ret;
+	cpus_ok = bpf__read_cpu_state(p) == 0;	/* before the rows */
 	for (uint32_t i = 0; i < used; i++) {
 		const struct ctxsw_row *src = slot_at(p, i);
 
@@ -417,12 +423,21 @@ int bpf_backend__read_rows(void *priv, uint64_t now, struct ctxmon_stats **rows,
 		if (live[nlive].tid && !(live[nlive].exited & CTXSW_BURIED))
 			nlive++;
 	}
-	cpus_ok = bpf__read_cpu_state(p) == 0;
 	/* after the live walk: a thread that died meanwhile is found here,
 	 * and its stale live copy dropped below */
 	ret = bpf_agg__drain_dead(p, now);
 	if (ret < 0)
 		goto out;
+	if (p->enabled) {
+		/* every row and CPU read holds time up to its last event,
+		 * before this: charged to an earlier @now, a thread that
+		 * switched since would have more time than the span */
+		uint64_t t = clock__now_ns();
+
+		if (t > now)
+			now = t;
+	}
+	p->cpus_read_at = cpus_ok ? now : 0;
 
 	out = malloc((p->ndead + nlive + p->fold.n + 1) * sizeof(*out));
 	if (!out) {
@@ -465,6 +480,7 @@ out:
 	}
 	*rows = out;
 	*n = cnt;
+	*nowp = now;
 	return 0;
 }
 
@@ -478,9 +494,12 @@ int bpf_backend__read_cpus(void *priv, uint64_t now,
 
 	if (!p->aggregate)
 		return -EINVAL;
-	ret = bpf__read_cpu_state(p);
-	if (ret < 0)
-		return ret;
+	/* the CPUs of the rows' read, of the same instant, or read now */
+	if (!now || now != p->cpus_read_at) {
+		ret = bpf__read_cpu_state(p);
+		if (ret < 0)
+			return ret;
+	}
 	out = calloc((size_t)p->nposs, sizeof(*out));
 	if (!out)
 		return -ENOMEM;

@@ -718,7 +718,7 @@ static void to_stats(const struct proc_priv *p, const struct ptask *t,
 	(void)p;
 }
 
-static int proc_read_rows(void *priv, uint64_t now, struct ctxmon_stats **rows,
+static int proc_read_rows(void *priv, uint64_t *now, struct ctxmon_stats **rows,
 			  size_t *n)
 {
 	struct proc_priv *p = priv;

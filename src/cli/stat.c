@@ -172,6 +172,7 @@ static int emit(struct stat_run *r, uint64_t ts, bool final)
 	ret = ctxmon_rowset_snapshot(r->rows, ts, &snap);
 	if (ret < 0)
 		goto out;
+	ts = snap.ts;	/* rows counted in the kernel end at their read */
 	ret = -ENOMEM;
 	if (r->per_cgroup) {
 		struct ctxmon_stats *cg;

@@ -130,6 +130,7 @@ int top_source__frame(struct top_source *src, struct top_frame *f)
 	ret = ctxmon_rowset_snapshot(src->rows, ts, &snap);
 	if (ret < 0)
 		return ret;
+	ts = snap.ts;	/* rows counted in the kernel end at their read */
 	ctxmon_rowset_next(src->rows, ts);
 	f->threads = snap.threads;
 	f->nthreads = snap.nthreads;

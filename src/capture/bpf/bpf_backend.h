@@ -41,9 +41,11 @@ int bpf_backend__open(struct backend_ctx *ctx, const struct bpf_backend_opts *o,
 
 /*
  * Aggregation mode (backend_bpf_agg.read_rows): a snapshot of every
- * thread's row since enable, the intervals still open charged up to @now
+ * thread's row since enable, the intervals still open charged up to *@now
  * (the time the caller ends the capture or the interval at; pass the
- * session's stop time for the final read).  Rows of threads that died are
+ * session's stop time for the final read).  While the programs run, the
+ * rows go on counting as they are read, so *@now moves to a time after
+ * the read if it was earlier: no row then holds time past it.  Rows of threads that died are
  * included (exited set); a reused tid gets gen 1, 2... oldest first.  All
  * rows are targets (only selected tasks get one); ppid is a process's
  * parent (its real_parent: the forker's parent under CLONE_PARENT), a
@@ -51,11 +53,12 @@ int bpf_backend__open(struct backend_ctx *ctx, const struct bpf_backend_opts *o,
  * caller frees it; comms are interned in ctx->strs.  0, -EINVAL when not
  * in aggregation mode, or -errno.
  */
-int bpf_backend__read_rows(void *priv, uint64_t now, struct ctxmon_stats **rows,
+int bpf_backend__read_rows(void *priv, uint64_t *now, struct ctxmon_stats **rows,
 			   size_t *n);
 
 /* Per-CPU busy/idle time and switch counts of aggregation mode, open
- * intervals charged up to @now.  *cpus malloc'd, caller frees. */
+ * intervals charged up to @now; for the @now a read of the rows returned,
+ * the CPUs as read with the rows.  *cpus malloc'd, caller frees. */
 int bpf_backend__read_cpus(void *priv, uint64_t now,
 			   struct ctxmon_cpu_stats **cpus, size_t *n);
 
