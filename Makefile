@@ -42,7 +42,7 @@ CLI_OBJS := $(CLI_SRCS:%.c=$(O)/%.o)
 CLI_LIB_OBJS := $(filter-out $(O)/src/cli/main.o,$(CLI_OBJS))
 TOOL_SRCS := src/output/report.c src/output/causes.c src/output/latency.c \
 	src/output/experiment.c src/output/svg.c src/output/json_out.c \
-	src/analysis/rusage.c
+	src/analysis/rusage.c src/capture/procfs.c
 TOOL_OBJS := $(TOOL_SRCS:src/%.c=$(O)/tool/%.o)
 VERSION  := 0.2.0
 # the soname: up by one whenever a public struct changes size or layout

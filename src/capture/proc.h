@@ -1,6 +1,6 @@
 /*
  * proc.h - parsers of the /proc files the "proc" backend (proc.c) reads, apart so
- * that unit tests can feed them text.
+ * that unit tests can feed them text (procfs.c).
  */
 #ifndef CTXMON_CAPTURE_PROC_H
 #define CTXMON_CAPTURE_PROC_H
@@ -50,5 +50,8 @@ int procfs__parse_status(const char *buf, struct procfs_task *t);
  * 0, or -errno (-ENOENT: it is gone).
  */
 int procfs__read_task(pid_t tgid, pid_t tid, struct procfs_task *t);
+
+/* Whole small file into @buf, NUL-terminated; bytes or -errno. */
+ssize_t procfs__read_small(const char *path, char *buf, size_t len);
 
 #endif

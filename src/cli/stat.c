@@ -21,6 +21,7 @@
 #include "cli/cli.h"
 #include "cli/latency.h"
 #include "cli/opts.h"
+#include "cli/pidcheck.h"
 #include "cli/recording.h"
 #include "cli/top.h"
 #include "analysis/rusage.h"
@@ -56,6 +57,7 @@ struct stat_run {
 	struct rusage_model *model; /* a command: what its rusage holds */
 	bool check;		/* --check: a mismatch exits EXIT_MISMATCH */
 	bool mismatch;
+	struct pidcheck *pc;	/* --check with -p/-t: /proc around it */
 	/* -I: capture counters at the previous interval's end, so each
 	 * record shows its own interval's events and losses. */
 	uint64_t prev_ts, prev_events, prev_lost, prev_lost_records;
@@ -91,8 +93,10 @@ static const struct cli_opt stat_opts[] = {
 	{ "html", 0, OPT_HTML, "FILE",
 	  "also write an HTML page with plots to FILE", NULL, true },
 	{ "check", 0, OPT_CHECK, NULL,
-	  "with a command: exit 3 when the traced counts do not match the "
-	  "kernel's (for CI); the verdict line is always written to stderr" },
+	  "exit 3 when the traced counts do not match the kernel's (for CI): "
+	  "a command's with its rusage (the verdict line is always written to "
+	  "stderr), -p/-t targets' with the /proc counters of each thread "
+	  "alive throughout, read before and after the start and the stop" },
 	{ "output", 'o', 'o', "FILE",
 	  "write to FILE (default: stderr with a command, as perf stat does, "
 	  "so the command's output stays clean; stdout otherwise)", NULL, true },
@@ -120,6 +124,8 @@ const struct cli_doc stat_doc = {
 		{ "stat -a -I 1000", "the machine, per process, every second" },
 		{ "stat -p 1234 --duration 5 --sort invol",
 		  "one process for 5 s, most preempted threads first" },
+		{ "stat -p 1234 --duration 5 --check",
+		  "the same, checked against each thread's /proc counters" },
 		{ "stat --json -o out.json -- make -j2", "a build, as JSON in out.json" },
 		{ "stat --check --json -o out.json -- ./test.sh",
 		  "fail CI when the counts do not match the kernel's" },
@@ -210,6 +216,9 @@ static int emit(struct stat_run *r, uint64_t ts, bool final)
 	}
 	if (r->model && rusage__add(r->model, snap.threads, snap.nthreads) < 0)
 		goto out;
+	pidcheck__add(r->pc, snap.threads, snap.nthreads);
+	if (final && r->pc)
+		pidcheck__result(r->pc, ctxmon_session_caps(r->s), &rep.live);
 	if (final && r->child_done) {
 		rep.has_exit = true;
 		rep.exit_status = capture__exit_status(r->wstatus);
@@ -237,6 +246,12 @@ static int emit(struct stat_run *r, uint64_t ts, bool final)
 		/* the verdict reaches a script's log whatever the output */
 		if (r->f != stderr || r->out.fmt != OUT_TABLE)
 			output__kernel_line(stderr, &rep.kernel);
+	}
+	if (rep.live.valid) {
+		r->mismatch = rep.live.threads && !output__live_match(&rep.live);
+		if ((r->f != stdout && r->f != stderr) ||
+		    r->out.fmt != OUT_TABLE)
+			output__live_line(stderr, &rep.live);
 	}
 	/* a command's rows are kept one by one for the comparison (and in
 	 * JSON); the table folds the oldest exited ones as the account would */
@@ -368,9 +383,15 @@ static int parse(struct stat_run *r, int argc, char **argv)
 		cli__err(CMD, "--html shows the whole run: not with -I");
 		return -1;
 	}
-	if (r->check && r->cap.target != CTXMON_TARGET_CMD) {
-		cli__err(CMD, "--check compares a command's counts with the "
-			      "kernel's: give a command (ctxmon stat --check -- CMD)");
+	if (r->check && r->cap.target == CTXMON_TARGET_ALL) {
+		cli__err(CMD, "--check compares the counts of a command, or of "
+			      "-p/-t targets, with the kernel's: give one "
+			      "(ctxmon stat --check -- CMD, or -p PID)");
+		return -1;
+	}
+	if (r->check && r->cap.target != CTXMON_TARGET_CMD && r->cap.cgroup) {
+		cli__err(CMD, "--check with -p/-t compares every thread of the "
+			      "targets: leave --cgroup out");
 		return -1;
 	}
 	if (r->cap.all && !r->limit_set && r->out.fmt == OUT_TABLE)
@@ -455,6 +476,11 @@ int cmd_stat(int argc, char **argv)
 		}
 	}
 	cli__signals();
+	if (r.check && r.cap.target != CTXMON_TARGET_CMD &&
+	    !(r.pc = pidcheck__new(&r.cap))) {
+		cli__err(CMD, "out of memory");
+		goto out;
+	}
 	r.cap.need_events = r.causes ? "--causes" : r.html_path ? "--html" :
 							   NULL;
 	/* Counting in the kernel sends nothing per event: the cheapest way
@@ -468,6 +494,10 @@ int cmd_stat(int argc, char **argv)
 				    &status);
 	if (!r.s)
 		goto out;
+	if (pidcheck__read(r.pc, PIDCHECK_STARTED) < 0) {
+		cli__err(CMD, "out of memory");
+		goto out;
+	}
 	tier__announce(CMD, r.s, r.cap.backend);
 	{
 		struct ctxmon_account_opts ao = {
@@ -528,19 +558,27 @@ int cmd_stat(int argc, char **argv)
 		if (ctxmon_session_reap_child(r.s, true, &r.wstatus, &r.ru) == 1)
 			r.child_done = true;
 	}
+	if (pidcheck__read(r.pc, PIDCHECK_STOPPING) < 0 && !ret) {
+		cli__err(CMD, "out of memory");
+		ret = -ENOMEM;
+	}
 	if (ctxmon_session_stop(r.s, on_event, &r) < 0 && !ret) {
 		cli__err(CMD, "%s", ctxmon_session_error(r.s));
 		ret = -EIO;
+	}
+	if (pidcheck__read(r.pc, PIDCHECK_STOPPED) < 0 && !ret) {
+		cli__err(CMD, "out of memory");
+		ret = -ENOMEM;
 	}
 	ctxmon_session_get_stats(r.s, &st);
 	end = st.stop_ts;
 	if (!r.werr) {
 		/* A last partial interval under a tenth of -I is noise from
-		 * stopping, not a measurement. */
+		 * stopping, not a measurement; --check compares it too. */
 		uint64_t last = r.next_tick - r.interval_ns;
 
-		if (!r.interval_ns || r.child_done || (end > last &&
-				       (end - last) * 10 >= r.interval_ns))
+		if (!r.interval_ns || r.child_done || r.pc ||
+		    (end > last && (end - last) * 10 >= r.interval_ns))
 			emit(&r, end, true);
 	}
 	if (r.werr) {
@@ -588,6 +626,7 @@ out:
 	ctxmon_account_free(r.a);
 	ctxmon_html_free(r.html);
 	rusage__free(r.model);
+	pidcheck__free(r.pc);
 	ctxmon_session_close(r.s);
 	capture__free(&r.cap);
 	return status;

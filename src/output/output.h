@@ -196,6 +196,31 @@ static inline void output__kernel_caps(struct kernel_cmp *k, unsigned caps)
 /* Voluntary and involuntary each equal, or within their ambiguous range. */
 bool output__kernel_match(const struct kernel_cmp *k);
 
+/*
+ * stat --check with -p or -t (cli/pidcheck.c): the traced counts of the
+ * threads alive through the whole capture against the kernel's counters
+ * of each, read before and after its start and its stop, which bracket
+ * what the capture can have seen.
+ */
+struct live_cmp {
+	bool valid;
+	uint64_t threads;		/* compared */
+	uint64_t others;		/* of those at the start, ended or
+					 * replaced before the end */
+	bool apart;			/* rows of threads started meanwhile
+					 * (new processes too): shown, not
+					 * compared */
+	uint64_t vol, invol;		/* traced */
+	uint64_t vol_lo, vol_hi;	/* the kernel's, inner and outer */
+	uint64_t invol_lo, invol_hi;
+	uint64_t shown_running;		/* as kernel_cmp's */
+	bool sig_bound, bound;		/* as kernel_cmp's */
+};
+
+bool output__live_match(const struct live_cmp *l);
+/* The verdict in one line, and what was not compared in another. */
+void output__live_line(FILE *f, const struct live_cmp *l);
+
 /* Causes of the rows (ctxmon_account_causes), matched by (tid, gen). */
 struct causes_report {
 	const struct ctxmon_causes *threads;
@@ -221,6 +246,7 @@ struct report {
 	size_t ncpus;
 	uint64_t anomalies;
 	struct kernel_cmp kernel;
+	struct live_cmp live;		/* -p/-t --check */
 	bool has_exit;
 	int exit_status;
 	const char *source;		/* recording file (report), or NULL */

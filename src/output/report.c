@@ -413,6 +413,48 @@ void output__kernel_hints(FILE *f, const struct kernel_cmp *k,
 			pre, post);
 }
 
+bool output__live_match(const struct live_cmp *l)
+{
+	/* a sleep cut short by a signal shown R: the kernel's voluntary,
+	 * traced involuntary (output__kernel_match()) */
+	uint64_t amb = l->sig_bound ? l->shown_running : 0;
+
+	if (l->bound)
+		return l->vol <= l->vol_hi &&
+		       l->vol + l->invol <= l->vol_hi + l->invol_hi;
+	return l->vol <= l->vol_hi && l->vol + amb >= l->vol_lo &&
+	       l->invol >= l->invol_lo && l->invol <= l->invol_hi + amb;
+}
+
+void output__live_line(FILE *f, const struct live_cmp *l)
+{
+	if (!l->threads) {
+		fprintf(f, "kernel counters: no thread of the targets lived "
+			   "through the whole capture: nothing compared\n");
+		return;
+	}
+	fprintf(f, "kernel counters (/proc, %" PRIu64 " thread%s alive "
+		   "throughout): voluntary %" PRIu64 " %s %" PRIu64
+		   "..%" PRIu64 ", involuntary %" PRIu64 " %s %" PRIu64
+		   "..%" PRIu64 " (traced vs /proc, read before and after the "
+		   "start and the stop: %s%s)\n",
+		l->threads, l->threads == 1 ? "" : "s", l->vol,
+		l->vol <= l->vol_hi && l->vol >= l->vol_lo ? "in" : "not in",
+		l->vol_lo, l->vol_hi, l->invol,
+		l->invol <= l->invol_hi && l->invol >= l->invol_lo ? "in" :
+								      "not in",
+		l->invol_lo, l->invol_hi,
+		output__live_match(l) ? "match" : "MISMATCH",
+		l->bound ? ", the traced counts being lower bounds" : "");
+	if (l->others)
+		fprintf(f, "  not compared: %" PRIu64 " thread%s that ended "
+			   "during the capture\n",
+			l->others, l->others == 1 ? "" : "s");
+	if (l->apart)
+		fprintf(f, "  not compared: the threads and processes that "
+			   "started during the capture (in the tables)\n");
+}
+
 static void text_kernel(FILE *f, const struct kernel_cmp *k)
 {
 	uint64_t amb = sig_amb(k);
@@ -641,6 +683,8 @@ static void text_report(FILE *f, const struct output_opts *o, struct report *r)
 	}
 	if (r->kernel.valid)
 		text_kernel(f, &r->kernel);
+	if (r->live.valid)
+		output__live_line(f, &r->live);
 }
 
 /* ---- JSON ---------------------------------------------------------- */
@@ -823,6 +867,26 @@ static void json_report(FILE *f, struct report *r)
 		if (k->ru_cpu_ns)
 			fprintf(f, ",\"ru_cpu_ns\":%" PRIu64, k->ru_cpu_ns);
 		fputc('}', f);
+	}
+	if (r->live.valid) {
+		const struct live_cmp *l = &r->live;
+
+		fprintf(f,
+			",\"kernel_threads\":{\"threads\":%" PRIu64
+			",\"ended\":%" PRIu64 ",\"started\":%s"
+			",\"traced_voluntary\":%" PRIu64
+			",\"traced_involuntary\":%" PRIu64
+			",\"voluntary_min\":%" PRIu64 ",\"voluntary_max\":%" PRIu64
+			",\"involuntary_min\":%" PRIu64
+			",\"involuntary_max\":%" PRIu64
+			",\"shown_running\":%" PRIu64 ",\"sigsleep_bound\":%s"
+			",\"bound\":%s,\"match\":%s}",
+			l->threads, l->others, l->apart ? "true" : "false",
+			l->vol, l->invol, l->vol_lo,
+			l->vol_hi, l->invol_lo, l->invol_hi, l->shown_running,
+			l->sig_bound ? "true" : "false",
+			l->bound ? "true" : "false",
+			output__live_match(l) ? "true" : "false");
 	}
 	if (r->has_exit)
 		fprintf(f, ",\"exit_status\":%d", r->exit_status);

@@ -424,6 +424,49 @@ static void test_io_workers_hint(void **state)
 	assert_false(line_has(&k, hint));
 }
 
+/* -p/-t: the traced counts within the /proc reads' inner and outer
+ * differences, each side to the unit; a sleep cut short by a signal
+ * moves up to shown_running from voluntary to involuntary; a lower
+ * bound is held to the outer end only. */
+static void test_live(void **state)
+{
+	struct live_cmp l = {
+		.valid = true, .threads = 2, .vol = 100, .invol = 50,
+		.vol_lo = 100, .vol_hi = 120, .invol_lo = 50, .invol_hi = 60,
+	};
+
+	(void)state;
+	assert_true(output__live_match(&l));
+	l.vol = 99;
+	assert_false(output__live_match(&l));
+	l.vol = 121;
+	assert_false(output__live_match(&l));
+	l.vol = 120;
+	l.invol = 49;
+	assert_false(output__live_match(&l));
+	l.invol = 61;
+	assert_false(output__live_match(&l));
+	/* three voluntary switches shown R: counted involuntary */
+	l.vol = 97;
+	l.invol = 63;
+	l.shown_running = 3;
+	assert_false(output__live_match(&l));
+	l.sig_bound = true;
+	assert_true(output__live_match(&l));
+	l.invol = 64;
+	assert_false(output__live_match(&l));
+	/* lower bounds: anything up to the outer reads */
+	l = (struct live_cmp){ .valid = true, .threads = 1, .bound = true,
+			       .vol = 5, .invol = 70, .vol_lo = 100,
+			       .vol_hi = 120, .invol_lo = 50, .invol_hi = 60 };
+	assert_true(output__live_match(&l));
+	l.invol = 176;
+	assert_false(output__live_match(&l));
+	l.invol = 0;
+	l.vol = 121;
+	assert_false(output__live_match(&l));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -440,6 +483,7 @@ int main(void)
 		cmocka_unit_test(test_voluntary_after_fold),
 		cmocka_unit_test(test_leader_after_reap),
 		cmocka_unit_test(test_exit_block_rt),
+		cmocka_unit_test(test_live),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
