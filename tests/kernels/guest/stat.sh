@@ -233,7 +233,55 @@ sample_check() {
 	fi
 }
 
+# csw_sum PID: the sum of voluntary and of involuntary switches of PID's
+# threads, from the kernel ("V I")
+csw_sum() {
+	v=0 n=0
+	for s in /proc/$1/task/*/status; do
+		v=$((v + $(sed -n 's/^voluntary_ctxt_switches:[^0-9]*//p' "$s")))
+		n=$((n + $(sed -n 's/^nonvoluntary_ctxt_switches:[^0-9]*//p' "$s")))
+	done
+	echo "$v $n"
+}
+
+# pid_check NAME BACKEND: stat --check -p of a running ping-pong pair: its
+# two threads compared with their /proc counters by ctxmon (kernel_threads:
+# match), and the traced sums within this script's own reads before
+# ctxmon started and after it exited.
+pid_check() {
+	pn=$1 pb=$2
+	"$WL/pingpong" 1000000000 >/dev/null &
+	pp=$!
+	sleep 0.3
+	set -- $(csw_sum $pp)
+	v0=$1 n0=$2
+	rc=0
+	"$CTXMON" stat --backend "$pb" --check --json -o "$pn.json" -p $pp \
+		--duration 0.5 >/dev/null 2>"$pn.err" || rc=$?
+	set -- $(csw_sum $pp)
+	v3=$1 n3=$2
+	kill $pp
+	wait $pp 2>/dev/null
+	echo "$pn: ctxmon stat --backend $pb --check -p PINGPONG --duration 0.5 -> exit $rc"
+	show "$pn.err"
+	k=$(grep -o '"kernel_threads":{[^}]*}' "$pn.json")
+	echo "  $k; this script's reads: voluntary $((v3 - v0)), involuntary $((n3 - n0))"
+	kv=$(echo "$k" | grep -o '"traced_voluntary":[0-9]*' | sed 's/.*://')
+	ki=$(echo "$k" | grep -o '"traced_involuntary":[0-9]*' | sed 's/.*://')
+	if [ "$rc" != 0 ] || [ -z "$kv" ]; then
+		fail "$pn" "exit $rc, $(tail -n 1 "$pn.err")"
+	elif ! echo "$k" | grep -q '"threads":2,.*"match":true'; then
+		fail "$pn" "not 2 threads compared and matching"
+	elif [ "$kv" -gt $((v3 - v0)) ] || [ "$ki" -gt $((n3 - n0)) ] ||
+	     [ $((kv + ki)) = 0 ]; then
+		fail "$pn" "traced $kv/$ki outside the script's $((v3 - v0))/$((n3 - n0))"
+	else
+		pass "$pn"
+	fi
+}
+
 for b in $BACKENDS; do
+	pid_check "$b-pidcheck" "$b"
 	case $b in
 	proc)
 		check "$b-spin2" "$b" "$WL/spin2" 300
