@@ -23,7 +23,7 @@
 #include "output/output.h"
 
 struct pc_thread {
-	pid_t tid, tgid;
+	pid_t tid;
 	uint64_t start_ticks;
 	uint64_t nv[PIDCHECK__READS], niv[PIDCHECK__READS];
 	unsigned seen;			/* bit per read that found it */
@@ -78,7 +78,6 @@ static int take(struct pidcheck *pc, pid_t tgid, pid_t tid, int k)
 		t = &pc->t[pc->n++];
 		memset(t, 0, sizeof(*t));
 		t->tid = tid;
-		t->tgid = s.tgid > 0 ? s.tgid : tgid;
 		t->start_ticks = s.start_ticks;
 	} else if (t->start_ticks != s.start_ticks) {
 		t->changed = true;
