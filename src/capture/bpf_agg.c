@@ -374,7 +374,7 @@ static int cmp_stats(const void *a, const void *b)
  * row that switched out between the two reads for one: its run up to
  * the read was then left to the next interval, longer than it lasted.)
  */
-static bool missed_out(struct bpf_priv *p, const struct ctxsw_row *r,
+static bool missed_out(const struct bpf_priv *p, const struct ctxsw_row *r,
 		       bool cpus_ok)
 {
 	const struct ctxsw_cpu_agg *c;
@@ -383,11 +383,42 @@ static bool missed_out(struct bpf_priv *p, const struct ctxsw_row *r,
 	    r->cpu >= p->nposs)
 		return false;
 	c = &p->cpubuf[r->cpu].agg;
-	if (!c->in_span || c->cur == (__s32)r->tid ||
-	    c->state_ts <= r->state_ts)
-		return false;
-	p->missed_out++;
-	return true;
+	return c->in_span && c->cur != (__s32)r->tid &&
+	       c->state_ts > r->state_ts;
+}
+
+/*
+ * The switch program writes the CPU's state first and the rows after
+ * it, some hundred ns later: a row read in between looks as if its
+ * switch-out went unseen, and its run up to the read would go to the
+ * next interval (test_stat_interval fails on the mark it gets).  Such
+ * a row changes within microseconds; one whose switch-out was really
+ * missed does not.  So a row that looks missed is watched for a change
+ * (its seq) up to SETTLE_NS, and read again if it changes
+ * (bpf_row__settle()); at most SETTLE_BUDGET_NS in all per read, for
+ * the rows that were missed.
+ * This runs before the read's time is taken: the row's events stay
+ * before it.
+ */
+#define SETTLE_BUDGET_NS 1000000ull
+
+void bpf_row__settle(const struct ctxsw_row *src, struct ctxsw_row *r,
+		     uint64_t *budget)
+{
+	uint64_t start = clock__now_ns(), t = start, wait = SETTLE_NS;
+
+	if (wait > *budget)
+		wait = *budget;
+	for (;;) { /* the seq is looked at after the last clock read */
+		if (__atomic_load_n(&src->seq, __ATOMIC_ACQUIRE) != r->seq) {
+			read_row(src, r);
+			break;
+		}
+		if (t - start >= wait)
+			break;
+		t = clock__now_ns();
+	}
+	*budget -= t - start < *budget ? t - start : *budget;
 }
 
 int bpf_backend__read_rows(void *priv, uint64_t *nowp,
@@ -398,6 +429,7 @@ int bpf_backend__read_rows(void *priv, uint64_t *nowp,
 	struct ctxsw_row *live = NULL;
 	struct ctxmon_stats *out = NULL;
 	size_t nlive = 0, cap = 0, cnt = 0;
+	uint64_t budget = SETTLE_BUDGET_NS;
 	uint32_t used;
 	int ret = 0;
 	bool cpus_ok;
@@ -420,6 +452,8 @@ int bpf_backend__read_rows(void *priv, uint64_t *nowp,
 		if (ret < 0)
 			goto out;
 		read_row(src, &live[nlive]);
+		if (budget && missed_out(p, &live[nlive], cpus_ok))
+			bpf_row__settle(src, &live[nlive], &budget);
 		if (live[nlive].tid && !(live[nlive].exited & CTXSW_BURIED))
 			nlive++;
 	}

@@ -63,7 +63,6 @@ struct bpf_priv {
 	struct ctxsw_row *dead;
 	size_t ndead, dead_cap;
 	struct fold fold;
-	uint64_t missed_out;	/* rows whose CPU went on without them */
 	/* aggregation: orphan marks (ctxsw.h) whose dead row has not come
 	 * yet: {tid, start} keys, each with its time */
 	struct bpf_orphan_mark {

@@ -2,7 +2,8 @@
  * test_bpf.c - the parts of the bpf backend that need no kernel: ring
  * records decoded into events, each CPU's records put back in time order
  * before the stream, losses placed where the records say, aggregation rows
- * turned into stats with the open interval charged, ring sizing.
+ * turned into stats with the open interval charged, a row read again
+ * once a writer is done with it, ring sizing.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -540,6 +541,41 @@ static void row_stats(void **state)
 	assert_int_equal(s.tgid, 40);
 }
 
+/* A row that looked missed (RUNNING on a CPU that went on) is read again
+ * once its writer has been at it (its seq moved); one nobody writes is
+ * kept as it was after SETTLE_NS, and the budget bounds the wait. */
+static void row_settle(void **state)
+{
+	struct ctxsw_row src = { .tid = 42, .seq = 4, .state = CTXSW_ST_RUNNING,
+				 .state_ts = 5000, .switch_out = 2 },
+			 copy = src;
+	uint64_t budget = 10 * SETTLE_NS;
+
+	(void)state;
+	/* nobody writes it: the copy stays, SETTLE_NS spent */
+	bpf_row__settle(&src, &copy, &budget);
+	assert_memory_equal(&copy, &src, sizeof(copy));
+	assert_true(budget <= 9 * SETTLE_NS);
+
+	/* the switch program wrote it (seq 4 -> 5 -> 6) */
+	src.seq = 6;
+	src.state = CTXSW_ST_SLEEP;
+	src.state_ts = 7000;
+	src.switch_out = 3;
+	budget = 10 * SETTLE_NS;
+	bpf_row__settle(&src, &copy, &budget);
+	assert_memory_equal(&copy, &src, sizeof(copy));
+	assert_int_equal(copy.state, CTXSW_ST_SLEEP);
+
+	/* less budget than SETTLE_NS: all of it, and no more */
+	budget = SETTLE_NS / 4;
+	bpf_row__settle(&src, &copy, &budget);
+	assert_int_equal(budget, 0);
+	bpf_row__settle(&src, &copy, &budget);
+	assert_int_equal(budget, 0);
+	assert_memory_equal(&copy, &src, sizeof(copy));
+}
+
 static void ring_size(void **state)
 {
 	(void)state;
@@ -566,6 +602,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(flush_bound, setup, teardown),
 		cmocka_unit_test_setup_teardown(loss_placed, setup, teardown),
 		cmocka_unit_test_setup_teardown(row_stats, setup, teardown),
+		cmocka_unit_test(row_settle),
 		cmocka_unit_test(ring_size),
 	};
 

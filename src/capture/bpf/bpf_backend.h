@@ -113,6 +113,15 @@ int bpf_rec__commit(struct stream *st, struct strtab *strs,
 void bpf_row__stats(const struct ctxsw_row *r, uint64_t now,
 		    struct strtab *strs, struct ctxmon_stats *out);
 
+/*
+ * @r, a copy of the row at @src, made again once @src's seq changes,
+ * waiting up to SETTLE_NS for it (busy, less than *@budget ns, which it
+ * lowers by the time spent): a row the switch program is about to write.
+ */
+#define SETTLE_NS 200000ull
+void bpf_row__settle(const struct ctxsw_row *src, struct ctxsw_row *r,
+		     uint64_t *budget);
+
 /* Bytes of the shared ring for @buffer_kb per CPU (0: the default, 4 MiB
  * per CPU up to 64 MiB) and @online CPUs: a power of two of pages, at most
  * 1 GiB. */
