@@ -624,6 +624,7 @@ static void bpf_close(void *priv)
 	free(p->drained_rows);
 	free(p->dropped_told);
 	free(p->marks);
+	free(p->unseen);
 	bpf_csw__clear(&p->csw);
 	fold__clear(&p->fold);
 	free(p);

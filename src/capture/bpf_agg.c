@@ -395,10 +395,10 @@ static bool missed_out(const struct bpf_priv *p, const struct ctxsw_row *r,
  * a row changes within microseconds; one whose switch-out was really
  * missed does not.  So a row that looks missed is watched for a change
  * (its seq) up to SETTLE_NS, and read again if it changes
- * (bpf_row__settle()); at most SETTLE_BUDGET_NS in all per read, for
- * the rows that were missed.
- * This runs before the read's time is taken: the row's events stay
- * before it.
+ * (bpf_row__settle()); at most SETTLE_BUDGET_NS in all per read, and a
+ * row taken for missed is not waited for again while it stays as it
+ * was (bpf_priv.unseen).  This runs before the read's time is taken:
+ * the row's events stay before it.
  */
 #define SETTLE_BUDGET_NS 1000000ull
 
@@ -419,6 +419,17 @@ void bpf_row__settle(const struct ctxsw_row *src, struct ctxsw_row *r,
 		t = clock__now_ns();
 	}
 	*budget -= t - start < *budget ? t - start : *budget;
+}
+
+/* Whether the last read took @r, unchanged since, for a missed
+ * switch-out already. */
+static bool known_unseen(const struct bpf_priv *p, const struct ctxsw_row *r)
+{
+	for (size_t i = 0; i < p->nunseen; i++)
+		if (p->unseen[i].tid == (int32_t)r->tid &&
+		    p->unseen[i].state_ts == r->state_ts)
+			return true;
+	return false;
 }
 
 int bpf_backend__read_rows(void *priv, uint64_t *nowp,
@@ -452,7 +463,8 @@ int bpf_backend__read_rows(void *priv, uint64_t *nowp,
 		if (ret < 0)
 			goto out;
 		read_row(src, &live[nlive]);
-		if (budget && missed_out(p, &live[nlive], cpus_ok))
+		if (budget && missed_out(p, &live[nlive], cpus_ok) &&
+		    !known_unseen(p, &live[nlive]))
 			bpf_row__settle(src, &live[nlive], &budget);
 		if (live[nlive].tid && !(live[nlive].exited & CTXSW_BURIED))
 			nlive++;
@@ -480,6 +492,7 @@ int bpf_backend__read_rows(void *priv, uint64_t *nowp,
 	}
 	for (size_t i = 0; i < p->ndead; i++)
 		bpf_row__stats(&p->dead[i], 0, p->ctx->strs, &out[cnt++]);
+	p->nunseen = 0;
 	for (size_t i = 0; i < nlive; i++) {
 		bool stale = false;
 
@@ -494,6 +507,12 @@ int bpf_backend__read_rows(void *priv, uint64_t *nowp,
 		if (missed_out(p, &live[i], cpus_ok)) {
 			/* its CPU went on without it: its switch-out was not
 			 * traced, so do not charge it run time up to now */
+			if (grow((void **)&p->unseen, &p->unseen_cap, p->nunseen,
+				 sizeof(*p->unseen), 16) == 0)
+				p->unseen[p->nunseen++] = (struct bpf_unseen){
+					.tid = (int32_t)live[i].tid,
+					.state_ts = live[i].state_ts,
+				};
 			bpf_row__stats(&live[i], 0, p->ctx->strs, &out[cnt]);
 			out[cnt++].incomplete = true;
 			continue;

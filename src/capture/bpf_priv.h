@@ -70,6 +70,14 @@ struct bpf_priv {
 		uint64_t ts;
 	} *marks;
 	size_t nmarks, marks_cap;
+	/* aggregation: the rows the last read took for missed switch-outs
+	 * after waiting for them (bpf_row__settle()), by tid and the time
+	 * of their last change: not waited for again while unchanged */
+	struct bpf_unseen {
+		int32_t tid;
+		uint64_t state_ts;
+	} *unseen;
+	size_t nunseen, unseen_cap;
 	int stats_fd;		/* BPF_STATS_RUN_TIME held while > 0 */
 	bool stats_tried;
 };
