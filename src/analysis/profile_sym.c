@@ -49,6 +49,7 @@ struct pmaps {
 	size_t len;
 	Dwfl *dwfl;		/* built on first use */
 	bool dwfl_failed;
+	uint64_t used;		/* psym.tick at the Dwfl's last use */
 	uint64_t snap_ns;	/* when the copy was taken (CLOCK_MONOTONIC) */
 };
 
@@ -60,7 +61,19 @@ struct psym {
 	size_t n_procs, cap_procs;
 	char *debuginfo_path;
 	Dwfl_Callbacks cb;
+	size_t n_dwfl;		/* Dwfl sessions open (PSYM_DWFL_MAX at most) */
+	uint64_t tick;
 };
+
+/*
+ * A Dwfl holds every file of its process open (the ELF files and their
+ * separate debug files).  A capture of 20,000 short processes had 14,000
+ * descriptors open and, under load, ran out of them (the limit here is
+ * 20,000) before writing its output: the profile was lost.  So at most
+ * PSYM_DWFL_MAX are kept; the one used least recently is ended, and built
+ * again from its copy of the maps if it is needed again.
+ */
+#define PSYM_DWFL_MAX 128
 
 struct psym *psym__new(void)
 {
@@ -144,14 +157,21 @@ static struct pmaps *new_proc(struct psym *s, pid_t tgid)
 
 /* @text (malloc'd, @len bytes) becomes @p's copy of its mappings; the
  * Dwfl built on the old one goes. */
-static void set_maps(struct pmaps *p, char *text, size_t len)
+static void end_dwfl(struct psym *s, struct pmaps *p)
+{
+	if (p->dwfl) {
+		dwfl_end(p->dwfl);
+		s->n_dwfl--;
+	}
+	p->dwfl = NULL;
+	p->attached = false;
+}
+
+static void set_maps(struct psym *s, struct pmaps *p, char *text, size_t len)
 {
 	free(p->text);
-	if (p->dwfl)
-		dwfl_end(p->dwfl);
-	p->dwfl = NULL;
+	end_dwfl(s, p);
 	p->dwfl_failed = false;
-	p->attached = false;
 	p->text = text;
 	p->len = len;
 }
@@ -182,7 +202,7 @@ int psym__snapshot(struct psym *s, pid_t tgid)
 		free(text);
 		return 1;
 	}
-	set_maps(p, text, len);
+	set_maps(s, p, text, len);
 	return 0;
 }
 
@@ -204,7 +224,7 @@ int psym__inherit(struct psym *s, pid_t tgid, pid_t parent)
 		free(text);
 		return -ENOMEM;
 	}
-	set_maps(c, text, len);	/* snap_ns stays: a fork's copy is old */
+	set_maps(s, c, text, len);	/* snap_ns stays: a fork's copy is old */
 	return 0;
 }
 
@@ -278,12 +298,26 @@ static Dwfl *proc_dwfl(struct psym *s, struct pmaps *p)
 	FILE *f;
 	int r;
 
+	if (p->dwfl)
+		p->used = ++s->tick;
 	if (p->dwfl || p->dwfl_failed)
 		return p->dwfl;
+	if (s->n_dwfl >= PSYM_DWFL_MAX) {
+		struct pmaps *old = NULL;
+
+		for (size_t i = 0; i < s->n_procs; i++)
+			if (s->procs[i].dwfl &&
+			    (!old || s->procs[i].used < old->used))
+				old = &s->procs[i];
+		if (old)
+			end_dwfl(s, old);
+	}
 	p->dwfl_failed = true;
 	p->dwfl = dwfl_begin(&s->cb);
 	if (!p->dwfl)
 		return NULL;
+	s->n_dwfl++;
+	p->used = ++s->tick;
 	f = fmemopen(p->text, p->len, "r");
 	if (!f)
 		goto fail;
@@ -295,8 +329,7 @@ static Dwfl *proc_dwfl(struct psym *s, struct pmaps *p)
 	p->dwfl_failed = false;
 	return p->dwfl;
 fail:
-	dwfl_end(p->dwfl);
-	p->dwfl = NULL;
+	end_dwfl(s, p);
 	return NULL;
 }
 
