@@ -155,8 +155,8 @@ static struct pmaps *new_proc(struct psym *s, pid_t tgid)
 	return p;
 }
 
-/* @text (malloc'd, @len bytes) becomes @p's copy of its mappings; the
- * Dwfl built on the old one goes. */
+/* @p's Dwfl, if any, ends (and with it its files); the next use builds
+ * it again. */
 static void end_dwfl(struct psym *s, struct pmaps *p)
 {
 	if (p->dwfl) {
@@ -167,6 +167,8 @@ static void end_dwfl(struct psym *s, struct pmaps *p)
 	p->attached = false;
 }
 
+/* @text (malloc'd, @len bytes) becomes @p's copy of its mappings; the
+ * Dwfl built on the old one goes. */
 static void set_maps(struct psym *s, struct pmaps *p, char *text, size_t len)
 {
 	free(p->text);
@@ -298,10 +300,12 @@ static Dwfl *proc_dwfl(struct psym *s, struct pmaps *p)
 	FILE *f;
 	int r;
 
-	if (p->dwfl)
+	if (p->dwfl) {
 		p->used = ++s->tick;
-	if (p->dwfl || p->dwfl_failed)
 		return p->dwfl;
+	}
+	if (p->dwfl_failed)
+		return NULL;
 	if (s->n_dwfl >= PSYM_DWFL_MAX) {
 		struct pmaps *old = NULL;
 

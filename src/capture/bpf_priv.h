@@ -71,8 +71,9 @@ struct bpf_priv {
 	} *marks;
 	size_t nmarks, marks_cap;
 	/* aggregation: the rows the last read took for missed switch-outs
-	 * after waiting for them (bpf_row__settle()), by tid and the time
-	 * of their last change: not waited for again while unchanged */
+	 * (after bpf_row__settle(), or with its budget spent), by tid and
+	 * the time of their last change: not waited for again while
+	 * unchanged */
 	struct bpf_unseen {
 		int32_t tid;
 		uint64_t state_ts;
