@@ -21,6 +21,14 @@
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define PRINTF_LIKE(f, a) __attribute__((format(printf, f, a)))
 
+/* ctxmon_log2_bucket() inlined, for the accounting of every wakeup. */
+static inline unsigned log2_bucket(uint64_t ns)
+{
+	unsigned b = ns ? 63 - (unsigned)__builtin_clzll(ns) : 0;
+
+	return b < CTXMON_HIST_BUCKETS ? b : CTXMON_HIST_BUCKETS - 1;
+}
+
 /* ---- string interning (strtab.c) ---------------------------------- */
 
 struct strtab;

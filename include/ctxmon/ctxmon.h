@@ -89,6 +89,13 @@ struct ctxmon_session;
  * early and is passed back by ctxmon_session_poll(). */
 typedef int (*ctxmon_event_fn)(const struct ctxmon_event *ev, void *ctx);
 
+/* Called with @n > 0 events in a row, in time order, where a reader can
+ * hand them over together (ctxmon_reader_read_batch()): one call for
+ * many saves a call and its checks per event.  A non-zero return stops
+ * the reading after these @n. */
+typedef int (*ctxmon_batch_fn)(const struct ctxmon_event *evs, size_t n,
+			       void *ctx);
+
 /*
  * Open a session: probe the kernel, pick the backend, open the events (not
  * yet enabled).  For CTXMON_TARGET_CMD the command is launched by
@@ -358,6 +365,14 @@ void ctxmon_account_feed(struct ctxmon_account *a, const struct ctxmon_event *ev
 
 /* Matches the ctxmon_event_fn signature, @ctx being the account. */
 int ctxmon_account_feed_cb(const struct ctxmon_event *ev, void *ctx);
+
+/* Feed @n events in a row, as ctxmon_account_feed() on each would (the
+ * same rows, with less work per event); and its ctxmon_batch_fn adapter,
+ * @ctx being the account. */
+void ctxmon_account_feed_batch(struct ctxmon_account *a,
+			       const struct ctxmon_event *evs, size_t n);
+int ctxmon_account_feed_batch_cb(const struct ctxmon_event *evs, size_t n,
+				 void *ctx);
 
 /* Close every open interval at @ts (end of capture) so spans add up. */
 void ctxmon_account_finish(struct ctxmon_account *a, uint64_t ts);

@@ -210,6 +210,18 @@ void ctxmon_reader_set_task_fn(struct ctxmon_reader *r, ctxmon_task_fn fn,
  */
 int ctxmon_reader_read(struct ctxmon_reader *r, ctxmon_event_fn fn, void *ctx);
 
+/*
+ * The same, handing the events to @fn in runs of consecutive events (from
+ * the helpers' decoded arrays in place, or up to 256 decoded at a time on
+ * the calling thread).  The records, their order, the task declarations
+ * between them, the end and its message are read()'s.  A run ends where
+ * ctxmon_reader_comm() changes: each event of it sees the names as read()
+ * would show them at that event.  A non-zero return stops the reading
+ * after the run; the next read() or read_batch() goes on from there.
+ */
+int ctxmon_reader_read_batch(struct ctxmon_reader *r, ctxmon_batch_fn fn,
+			     void *ctx);
+
 struct ctxmon_reader_info {
 	unsigned version_major, version_minor;
 	bool complete;		/* the end marker was read */

@@ -66,6 +66,9 @@ struct ctxmon_account {
 	struct causes *cz; /* cause analysis, NULL when off */
 	bool fed; /* an event was fed */
 	size_t ndead; /* tasks in T_DEAD in tasks[] */
+	size_t compact_at; /* ndead that folds: 2 x opts.exited_keep, or
+			    * SIZE_MAX (never) */
+	size_t rows_max; /* rows that fit without growing tasks[] or the hash */
 	struct fold fold; /* exited tasks folded past opts.exited_keep */
 };
 

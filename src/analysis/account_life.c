@@ -46,6 +46,8 @@ struct ctxmon_account *ctxmon_account_new(const struct ctxmon_account_opts *o)
 		qsort(a->pids, a->opts.npids, sizeof(*a->pids), cmp_pid);
 	}
 	a->opts.pids = a->pids;
+	a->compact_at =
+		a->opts.exited_keep ? 2 * a->opts.exited_keep : SIZE_MAX;
 	a->strs = strtab__new();
 	if (!a->strs)
 		goto out;

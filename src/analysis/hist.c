@@ -16,9 +16,7 @@
 
 unsigned ctxmon_log2_bucket(uint64_t ns)
 {
-	unsigned b = ns ? 63 - (unsigned)__builtin_clzll(ns) : 0;
-
-	return b < CTXMON_HIST_BUCKETS ? b : CTXMON_HIST_BUCKETS - 1;
+	return log2_bucket(ns);
 }
 
 /* ---- fine histogram --------------------------------------------------- */

@@ -506,6 +506,32 @@ static int on_event(const struct ctxmon_event *ev, void *ctx)
 	return r->oom ? -ENOMEM : 0;
 }
 
+/* A run of events: on_event() on each, or, with nothing to filter or
+ * draw, the same bookkeeping in one loop and the run accounted whole. */
+static int on_batch(const struct ctxmon_event *evs, size_t n, void *ctx)
+{
+	struct rep_run *r = ctx;
+	int ret = 0;
+
+	if (r->has_time || r->cpu_set || r->html) {
+		for (size_t i = 0; i < n && !ret; i++)
+			ret = on_event(&evs[i], r);
+		return ret;
+	}
+	if (!r->events)
+		r->first_ts = evs[0].ts;
+	for (size_t i = 0; i < n; i++) {
+		if (evs[i].ts < r->last_ts && (r->events || i))
+			r->order_violations++;
+		r->last_ts = evs[i].ts;
+		if (evs[i].type == CTXMON_EV_LOST)
+			add_loss(r, &evs[i]);
+	}
+	r->events += n;
+	ctxmon_account_feed_batch(r->a, evs, n);
+	return r->oom ? -ENOMEM : 0;
+}
+
 static uint64_t meta_u64(const struct ctxmon_reader *rd, const char *key,
 			 uint64_t dflt)
 {
@@ -626,7 +652,7 @@ int cmd_report(int argc, char **argv)
 	r.to_ts = r.t1 < 0 ? UINT64_MAX : start + (uint64_t)(r.t1 * 1e9);
 	ctxmon_reader_set_task_fn(r.r, on_task, &r);
 
-	ret = ctxmon_reader_read(r.r, on_event, &r);
+	ret = ctxmon_reader_read_batch(r.r, on_batch, &r);
 	if (ret == -ENOMEM || r.oom)
 		goto oom;
 	ctxmon_reader_get_info(r.r, &info);

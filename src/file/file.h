@@ -208,18 +208,18 @@ enum {
 	TASK_NEW_ALL = (1u << 5) - 1,
 };
 
-/* A decoded record.  A task declaration (is_task) is given in ev.tid,
- * ev.tgid and ev.sw.prev_comm; this keeps the record small, for the
- * reader's helpers hand records over to another CPU by the million. */
-struct codec_rec {
-	struct ctxmon_event ev;
-	uint8_t news;			/* an event's TASK_NEW_* */
-	bool is_task;
-};
+/* What a decoded record says besides its event, in one byte: an event's
+ * TASK_NEW_* facts, or CODEC_TASK for a task declaration, given in
+ * ev.tid, ev.tgid and ev.sw.prev_comm.  Kept apart from the event, so
+ * that records decode straight into an array of events (the reader's
+ * batches and its helpers' hand-over). */
+#define CODEC_TASK 0x80u
+_Static_assert(TASK_NEW_ALL < CODEC_TASK, "TASK_NEW_* in the meta byte");
 
-/* Decoder: next record; 1 when one is returned, 0 at the end of the
- * chunk, -EBADMSG with a reason in *why on damaged data. */
-int codec__next(struct codec *c, struct codec_rec *r, const char **why);
+/* Decoder: next record, into @ev and @meta; 1 when one is returned, 0 at
+ * the end of the chunk, -EBADMSG with a reason in *why on damaged data. */
+int codec__next(struct codec *c, struct ctxmon_event *ev, uint8_t *meta,
+		const char **why);
 
 /* ---- task table (rec_tasks.c) -------------------------------- */
 
@@ -247,5 +247,8 @@ int tasktab__apply(struct tasktab *t, const struct ctxmon_event *ev);
  * says the table may not have. */
 int tasktab__apply_new(struct tasktab *t, const struct ctxmon_event *ev,
 		       unsigned news);
+/* Whether tasktab__apply_new() would change anything in the table. */
+bool tasktab__changes(const struct tasktab *t, const struct ctxmon_event *ev,
+		      unsigned news);
 
 #endif

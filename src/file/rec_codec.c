@@ -807,7 +807,8 @@ COLD const char *dec_damage(const struct codec *c)
 	return "damaged chunk";
 }
 
-int codec__next(struct codec *c, struct codec_rec *r, const char **why)
+int codec__next(struct codec *c, struct ctxmon_event *ev, uint8_t *meta,
+		const char **why)
 {
 	uint64_t mask;
 	uint8_t type;
@@ -826,28 +827,26 @@ int codec__next(struct codec *c, struct codec_rec *r, const char **why)
 	c->left--;
 	/* In parts: GCC makes one memset of the whole record a slow string
 	 * instruction (rep stos) on x86-64. */
-	memset(&r->ev, 0, sizeof(r->ev));
-	r->is_task = false;
-	r->news = 0;
+	memset(ev, 0, sizeof(*ev));
+	*meta = 0;
 	type = rd_u8(c, COL_TYPE);
 	if (type == REC_TASK) {
-		r->is_task = true;
-		code_task(c, false, &r->ev.tid, &r->ev.tgid,
-			  &r->ev.sw.prev_comm);
+		*meta = CODEC_TASK;
+		code_task(c, false, &ev->tid, &ev->tgid, &ev->sw.prev_comm);
 	} else if (type < CTXMON_EV__MAX) {
 		mask = rd_uvar(c, COL_MISS);
-		r->ev.type = type;
+		ev->type = type;
 		if (mask == 0) {
 			/* Every field as predicted, as in most events: the
 			 * same code with the mask a known constant, so that
 			 * the compiler drops the tests of its bits. */
 			uint64_t none = 0;
 
-			code_event(c, false, &none, &r->ev);
-			r->news = (uint8_t)dec_news(&r->ev, none);
+			code_event(c, false, &none, ev);
+			*meta = (uint8_t)dec_news(ev, none);
 		} else {
-			code_event(c, false, &mask, &r->ev);
-			r->news = (uint8_t)dec_news(&r->ev, mask);
+			code_event(c, false, &mask, ev);
+			*meta = (uint8_t)dec_news(ev, mask);
 		}
 	} else {
 		*why = "unknown record type (written by a newer ctxmon?)";

@@ -424,6 +424,7 @@ static struct ctxmon_reader *reader_new(int fd, const void *mem, size_t len)
 	r->fd = fd;
 	r->mem = mem;
 	r->memlen = len;
+	r->sret = 1;
 	r->strs = strtab__new();
 	r->codec = codec__new(false);
 	r->zd = ZSTD_createDCtx();
@@ -571,6 +572,8 @@ void ctxmon_reader_close(struct ctxmon_reader *r)
 	fbuf__free(&r->raw);
 	tasktab__free(r->tasks);
 	strtab__free(r->strs);
+	free(r->sbuf);
+	free(r->smeta);
 	free(r);
 }
 
@@ -610,16 +613,101 @@ int reader__deliver_task(struct ctxmon_reader *r, const struct ctxmon_event *t)
 			    0;
 }
 
-bool reader__stream(struct ctxmon_reader *r, struct codec *c,
-		    ctxmon_event_fn fn, void *ctx, int *ret)
+/* A record a batch run goes on through: not a task declaration, and
+ * nothing new for the task table (news that change nothing, such as an
+ * idle task's name shown again, count as none). */
+static inline bool inside_run(const struct ctxmon_reader *r,
+			      const struct ctxmon_event *ev, unsigned meta)
 {
-	struct codec_rec rec;
-	const char *why = NULL;
+	return !meta ||
+	       (!(meta & CODEC_TASK) && !tasktab__changes(r->tasks, ev, meta));
+}
 
-	while ((*ret = codec__next(c, &rec, &why)) > 0) {
-		*ret = reader__deliver(r, &rec.ev, rec_meta(&rec), fn, ctx);
+bool reader__deliver_array(struct ctxmon_reader *r,
+			   const struct ctxmon_event *evs, const uint8_t *meta,
+			   size_t *pos, size_t n, const struct rsink *s,
+			   int *ret)
+{
+	while (*pos < n) {
+		size_t i = *pos, e = i;
+
+		if (!s->batch || (meta[i] & CODEC_TASK)) {
+			*ret = reader__deliver(r, &evs[i], meta[i], s);
+			*pos = i + 1;
+			if (*ret)
+				return false;
+			continue;
+		}
+		while (e < n && inside_run(r, &evs[e], meta[e]))
+			e++;
+		if (e < n && !(meta[e] & CODEC_TASK))
+			e++; /* news: the last of its run */
+		if (!r->info.events)
+			r->info.first_ts = evs[i].ts;
+		r->info.last_ts = evs[e - 1].ts;
+		r->info.events += e - i;
+		*pos = e;
+		*ret = s->batch(&evs[i], e - i, s->ctx);
+		if (meta[e - 1] &&
+		    tasktab__apply_new(r->tasks, &evs[e - 1], meta[e - 1]) < 0)
+			*ret = reader__finish(r, -ENOMEM);
 		if (*ret)
 			return false;
+	}
+	return true;
+}
+
+/* Decode up to SBUF_RECS records of @c into the reader's batch buffer. */
+static int sbuf_fill(struct ctxmon_reader *r, struct codec *c)
+{
+	if (!r->sbuf) {
+		r->sbuf = malloc(SBUF_RECS * sizeof(*r->sbuf));
+		r->smeta = malloc(SBUF_RECS);
+		if (!r->sbuf || !r->smeta)
+			return -ENOMEM;
+	}
+	r->sn = r->spos = 0;
+	while (r->sn < SBUF_RECS) {
+		r->sret = codec__next(c, &r->sbuf[r->sn], &r->smeta[r->sn],
+				      &r->swhy);
+		if (r->sret <= 0)
+			break;
+		r->sn++;
+	}
+	return 0;
+}
+
+bool reader__stream(struct ctxmon_reader *r, struct codec *c,
+		    const struct rsink *s, int *ret)
+{
+	struct ctxmon_event ev;
+	const char *why = NULL;
+	uint8_t meta;
+
+	for (;;) {
+		/* what a batch reading stopped in, whoever reads on */
+		if (!reader__deliver_array(r, r->sbuf, r->smeta, &r->spos,
+					   r->sn, s, ret))
+			return false;
+		if (r->sret <= 0) {
+			*ret = r->sret;
+			why = r->swhy;
+			r->sret = 1;
+			r->sn = r->spos = 0;
+			break;
+		}
+		if (!s->batch) {
+			while ((*ret = codec__next(c, &ev, &meta, &why)) > 0) {
+				*ret = reader__deliver(r, &ev, meta, s);
+				if (*ret)
+					return false;
+			}
+			break;
+		}
+		if (sbuf_fill(r, c) < 0) {
+			*ret = reader__finish(r, -ENOMEM);
+			return false;
+		}
 	}
 	if (*ret < 0) {
 		*ret = reader__events_failed(r, *ret, why);
@@ -628,7 +716,7 @@ bool reader__stream(struct ctxmon_reader *r, struct codec *c,
 	return true;
 }
 
-int ctxmon_reader_read(struct ctxmon_reader *r, ctxmon_event_fn fn, void *ctx)
+static int read_into(struct ctxmon_reader *r, const struct rsink *s)
 {
 	int ret;
 
@@ -643,7 +731,7 @@ int ctxmon_reader_read(struct ctxmon_reader *r, ctxmon_event_fn fn, void *ctx)
 		if (r->state == R_DONE)
 			return r->result;
 		if (r->state == R_PAR)
-			return rpool__read(r, fn, ctx);
+			return rpool__read(r, s);
 		if (r->state == R_CHUNKS) {
 			if (r->pending) {
 				r->pending = false;
@@ -657,10 +745,25 @@ int ctxmon_reader_read(struct ctxmon_reader *r, ctxmon_event_fn fn, void *ctx)
 			}
 			r->state = R_EVENTS;
 		}
-		if (!reader__stream(r, r->codec, fn, ctx, &ret))
+		if (!reader__stream(r, r->codec, s, &ret))
 			return ret;
 		r->state = R_CHUNKS;
 	}
+}
+
+int ctxmon_reader_read(struct ctxmon_reader *r, ctxmon_event_fn fn, void *ctx)
+{
+	struct rsink s = { .fn = fn, .ctx = ctx };
+
+	return read_into(r, &s);
+}
+
+int ctxmon_reader_read_batch(struct ctxmon_reader *r, ctxmon_batch_fn fn,
+			     void *ctx)
+{
+	struct rsink s = { .batch = fn, .ctx = ctx };
+
+	return read_into(r, &s);
 }
 
 void ctxmon_reader_get_info(const struct ctxmon_reader *r,

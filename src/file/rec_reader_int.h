@@ -31,6 +31,18 @@ enum rstate { R_CHUNKS, R_EVENTS, R_PAR, R_DONE };
 
 struct rpool;
 
+/* Where read() hands the records: one at a time to @fn, or in runs to
+ * @batch (read_batch(), reader__deliver_array()); with neither, they are
+ * only counted. */
+struct rsink {
+	ctxmon_event_fn fn;
+	ctxmon_batch_fn batch;
+	void *ctx;
+};
+
+/* Records the caller's thread decodes ahead for a batch (sbuf) */
+#define SBUF_RECS 256
+
 struct ctxmon_reader {
 	int fd; /* -1: reading from memory */
 	const uint8_t *mem;
@@ -54,6 +66,15 @@ struct ctxmon_reader {
 	struct tasktab *tasks;
 	ctxmon_task_fn task_fn;
 	void *task_ctx;
+
+	/* Records decoded on the caller's thread for read_batch(), from
+	 * [spos, sn) not yet handed over, and how their decoding ended:
+	 * 1 more to come, 0 the chunk's end, <0 failed (@swhy). */
+	struct ctxmon_event *sbuf;
+	uint8_t *smeta;
+	size_t sn, spos;
+	int sret;
+	const char *swhy;
 
 	struct ctxmon_reader_info info;
 	char err[256];
@@ -97,47 +118,45 @@ void reader__tell(struct ctxmon_reader *r, const struct rerr *e);
  * CH_NEXT, CH_EVENTS, 0 at the end, or what stops the reading. */
 int reader__chunk_done(struct ctxmon_reader *r, const struct chunk *ch,
 		       int ret);
-/* Hand the records left in @c to the caller as they decode: true at the
- * chunk's end, false with *@ret what read() returns now. */
+/* Hand the records left in @c to @s as they decode: true at the chunk's
+ * end, false with *@ret what read() returns now. */
 bool reader__stream(struct ctxmon_reader *r, struct codec *c,
-		    ctxmon_event_fn fn, void *ctx, int *ret);
+		    const struct rsink *s, int *ret);
 /* Stop reading with @ret (the pool's threads are ended). */
 int reader__finish(struct ctxmon_reader *r, int ret);
 int reader__deliver_task(struct ctxmon_reader *r, const struct ctxmon_event *t);
-
-/* What a decoded record says besides its event, in one byte: its
- * TASK_NEW_* facts, or REC_META_TASK for a task declaration.  The
- * helper threads keep it apart from the events, which stay whole 16-byte
- * words (rec_reader_par.c). */
-#define REC_META_TASK 0x80u
-_Static_assert(TASK_NEW_ALL < REC_META_TASK, "TASK_NEW_* in the meta byte");
-
-static inline unsigned rec_meta(const struct codec_rec *rec)
-{
-	return rec->news | (rec->is_task ? REC_META_TASK : 0);
-}
 
 /* Hand one decoded record (@ev, @meta) to the caller: 0 to go on, or
  * what read() returns now.  Inline: it runs for every event, on the one
  * thread that must see them all. */
 static inline int reader__deliver(struct ctxmon_reader *r,
 				  const struct ctxmon_event *ev, unsigned meta,
-				  ctxmon_event_fn fn, void *ctx)
+				  const struct rsink *s)
 {
 	int ret;
 
-	if (__builtin_expect(meta & REC_META_TASK, 0))
+	if (__builtin_expect(meta & CODEC_TASK, 0))
 		return reader__deliver_task(r, ev);
 	if (!r->info.events)
 		r->info.first_ts = ev->ts;
 	r->info.last_ts = ev->ts;
 	r->info.events++;
-	ret = fn ? fn(ev, ctx) : 0;
+	ret = s->fn ? s->fn(ev, s->ctx) : 0;
 	/* After the callback: it sees the names as they were. */
 	if (meta && tasktab__apply_new(r->tasks, ev, meta) < 0)
 		return reader__finish(r, -ENOMEM);
 	return ret;
 }
+
+/* Hand records [*@pos, @n) of @evs (their meta bytes in @meta) to @s,
+ * moving *@pos past each: true when all are, false with *@ret what read()
+ * returns now.  A batch sink gets runs that end before a task
+ * declaration and at a record that changes the task table (applied after
+ * its run), so each callback sees the table as one at a time would. */
+bool reader__deliver_array(struct ctxmon_reader *r,
+			   const struct ctxmon_event *evs, const uint8_t *meta,
+			   size_t *pos, size_t n, const struct rsink *s,
+			   int *ret);
 /* Stop reading at an EVENTS chunk the codec refused with @ret (-EBADMSG:
  * damaged, for reason @why). */
 int reader__events_failed(struct ctxmon_reader *r, int ret, const char *why);
@@ -152,6 +171,6 @@ void rpool__free(struct rpool *p);
 /* Read chunks ahead so the helpers have work (caller's thread). */
 void rpool__fill(struct ctxmon_reader *r);
 /* ctxmon_reader_read() once the reading is in the pool's hands. */
-int rpool__read(struct ctxmon_reader *r, ctxmon_event_fn fn, void *ctx);
+int rpool__read(struct ctxmon_reader *r, const struct rsink *s);
 
 #endif

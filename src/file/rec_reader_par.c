@@ -42,6 +42,7 @@
  * caller's thread as it hands the records over, as on one thread, so
  * that memory stays a few chunks'. */
 #define JOB_RECS_MAX 65536
+#define PUT_LAG 4 /* records between decoding one and storing it */
 /* whole 16-byte words: aligned_alloc() and rec_put() need it */
 _Static_assert(sizeof(struct ctxmon_event) % 16 == 0,
 	       "ctxmon_event of 16-byte words");
@@ -56,7 +57,7 @@ struct rjob {
 	struct fbuf stored, raw;
 	ZSTD_DCtx *zd;
 	struct codec *codec;
-	/* EVENTS: the records decoded (each an event and its rec_meta()
+	/* EVENTS: the records decoded (each an event and its codec__next()
 	 * byte), and what ended the decoding (0: the chunk's end; <0 after
 	 * the last good one, with @why). */
 	struct ctxmon_event *evs;
@@ -143,6 +144,7 @@ static inline void rec_fence(void)
 /* Decode @j's chunk into its records (any thread, no lock held). */
 static void job_work(struct rpool *p, struct rjob *j)
 {
+	struct ctxmon_event lag[PUT_LAG] __attribute__((aligned(16)));
 	struct ctxmon_event *evs;
 	uint8_t *meta;
 	size_t want;
@@ -186,15 +188,24 @@ static void job_work(struct rpool *p, struct rjob *j)
 		j->meta = meta;
 		j->cap = want;
 	}
+	/* Each record is decoded into a small ring (in cache) and stored
+	 * from there PUT_LAG records later: rec_put()'s wide loads of the
+	 * record just decoded, from the decoder's narrower stores still on
+	 * their way, cannot be forwarded and stall (a third of the helper's
+	 * time in the stores, perf record). */
 	for (;;) {
-		struct codec_rec tmp;
-
-		ret = codec__next(j->codec, &tmp, &j->why);
+		ret = codec__next(j->codec, &lag[j->nrec % PUT_LAG],
+				  &j->meta[j->nrec], &j->why);
 		if (ret <= 0)
 			break;
-		j->meta[j->nrec] = (uint8_t)rec_meta(&tmp);
-		rec_put(&j->evs[j->nrec++], &tmp.ev);
+		j->nrec++;
+		if (j->nrec >= PUT_LAG)
+			rec_put(&j->evs[j->nrec - PUT_LAG],
+				&lag[(j->nrec - PUT_LAG) % PUT_LAG]);
 	}
+	for (size_t i = j->nrec >= PUT_LAG ? j->nrec - PUT_LAG + 1 : 0;
+	     i < j->nrec; i++)
+		rec_put(&j->evs[i], &lag[i % PUT_LAG]);
 	rec_fence();
 	j->dec_ret = ret;
 }
@@ -347,7 +358,7 @@ static struct rjob *oldest_done(struct rpool *p)
 /* Hand over what is left of the oldest job.  True when it is used up;
  * false with *@ret what read() returns now. */
 static bool hand_over(struct ctxmon_reader *r, struct rjob *j,
-		      ctxmon_event_fn fn, void *ctx, int *ret)
+		      const struct rsink *s, int *ret)
 {
 	r->chunk_off = j->ch.off;
 	if (!j->started) {
@@ -366,14 +377,10 @@ static bool hand_over(struct ctxmon_reader *r, struct rjob *j,
 		}
 		r->info.chunks++;
 	}
-	while (j->pos < j->nrec) {
-		*ret = reader__deliver(r, &j->evs[j->pos], j->meta[j->pos],
-				       fn, ctx);
-		j->pos++;
-		if (*ret)
-			return false;
-	}
-	if (j->big && !reader__stream(r, j->codec, fn, ctx, ret))
+	if (!reader__deliver_array(r, j->evs, j->meta, &j->pos, j->nrec, s,
+				   ret))
+		return false;
+	if (j->big && !reader__stream(r, j->codec, s, ret))
 		return false;
 	if (j->dec_ret < 0) {
 		*ret = reader__events_failed(r, j->dec_ret, j->why);
@@ -382,7 +389,7 @@ static bool hand_over(struct ctxmon_reader *r, struct rjob *j,
 	return true;
 }
 
-int rpool__read(struct ctxmon_reader *r, ctxmon_event_fn fn, void *ctx)
+int rpool__read(struct ctxmon_reader *r, const struct rsink *s)
 {
 	struct rpool *p = r->pool;
 	struct rjob *j;
@@ -391,7 +398,7 @@ int rpool__read(struct ctxmon_reader *r, ctxmon_event_fn fn, void *ctx)
 	for (;;) {
 		rpool__fill(r);
 		j = oldest_done(p);
-		if (!hand_over(r, j, fn, ctx, &ret))
+		if (!hand_over(r, j, s, &ret))
 			return ret;
 		pthread_mutex_lock(&p->mu);
 		j->state = J_FREE;

@@ -146,53 +146,94 @@ int tasktab__set(struct tasktab *t, int32_t tid, int32_t tgid, const char *comm)
 	return 0;
 }
 
+/* A fact an event tells of a task: its tgid (-1: not told), its comm
+ * (NULL: not told). */
+struct fact {
+	int32_t tid, tgid;
+	const char *comm;
+};
+
+/* The facts @news says event @ev tells, into @f (3 at most); how many. */
+static size_t news_facts(const struct ctxmon_event *ev, unsigned news,
+			 struct fact *f)
+{
+	size_t n = 0;
+	int32_t tgid = -1;
+
+	if (news & TASK_NEW_TGID)
+		f[n++] = (struct fact){ ev->tid, ev->tgid, NULL };
+	switch (ev->type) {
+	case CTXMON_EV_SWITCH:
+		f[n++] = (struct fact){
+			ev->sw.prev_tid,
+			news & TASK_NEW_A_TGID ? ev->sw.prev_tgid : -1,
+			news & TASK_NEW_A_COMM ? ev->sw.prev_comm : NULL
+		};
+		f[n++] = (struct fact){
+			ev->sw.next_tid,
+			news & TASK_NEW_B_TGID ? ev->sw.next_tgid : -1,
+			news & TASK_NEW_B_COMM ? ev->sw.next_comm : NULL
+		};
+		return n;
+	case CTXMON_EV_WAKING:
+	case CTXMON_EV_WAKEUP:
+	case CTXMON_EV_WAKEUP_NEW:
+		f[n] = (struct fact){ ev->wake.tid, -1, ev->wake.comm };
+		break;
+	case CTXMON_EV_FORK:
+		tgid = ev->fork.child_tgid;
+		f[n] = (struct fact){ ev->fork.child_tid, -1,
+				      ev->fork.child_comm };
+		break;
+	case CTXMON_EV_EXEC:
+		f[n] = (struct fact){ ev->exec.tid, -1, ev->exec.comm };
+		break;
+	case CTXMON_EV_EXIT:
+		f[n] = (struct fact){ ev->exit.tid, -1, ev->exit.comm };
+		break;
+	default:
+		return n;
+	}
+	f[n].tgid = news & TASK_NEW_A_TGID ? tgid : -1;
+	if (!(news & TASK_NEW_A_COMM))
+		f[n].comm = NULL;
+	return n + 1;
+}
+
 int tasktab__apply_new(struct tasktab *t, const struct ctxmon_event *ev,
 		       unsigned news)
 {
-	int32_t tid = -1, tgid = -1;
-	const char *comm = NULL;
+	struct fact f[3];
+	size_t n;
 
 	if (!news)
 		return 0;
 	/* At most three tids per event. */
 	if (!room(t, 3))
 		return -ENOMEM;
-	if (news & TASK_NEW_TGID)
-		set_fact(t, ev->tid, ev->tgid, NULL);
-	switch (ev->type) {
-	case CTXMON_EV_SWITCH:
-		set_fact(t, ev->sw.prev_tid,
-			 news & TASK_NEW_A_TGID ? ev->sw.prev_tgid : -1,
-			 news & TASK_NEW_A_COMM ? ev->sw.prev_comm : NULL);
-		set_fact(t, ev->sw.next_tid,
-			 news & TASK_NEW_B_TGID ? ev->sw.next_tgid : -1,
-			 news & TASK_NEW_B_COMM ? ev->sw.next_comm : NULL);
-		return 0;
-	case CTXMON_EV_WAKING:
-	case CTXMON_EV_WAKEUP:
-	case CTXMON_EV_WAKEUP_NEW:
-		tid = ev->wake.tid;
-		comm = ev->wake.comm;
-		break;
-	case CTXMON_EV_FORK:
-		tid = ev->fork.child_tid;
-		tgid = ev->fork.child_tgid;
-		comm = ev->fork.child_comm;
-		break;
-	case CTXMON_EV_EXEC:
-		tid = ev->exec.tid;
-		comm = ev->exec.comm;
-		break;
-	case CTXMON_EV_EXIT:
-		tid = ev->exit.tid;
-		comm = ev->exit.comm;
-		break;
-	default:
-		return 0;
-	}
-	set_fact(t, tid, news & TASK_NEW_A_TGID ? tgid : -1,
-		 news & TASK_NEW_A_COMM ? comm : NULL);
+	n = news_facts(ev, news, f);
+	for (size_t i = 0; i < n; i++)
+		set_fact(t, f[i].tid, f[i].tgid, f[i].comm);
 	return 0;
+}
+
+bool tasktab__changes(const struct tasktab *t, const struct ctxmon_event *ev,
+		      unsigned news)
+{
+	struct fact f[3];
+	size_t n = news ? news_facts(ev, news, f) : 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct tslot *s;
+
+		if (!f[i].comm && f[i].tgid == -1)
+			continue;
+		s = find(t, f[i].tid);
+		if (!s || (f[i].comm && s->comm != f[i].comm) ||
+		    (f[i].tgid != -1 && s->tgid != f[i].tgid))
+			return true;
+	}
+	return false;
 }
 
 int tasktab__apply(struct tasktab *t, const struct ctxmon_event *ev)

@@ -1,12 +1,14 @@
 /*
  * read_twice.h - for the fuzz targets of the recording reader: read one
  * input on the caller's thread alone and again with helper threads
- * decoding chunks ahead (CTXMON_READ_THREADS), check what each reading
- * must hold on its own, and abort when the two differ in any record
- * delivered, in the way they end, or in their message.  Included by one
- * target each.
+ * decoding chunks ahead (CTXMON_READ_THREADS), one event at a time and
+ * in runs (ctxmon_reader_read_batch()), check what each reading must
+ * hold on its own, and abort when two differ in any record delivered (or
+ * a task's name at it), in the way they end, or in their message.
+ * Included by one target each.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,8 +76,22 @@ static int on_event(const struct ctxmon_event *ev, void *p)
 	return ++c->n % 1000 == 0 ? 3 : 0;
 }
 
+/* ctxmon_reader_read_batch(): on_event() on each event of a run, the run
+ * stopped after the event where on_event() asks (resumed from there). */
+static int on_run(const struct ctxmon_event *evs, size_t n, void *p)
+{
+	int ret = 0;
+
+	if (!n)
+		abort();
+	for (size_t i = 0; i < n; i++)
+		if (on_event(&evs[i], p))
+			ret = 3;
+	return ret;
+}
+
 static void read_once(const uint8_t *data, size_t size, const char *threads,
-		      struct outcome *o)
+		      bool runs, struct outcome *o)
 {
 	struct ctx c = { .hash = 0xcbf29ce484222325ull };
 	uint64_t u[4];
@@ -91,7 +107,8 @@ static void read_once(const uint8_t *data, size_t size, const char *threads,
 	}
 	ctxmon_reader_set_task_fn(c.r, on_task, &c);
 	do
-		o->ret = ctxmon_reader_read(c.r, on_event, &c);
+		o->ret = runs ? ctxmon_reader_read_batch(c.r, on_run, &c) :
+				ctxmon_reader_read(c.r, on_event, &c);
 	while (o->ret == 3);
 	ctxmon_reader_get_info(c.r, &o->info);
 	if ((o->info.damaged || o->info.truncated) &&
@@ -110,27 +127,43 @@ static void read_once(const uint8_t *data, size_t size, const char *threads,
 	ctxmon_reader_close(c.r);
 }
 
-/* Read @data both ways; abort on any difference. */
+/* @one and @o differ in what a reading gives (records, end, message). */
+static bool differ(const struct outcome *one, const struct outcome *o)
+{
+	const struct ctxmon_reader_info *a = &one->info, *b = &o->info;
+
+	return one->ret != o->ret || one->hash != o->hash ||
+	       a->complete != b->complete || a->truncated != b->truncated ||
+	       a->damaged != b->damaged || a->events != b->events ||
+	       a->tasks != b->tasks || a->chunks != b->chunks ||
+	       a->bytes != b->bytes || a->first_ts != b->first_ts ||
+	       a->last_ts != b->last_ts ||
+	       a->problem_offset != b->problem_offset ||
+	       strcmp(one->err, o->err);
+}
+
+/* Read @data every way (one thread or helpers, one event or runs at a
+ * time); abort on any difference. */
 static void read_twice(const uint8_t *data, size_t size)
 {
-	struct outcome one, par;
-	const struct ctxmon_reader_info *a = &one.info, *b = &par.info;
+	static const struct {
+		const char *threads;
+		bool runs;
+	} ways[] = { { "3", false }, { "1", true }, { "3", true } };
+	struct outcome one, o;
 
-	read_once(data, size, "1", &one);
-	read_once(data, size, "3", &par);
-	if (one.ret != par.ret || one.hash != par.hash ||
-	    a->complete != b->complete || a->truncated != b->truncated ||
-	    a->damaged != b->damaged || a->events != b->events ||
-	    a->tasks != b->tasks || a->chunks != b->chunks ||
-	    a->bytes != b->bytes || a->first_ts != b->first_ts ||
-	    a->last_ts != b->last_ts ||
-	    a->problem_offset != b->problem_offset ||
-	    strcmp(one.err, par.err)) {
+	read_once(data, size, "1", false, &one);
+	for (size_t w = 0; w < sizeof(ways) / sizeof(ways[0]); w++) {
+		read_once(data, size, ways[w].threads, ways[w].runs, &o);
+		if (!differ(&one, &o))
+			continue;
 		fprintf(stderr,
-			"serial and parallel reading differ: ret %d/%d, "
-			"events %llu/%llu, error '%s' / '%s'\n",
-			one.ret, par.ret, (unsigned long long)one.info.events,
-			(unsigned long long)par.info.events, one.err, par.err);
+			"reading on one thread, one event at a time, and with "
+			"%s thread(s)%s differ: ret %d/%d, events %llu/%llu, "
+			"error '%s' / '%s'\n",
+			ways[w].threads, ways[w].runs ? " in runs" : "",
+			one.ret, o.ret, (unsigned long long)one.info.events,
+			(unsigned long long)o.info.events, one.err, o.err);
 		abort();
 	}
 }

@@ -1357,6 +1357,11 @@ struct sim {
 	/* the same stream into two bounded accounts: b folds exited tasks
 	 * past SIM_KEEP, c forgets them after each interval */
 	struct ctxmon_account *b, *c;
+	/* and into d in runs (ctxmon_account_feed_batch()) of 1 to 64
+	 * events, which must give a's rows exactly */
+	struct ctxmon_account *d;
+	struct ctxmon_event run[64];
+	size_t nrun, runs;
 	uint64_t folded; /* tasks seen in b's folded rows */
 	uint64_t now, rng;
 	int ncpus;
@@ -1379,11 +1384,63 @@ static const char *const sim_comms[] = {
 
 #define SIM_KEEP 2
 
+static void sim_flush_run(struct sim *s)
+{
+	ctxmon_account_feed_batch(s->d, s->run, s->nrun);
+	s->nrun = 0;
+	s->runs++;
+}
+
 static void sim_feed(struct sim *s, const struct ctxmon_event *e)
 {
 	ctxmon_account_feed(s->a, e);
 	ctxmon_account_feed(s->b, e);
 	ctxmon_account_feed(s->c, e);
+	s->run[s->nrun++] = *e;
+	/* runs of every length, without touching the generator's rng */
+	if (s->nrun == 1 + (s->runs * 37) % (sizeof(s->run) / sizeof(s->run[0])))
+		sim_flush_run(s);
+}
+
+/* d, fed in runs, has a's rows and CPUs, field for field. */
+static void check_batch_fed(struct sim *s)
+{
+	struct ctxmon_stats *r, *rd;
+	struct ctxmon_cpu_stats *c, *cd;
+	size_t n, nd;
+
+	sim_flush_run(s);
+	ctxmon_account_finish(s->d, s->now);
+	for (int k = 0; k < 2; k++) {
+		enum ctxmon_rows kind =
+			k ? CTXMON_ROWS_PROCESSES : CTXMON_ROWS_THREADS;
+
+		r = ctxmon_account_rows(s->a, kind, true, &n);
+		rd = ctxmon_account_rows(s->d, kind, true, &nd);
+		assert_non_null(r);
+		assert_non_null(rd);
+		assert_int_equal(nd, n);
+		for (size_t i = 0; i < n; i++) {
+			/* the same name, interned in each account */
+			assert_string_equal(rd[i].comm, r[i].comm);
+			rd[i].comm = r[i].comm;
+			if (memcmp(&rd[i], &r[i], sizeof(r[i])))
+				fail_msg("row %zu (tid %d) differs fed in runs",
+					 i, (int)r[i].tid);
+		}
+		free(r);
+		free(rd);
+	}
+	c = ctxmon_account_cpus(s->a, &n);
+	cd = ctxmon_account_cpus(s->d, &nd);
+	assert_non_null(c);
+	assert_non_null(cd);
+	assert_int_equal(nd, n);
+	assert_memory_equal(cd, c, n * sizeof(*c));
+	free(c);
+	free(cd);
+	assert_int_equal(ctxmon_account_anomalies(s->d),
+			 ctxmon_account_anomalies(s->a));
 }
 
 static uint32_t rnd(struct sim *s, uint32_t n)
@@ -1795,6 +1852,7 @@ static void sim_interval(struct sim *s)
 
 	ctxmon_account_finish(s->a, s->now);
 	check_sums(s->a);
+	check_batch_fed(s);
 	r = ctxmon_account_rows(s->a, CTXMON_ROWS_THREADS, true, &n);
 	assert_non_null(r);
 	for (size_t i = 0; i < n; i++) {
@@ -1842,6 +1900,7 @@ static void sim_interval(struct sim *s)
 	check_bounded(s, s->b, SIM_KEEP);
 	check_bounded(s, s->c, 0);
 	ctxmon_account_reset_interval(s->a, s->now);
+	ctxmon_account_reset_interval(s->d, s->now);
 	ctxmon_account_reset_interval(s->b, s->now);
 	ctxmon_account_forget_exited(s->c);
 	ctxmon_account_reset_interval(s->c, s->now);
@@ -1864,6 +1923,7 @@ static void run_sim(uint64_t seed, int ncpus, int steps)
 
 		s->b = ctxmon_account_new(&o);
 		s->c = acc_new(CTXMON_TARGET_ALL, NULL, 0, 0);
+		s->d = acc_new(CTXMON_TARGET_ALL, NULL, 0, 0);
 		assert_non_null(s->b);
 	}
 	s->rng = seed * 0x9e3779b97f4a7c15ull + 1;
@@ -1968,6 +2028,7 @@ static void run_sim(uint64_t seed, int ncpus, int steps)
 	ctxmon_account_free(s->a);
 	ctxmon_account_free(s->b);
 	ctxmon_account_free(s->c);
+	ctxmon_account_free(s->d);
 	free(s);
 }
 

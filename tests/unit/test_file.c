@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -1445,6 +1446,169 @@ static void test_helper_threads(void **state)
 	free(keep);
 }
 
+/* What a reading saw: each event's time and tid 42's name at it (an
+ * index into rename_comms, -1: none), and the task declarations. */
+struct batch_seen {
+	struct ctxmon_reader *r;
+	int *comm_at;
+	uint64_t *ts;
+	size_t n, cap, ntasks, runs, stop_every, next_stop;
+};
+
+static const char *const rename_comms[] = { "alpha", "beta", "gamma" };
+
+static void seen_push(struct batch_seen *b, const struct ctxmon_event *ev)
+{
+	const char *c = ctxmon_reader_comm(b->r, 42);
+	int k = -1;
+
+	for (size_t i = 0; c && i < ARRAY_SIZE(rename_comms); i++)
+		if (!strcmp(c, rename_comms[i]))
+			k = (int)i;
+	if (b->n == b->cap) {
+		b->cap = b->cap ? b->cap * 2 : 1024;
+		b->comm_at = realloc(b->comm_at, b->cap * sizeof(*b->comm_at));
+		b->ts = realloc(b->ts, b->cap * sizeof(*b->ts));
+		assert_non_null(b->comm_at);
+		assert_non_null(b->ts);
+	}
+	b->comm_at[b->n] = k;
+	b->ts[b->n++] = ev->ts;
+}
+
+static int seen_one(const struct ctxmon_event *ev, void *ctx)
+{
+	seen_push(ctx, ev);
+	return 0;
+}
+
+static int seen_run(const struct ctxmon_event *evs, size_t n, void *ctx)
+{
+	struct batch_seen *b = ctx;
+
+	assert_true(n > 0);
+	b->runs++;
+	for (size_t i = 0; i < n; i++)
+		seen_push(b, &evs[i]);
+	if (b->stop_every && b->n >= b->next_stop) {
+		b->next_stop = b->n + b->stop_every;
+		return 6;
+	}
+	return 0;
+}
+
+static int seen_task(pid_t tid, pid_t tgid, const char *comm, void *ctx)
+{
+	(void)tid;
+	(void)tgid;
+	(void)comm;
+	((struct batch_seen *)ctx)->ntasks++;
+	return 0;
+}
+
+/* Read @m with @threads threads, in runs (stopped every @stop_every
+ * events or so, going on with read() every other time when @mixed). */
+static void read_runs(const struct memrec *m, int threads, size_t stop_every,
+		      bool mixed, struct batch_seen *b)
+{
+	char v[16];
+	int ret, k = 0;
+
+	snprintf(v, sizeof(v), "%d", threads);
+	setenv("CTXMON_READ_THREADS", v, 1);
+	b->r = ctxmon_reader_open_mem(m->p, m->len);
+	assert_non_null(b->r);
+	ctxmon_reader_set_task_fn(b->r, seen_task, b);
+	b->stop_every = stop_every;
+	b->next_stop = stop_every;
+	do
+		ret = mixed && k++ % 2 ?
+			      ctxmon_reader_read(b->r, seen_one, b) :
+			      ctxmon_reader_read_batch(b->r, seen_run, b);
+	while (ret == 6);
+	assert_int_equal(ret, 0);
+	ctxmon_reader_close(b->r);
+}
+
+/*
+ * ctxmon_reader_read_batch() hands over the records read() does, in
+ * runs: the same events in the same order, the same task declarations,
+ * with one thread or helpers, stopped and resumed (by either call); and
+ * at each event of a run, a task's name (ctxmon_reader_comm()) is the
+ * one read() shows at that event, while the task is renamed every few
+ * events.
+ */
+static void test_read_batch(void **state)
+{
+	const char *saved = getenv("CTXMON_READ_THREADS");
+	char *keep = saved ? strdup(saved) : NULL;
+	struct batch_seen want = { 0 };
+	struct ctxmon_record *w;
+	struct memrec m;
+
+	(void)state;
+	w = memrec_open(&m, 300);
+	for (int i = 0, name = 0; i < 5000; i++) {
+		struct ctxmon_event ev = { .ts = 1000 + (uint64_t)i * 10,
+					   .type = CTXMON_EV_SWITCH,
+					   .tid = 42,
+					   .tgid = 42 };
+
+		if (i % 7 == 3)
+			name = (name + 1) % (int)ARRAY_SIZE(rename_comms);
+		if (i % 500 == 250)
+			assert_int_equal(ctxmon_record_add_task(
+						 w, 100 + i, 100 + i, "decl"),
+					 0);
+		ev.sw.prev_tid = ev.sw.prev_tgid = 42;
+		ev.sw.prev_comm = rename_comms[name];
+		ev.sw.next_comm = "swapper/0";
+		assert_int_equal(ctxmon_record_write(w, &ev), 0);
+	}
+	assert_int_equal(ctxmon_record_close(w), 0);
+	memrec_load(&m);
+
+	setenv("CTXMON_READ_THREADS", "1", 1);
+	want.r = ctxmon_reader_open_mem(m.p, m.len);
+	assert_non_null(want.r);
+	ctxmon_reader_set_task_fn(want.r, seen_task, &want);
+	assert_int_equal(ctxmon_reader_read(want.r, seen_one, &want), 0);
+	ctxmon_reader_close(want.r);
+	assert_int_equal(want.n, 5000);
+	assert_int_equal(want.ntasks, 10);
+	for (int threads = 1; threads <= 3; threads += 2) {
+		for (int how = 0; how < 3; how++) {
+			struct batch_seen got = { 0 };
+
+			read_runs(&m, threads, how ? 333 : 0, how == 2, &got);
+			assert_int_equal(got.n, want.n);
+			assert_int_equal(got.ntasks, want.ntasks);
+			/* runs, not one event at a time */
+			assert_true(got.runs < got.n / 2);
+			for (size_t i = 0; i < want.n; i++) {
+				if (got.ts[i] != want.ts[i] ||
+				    got.comm_at[i] != want.comm_at[i])
+					fail_msg("threads %d, way %d: event %zu: "
+						 "ts %" PRIu64 "/%" PRIu64
+						 ", name %d/%d",
+						 threads, how, i, got.ts[i],
+						 want.ts[i], got.comm_at[i],
+						 want.comm_at[i]);
+			}
+			free(got.comm_at);
+			free(got.ts);
+		}
+	}
+	free(want.comm_at);
+	free(want.ts);
+	memrec_free(&m);
+	if (keep)
+		setenv("CTXMON_READ_THREADS", keep, 1);
+	else
+		unsetenv("CTXMON_READ_THREADS");
+	free(keep);
+}
+
 static int one_thread(void **state)
 {
 	(void)state;
@@ -1474,6 +1638,7 @@ int main(void)
 		cmocka_unit_test(test_pipe),
 		cmocka_unit_test(test_pipe_live),
 		cmocka_unit_test(test_helper_threads),
+		cmocka_unit_test(test_read_batch),
 	};
 
 	/* Every test on one thread, then with two helper threads decoding

@@ -96,7 +96,8 @@ static size_t decode(const struct fbuf *body, uint64_t *ts, size_t max,
 {
 	struct strtab *strs = strtab__new();
 	struct codec *c = codec__new(false);
-	struct codec_rec r;
+	struct ctxmon_event ev;
+	uint8_t meta;
 	size_t n = 0;
 
 	assert_non_null(strs);
@@ -104,10 +105,10 @@ static size_t decode(const struct fbuf *body, uint64_t *ts, size_t max,
 	*why = NULL;
 	*ret = codec__load(c, body->p, body->len, strs, why);
 	if (*ret == 0) {
-		while ((*ret = codec__next(c, &r, why)) == 1) {
-			assert_false(r.is_task);
+		while ((*ret = codec__next(c, &ev, &meta, why)) == 1) {
+			assert_false(meta & CODEC_TASK);
 			if (n < max)
-				ts[n] = r.ev.ts;
+				ts[n] = ev.ts;
 			n++;
 		}
 	}
