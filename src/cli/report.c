@@ -483,6 +483,20 @@ static void add_loss(struct rep_run *r, const struct ctxmon_event *ev)
 	};
 }
 
+/* What the report keeps of every event it takes, besides its account:
+ * the span, the order, the losses. */
+static inline void note_event(struct rep_run *r, const struct ctxmon_event *ev)
+{
+	if (r->events && ev->ts < r->last_ts)
+		r->order_violations++;
+	if (!r->events)
+		r->first_ts = ev->ts;
+	r->last_ts = ev->ts;
+	r->events++;
+	if (ev->type == CTXMON_EV_LOST)
+		add_loss(r, ev);
+}
+
 static int on_event(const struct ctxmon_event *ev, void *ctx)
 {
 	struct rep_run *r = ctx;
@@ -492,14 +506,7 @@ static int on_event(const struct ctxmon_event *ev, void *ctx)
 	if (r->cpu_set && (ev->cpu < 0 || (size_t)ev->cpu >= r->ncpu_set ||
 			   !r->cpu_set[ev->cpu]))
 		return 0;
-	if (r->events && ev->ts < r->last_ts)
-		r->order_violations++;
-	if (!r->events)
-		r->first_ts = ev->ts;
-	r->last_ts = ev->ts;
-	r->events++;
-	if (ev->type == CTXMON_EV_LOST)
-		add_loss(r, ev);
+	note_event(r, ev);
 	ctxmon_account_feed(r->a, ev);
 	if (r->html) /* a library call per event otherwise (3% of report) */
 		ctxmon_html_feed(r->html, ev);
@@ -507,7 +514,7 @@ static int on_event(const struct ctxmon_event *ev, void *ctx)
 }
 
 /* A run of events: on_event() on each, or, with nothing to filter or
- * draw, the same bookkeeping in one loop and the run accounted whole. */
+ * draw, note_event() on each and the run accounted whole. */
 static int on_batch(const struct ctxmon_event *evs, size_t n, void *ctx)
 {
 	struct rep_run *r = ctx;
@@ -518,16 +525,8 @@ static int on_batch(const struct ctxmon_event *evs, size_t n, void *ctx)
 			ret = on_event(&evs[i], r);
 		return ret;
 	}
-	if (!r->events)
-		r->first_ts = evs[0].ts;
-	for (size_t i = 0; i < n; i++) {
-		if (evs[i].ts < r->last_ts && (r->events || i))
-			r->order_violations++;
-		r->last_ts = evs[i].ts;
-		if (evs[i].type == CTXMON_EV_LOST)
-			add_loss(r, &evs[i]);
-	}
-	r->events += n;
+	for (size_t i = 0; i < n; i++)
+		note_event(r, &evs[i]);
 	ctxmon_account_feed_batch(r->a, evs, n);
 	return r->oom ? -ENOMEM : 0;
 }
