@@ -5,6 +5,10 @@
 # voluntary, involuntary, exit switch-outs, migrations, wakeups and
 # latency counts exactly; run, wait, sleep and latency sums within what two
 # separate clock readings per event explain (bpf_check prints the rows).
+# One exception, counted and shown: across a switch-in the kernel traced to
+# neither (a thread's "gap"), the two may end a latency or not, each by its
+# rule, so a thread's latency counts may be apart by at most its gaps
+# (agg_gap_lat; bpf_check.c, gap_explains()).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/bpf_lib.sh"
 skip_unless_bpf_check
@@ -15,7 +19,8 @@ for w in "multi5" "sigsleep 4 1000" "pingpong 20000" "mutex"; do
 	run_check "$name" -A -T -- $(printf '%s/%s' "$WL" "$w")
 	f=$T/$name.out
 	grep '^agg_\(count\|time\)_diff\|^agg_missing ' "$f" | sed 's/^/  ! /'
-	[ "$RUN_RC" = 0 ] || fail "$name: streaming and aggregation differ (exit $RUN_RC)"
+	grep '^agg_gap_lat ' "$f" | sed 's/^/  ~ /'
+	[ "$RUN_RC" = 0 ] || fail "$name: streaming and aggregation differ (exit $RUN_RC): $(grep -m 2 '^agg_\(count\|time\)_diff\|^agg_missing ' "$f" | tr '\n' ' ')"
 	[ "$(kv "$f" agg_threads)" -gt 0 ] 2>/dev/null || fail "$name: no rows"
 	for k in vol invol exit; do
 		[ "$(kv "$f" traced_$k)" = "$(kv "$f" agg_$k)" ] ||
