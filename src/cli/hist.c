@@ -301,6 +301,14 @@ static void warn_thinned(const struct hist_run *r,
 			r->input);
 }
 
+/* A run of the recording's events (ctxmon_reader_read_batch()). */
+static int feed_run(const struct ctxmon_event *evs, size_t n, void *ctx)
+{
+	for (size_t i = 0; i < n; i++)
+		ctxmon_hist_feed(ctx, &evs[i]);
+	return 0;
+}
+
 static int run_input(struct hist_run *r)
 {
 	struct ctxmon_reader *rd = ctxmon_reader_open(r->input);
@@ -314,7 +322,7 @@ static int run_input(struct hist_run *r)
 	ctxmon_hist_set_arch(r->h, ctxmon_reader_meta_str(rd, CTXMON_META_ARCH));
 	warn_thinned(r, rd);
 	ctxmon_reader_set_task_fn(rd, add_task, r->h);
-	ret = ctxmon_reader_read(rd, ctxmon_hist_feed_cb, r->h);
+	ret = ctxmon_reader_read_batch(rd, feed_run, r->h);
 	if (ret == -EBADMSG) {
 		fprintf(stderr, "ctxmon hist: %s: %s; using the events before "
 				"it\n", r->input, ctxmon_reader_error(rd));

@@ -398,7 +398,8 @@ static int run_input(struct lat_run *r)
 		return -1;
 	}
 	ctxmon_reader_set_task_fn(r->rd, seed_task, r->a);
-	ret = ctxmon_reader_read(r->rd, ctxmon_account_feed_cb, r->a);
+	ret = ctxmon_reader_read_batch(r->rd, ctxmon_account_feed_batch_cb,
+				       r->a);
 	if (ret == -EBADMSG)
 		fprintf(stderr,
 			"ctxmon %s: %s: %s; using the events before it\n", CMD,
