@@ -11,7 +11,7 @@
 # for CG fp and dwarf.
 # The on-CPU time of the threads below kcount adds up to its cpu_us (the
 # kernel's run time of spinfork and all it reaped, by wait4()) within 2%,
-# the samples to cpu_us x 999 Hz within 10%, and there is a row for
+# the samples to cpu_us x 999 Hz within 3%, and there is a row for
 # nearly each of the 20001 processes.  Before: 16382 rows, on-CPU 0.87 of
 # cpu_us, samples 0.84.  With DWARF, the stack copies overflow the ring to
 # user space under this churn (some 16,000 dropped, said in
@@ -22,7 +22,11 @@
 # process's files open, about 3 descriptors for each of the 20,000, and
 # lost the profile at its write ("Too many open files": 2 runs of 8 here
 # under load, with a limit of 20,000; every run with 1024); it keeps 128
-# processes' files at most now.
+# processes' files at most now.  With frame pointers the samples were
+# 0.92-0.98 of cpu_us x 999 Hz (perf record -e cpu-clock -c 1001001:
+# 0.995-1.001): each fork's record woke the loader, and the wakeup took
+# 21.5 us of the fork program with interrupts off; it wakes nobody now
+# (0.996-1.000).
 . "$(dirname "$0")/lib.sh"
 skip_unless_capture
 [ -x "$WL/kcount" ] && [ -x "$WL/spinfork" ] || skip "no kcount or spinfork workload in $WL"
@@ -58,8 +62,8 @@ if len(below) < 0.999 * 20001:
     print("FAIL: %d threads below kcount, want spinfork and its 20000 children" % len(below)); bad += 1
 if abs(on - cpu) > 0.02 * cpu:
     print("FAIL: on-CPU time off kcount's cpu_us by more than 2%"); bad += 1
-if abs(samples - want) > 0.1 * want:
-    print("FAIL: samples off cpu_us x 999 Hz by more than 10%"); bad += 1
+if abs(samples - want) > 0.03 * want:
+    print("FAIL: samples off cpu_us x 999 Hz by more than 3%"); bad += 1
 sys.exit(bad)
 PY
 done
