@@ -76,6 +76,14 @@ extern "C" {
 					   * up between the two shows a state
 					   * older than the time
 					   * (CTXMON_ACCOUNT_NO_ZOMBIE_TIMES) */
+#define CTXMON_CAP_PID_FILTER	(1u << 13) /* follows a command through the
+					   * kernel's pid filter (ftrace's
+					   * set_event_pid with event-fork),
+					   * which drops a pid when the task
+					   * that had it before is freed: a
+					   * process given the pid by then
+					   * loses its switches, with nothing
+					   * lost (a full pid space) */
 
 /* Children of one exiting process whose marks a CTXMON_CAP_ORPHANS backend
  * sets; past them, the comparison with the kernel guesses by the times. */

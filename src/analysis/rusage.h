@@ -45,6 +45,10 @@ struct rusage_sums {
 	 * parent may have left unreaped (every one but the root: nothing in
 	 * the stream shows a reap).  Set by rusage__result() on @in only. */
 	uint64_t unsure_procs, unsure_vol, unsure_invol;
+	/* Processes given a pid that an earlier process of the model had in
+	 * the capture (the pid space wrapped).  Set by rusage__result() on
+	 * @in only, over every process, counted or not. */
+	uint64_t reused_procs;
 };
 
 struct rusage_model;

@@ -526,5 +526,6 @@ const struct backend_ops backend_ftrace = {
 	.read = ft_read,
 	.close = ft_close,
 	.caps = CTXMON_CAP_EVENTS | CTXMON_CAP_WAKEUPS | CTXMON_CAP_EXACT |
-		CTXMON_CAP_EXIT_TAIL | CTXMON_CAP_CPUS | CTXMON_CAP_MIGRATIONS,
+		CTXMON_CAP_EXIT_TAIL | CTXMON_CAP_CPUS | CTXMON_CAP_MIGRATIONS |
+		CTXMON_CAP_PID_FILTER,
 };

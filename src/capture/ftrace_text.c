@@ -503,5 +503,6 @@ const struct backend_ops backend_ftrace_text = {
 	.read = text_read,
 	.close = text_close,
 	.caps = CTXMON_CAP_TEXT | CTXMON_CAP_EVENTS | CTXMON_CAP_WAKEUPS | CTXMON_CAP_EXACT |
-		CTXMON_CAP_EXIT_TAIL | CTXMON_CAP_CPUS | CTXMON_CAP_MIGRATIONS,
+		CTXMON_CAP_EXIT_TAIL | CTXMON_CAP_CPUS | CTXMON_CAP_MIGRATIONS |
+		CTXMON_CAP_PID_FILTER,
 };

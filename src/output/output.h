@@ -74,6 +74,12 @@ struct kernel_cmp {
 	 * with no fork event, which a backend following the command by its
 	 * forks alone (the ftrace pid filter) sees only in part */
 	bool io_workers;
+	/* processes of the command given a pid an earlier one of it had
+	 * (rusage_sums.reused_procs), and whether the backend follows the
+	 * command through the kernel's pid filter (CTXMON_CAP_PID_FILTER),
+	 * which loses such a process's switches */
+	uint64_t reused_procs;
+	bool pid_filter;
 	/* the backend loses the tail of every exit (perf-switch: perf stops
 	 * following a thread in do_exit, before its last preemptions and
 	 * switch-out): the traced counts are lower bounds, compared as such,
@@ -180,6 +186,7 @@ static inline unsigned output__live_marks(unsigned caps)
 static inline void output__kernel_caps(struct kernel_cmp *k, unsigned caps)
 {
 	k->sampled = caps & CTXMON_CAP_SAMPLED;
+	k->pid_filter = caps & CTXMON_CAP_PID_FILTER;
 	k->bound = k->sampled || ((caps & CTXMON_CAP_EVENTS) &&
 				  !(caps & CTXMON_CAP_EXIT_TAIL));
 }

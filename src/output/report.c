@@ -163,6 +163,7 @@ void output__kernel_set(struct kernel_cmp *k, const struct rusage_sums *in,
 	k->unsure_vol = in->unsure_vol;
 	k->unsure_invol = in->unsure_invol;
 	k->io_workers = in->io_workers;
+	k->reused_procs = in->reused_procs;
 }
 
 int output__kernel_tree(struct kernel_cmp *k, pid_t root, unsigned marks,
@@ -294,6 +295,16 @@ static bool io_short(const struct kernel_cmp *k)
 	       (k->traced_vol < k->ru_nvcsw || k->traced_invol < k->ru_nivcsw);
 }
 
+/* A mismatch short of the kernel where the backend follows the command
+ * through the kernel's pid filter and pids of the command came back:
+ * switches of a process the filter dropped (docs/accounting.md). */
+static bool pid_reuse_short(const struct kernel_cmp *k)
+{
+	return k->pid_filter && k->reused_procs && !k->bound &&
+	       !output__kernel_match(k) &&
+	       (k->traced_vol < k->ru_nvcsw || k->traced_invol < k->ru_nivcsw);
+}
+
 /* ---- text ---------------------------------------------------------- */
 
 static int64_t short_by(uint64_t ru, uint64_t traced)
@@ -411,6 +422,16 @@ void output__kernel_hints(FILE *f, const struct kernel_cmp *k,
 			   "has read their task_newtask, missing their first "
 			   "switches; --backend bpf or perf counts them%s",
 			pre, post);
+	if (pid_reuse_short(k))
+		fprintf(f, "%s%" PRIu64 " processes of the command got a pid "
+			   "that an earlier one of it had (the pid space "
+			   "wrapped): this backend follows the command through "
+			   "the kernel's pid filter, which drops a pid when its "
+			   "old task is freed, an RCU grace period after the pid "
+			   "is given again, and the new process's switches from "
+			   "then on are missed with nothing lost; --backend bpf "
+			   "or perf counts them%s",
+			pre, k->reused_procs, post);
 }
 
 bool output__live_match(const struct live_cmp *l)
@@ -841,6 +862,8 @@ static void json_report(FILE *f, struct report *r)
 			",\"unsure_involuntary\":%" PRIu64
 			",\"unsure_explains\":%s"
 			",\"io_workers\":%s,\"io_workers_explain\":%s"
+			",\"reused_processes\":%" PRIu64
+			",\"pid_reuse_explains\":%s"
 			",\"bound\":%s,\"short_voluntary\":%" PRId64
 			",\"short_involuntary\":%" PRId64
 			",\"match\":%s"
@@ -856,6 +879,8 @@ static void json_report(FILE *f, struct report *r)
 			unsure_explains(k) ? "true" : "false",
 			k->io_workers ? "true" : "false",
 			io_short(k) ? "true" : "false",
+			k->reused_procs,
+			pid_reuse_short(k) ? "true" : "false",
 			k->bound ? "true" : "false",
 			short_by(k->ru_nvcsw, k->traced_vol),
 			short_by(k->ru_nivcsw, k->traced_invol),

@@ -251,6 +251,34 @@ static void test_unsure_hint_bound(void **state)
 	}
 }
 
+/* A backend following the command through the kernel's pid filter, short
+ * of the kernel with pids of the command given again, says why; not when
+ * it matches, is over, has no reuse, or follows it otherwise. */
+static void test_pid_reuse_hint(void **state)
+{
+	struct kernel_cmp k = {
+		.valid = true, .traced_vol = 65144, .traced_invol = 3000,
+		.ru_nvcsw = 130629, .ru_nivcsw = 3000, .reused_procs = 32440,
+	};
+
+	(void)state;
+	output__kernel_caps(&k, CTXMON_CAP_EVENTS | CTXMON_CAP_EXIT_TAIL |
+					CTXMON_CAP_PID_FILTER);
+	assert_true(k.pid_filter);
+	assert_true(line_has(&k, "32440 processes of the command got a pid"));
+	k.ru_nvcsw = 65144;	/* a match needs no excuse */
+	assert_false(line_has(&k, "got a pid"));
+	k.ru_nvcsw = 60000;	/* over the kernel: not this */
+	assert_false(line_has(&k, "got a pid"));
+	k.ru_nvcsw = 130629;
+	k.reused_procs = 0;
+	assert_false(line_has(&k, "got a pid"));
+	k.reused_procs = 32440;
+	output__kernel_caps(&k, CTXMON_CAP_EVENTS | CTXMON_CAP_EXIT_TAIL);
+	assert_false(k.pid_filter);
+	assert_false(line_has(&k, "got a pid"));
+}
+
 /*
  * Sampled rows (the proc tier) are the kernel's own counters read before
  * the end: each kind is a lower bound, with no slack, and the verdict says
@@ -473,6 +501,7 @@ int main(void)
 		cmocka_unit_test(test_sigsleep_bound),
 		cmocka_unit_test(test_unsure_hint),
 		cmocka_unit_test(test_unsure_hint_bound),
+		cmocka_unit_test(test_pid_reuse_hint),
 		cmocka_unit_test(test_sampled),
 		cmocka_unit_test(test_io_workers_hint),
 		cmocka_unit_test(test_range_sides),

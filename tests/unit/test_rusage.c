@@ -215,6 +215,12 @@ static void test_tgid_reuse(void **state)
 	assert_true(rows[2].orphaned);
 	assert_false(rows[3].orphaned);
 	assert_false(rows[5].orphaned);
+	/* the second 300 got a pid the first had: one process, counted or
+	 * not, whatever its threads */
+	assert_int_equal(in.reused_procs, 1);
+	assert_int_equal(out.reused_procs, 0);
+	result(rows, 3, &in, &out);
+	assert_int_equal(in.reused_procs, 0);
 }
 
 /* -I: a process's rows come in several calls; its end in a later one. */
