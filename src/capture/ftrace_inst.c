@@ -270,6 +270,30 @@ static int set_buffer(struct ftrace_inst *in, const struct ftrace_inst_opts *o,
 }
 
 /*
+ * Add @n pids to the pid list open on @fd, as few writes as fit in a
+ * page: each write to set_event_pid waits for the tracepoints to sync
+ * (~30 ms on a 2-vCPU VM), so one per pid made `stat -p` of a process of
+ * 900 threads spend 30 s starting, past the end of what it watched.  Each
+ * write ends at a separator, so no number is cut.  0 or -errno.
+ */
+static int write_pids(int fd, const int32_t *pids, size_t n)
+{
+	char buf[4096];
+	size_t used = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		used += (size_t)snprintf(buf + used, sizeof(buf) - used, "%d ",
+					 (int)pids[i]);
+		if (i + 1 == n || used > sizeof(buf) - 16) {
+			if (write(fd, buf, used) != (ssize_t)used)
+				return -errno;
+			used = 0;
+		}
+	}
+	return 0;
+}
+
+/*
  * Follow only @pids and what they fork.  The kernel keeps a sched_switch
  * when prev or next is listed, a wakeup when the woken task is, any other
  * event when the current task is; event-fork adds a listed task's
@@ -282,8 +306,7 @@ static int set_buffer(struct ftrace_inst *in, const struct ftrace_inst_opts *o,
  */
 static void set_filter(struct ftrace_inst *in, const struct ftrace_inst_opts *o)
 {
-	char val[16];
-	int fd, ok = 1;
+	int fd, ret;
 
 	if (!o->npids || put(in->path, "options/event-fork", "1"))
 		return;
@@ -291,13 +314,9 @@ static void set_filter(struct ftrace_inst *in, const struct ftrace_inst_opts *o)
 	fd = ftrace_inst__open(in, "set_event_pid", O_WRONLY | O_TRUNC);
 	if (fd < 0)
 		return;
-	for (size_t i = 0; i < o->npids && ok; i++) {
-		int n = snprintf(val, sizeof(val), "%d", (int)o->pids[i]);
-
-		ok = write(fd, val, (size_t)n) == n;
-	}
+	ret = write_pids(fd, o->pids, o->npids);
 	close(fd);
-	if (ok) {
+	if (!ret) {
 		in->filtered = true;
 	} else {
 		fd = ftrace_inst__open(in, "set_event_pid", O_WRONLY | O_TRUNC);
@@ -308,9 +327,7 @@ static void set_filter(struct ftrace_inst *in, const struct ftrace_inst_opts *o)
 
 int ftrace_inst__follow(struct ftrace_inst *in, const int32_t *tids, size_t n)
 {
-	char buf[4096];
-	size_t used = 0;
-	int fd, ret = 0;
+	int fd, ret;
 
 	if (!in->filtered || !n)
 		return 0;
@@ -318,16 +335,7 @@ int ftrace_inst__follow(struct ftrace_inst *in, const int32_t *tids, size_t n)
 	fd = ftrace_inst__open(in, "set_event_pid", O_WRONLY);
 	if (fd < 0)
 		return fd;
-	for (size_t i = 0; i < n && !ret; i++) {
-		used += (size_t)snprintf(buf + used, sizeof(buf) - used, "%d ",
-					 (int)tids[i]);
-		/* one write per full buffer, and one for the rest */
-		if (i + 1 == n || used > sizeof(buf) - 16) {
-			if (write(fd, buf, used) != (ssize_t)used)
-				ret = -errno;
-			used = 0;
-		}
-	}
+	ret = write_pids(fd, tids, n);
 	close(fd);
 	return ret;
 }
