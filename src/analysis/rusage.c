@@ -435,12 +435,12 @@ void rusage__result(struct rusage_model *m, struct rusage_sums *in,
 
 		p->own.procs = 1;
 		sums_add(p->counted ? in : out, &p->own);
+		if (p->prev >= 0)
+			in->reused_procs++;
 		/* Without marks nothing shows a reap: any descendant counted
 		 * in (it died while its parent lived) may have been left a
 		 * zombie when that parent exited, or released unreaped by a
 		 * parent ignoring SIGCHLD. */
-		if (p->prev >= 0)
-			in->reused_procs++;
 		if (!m->marks && p->counted && (int32_t)i != root) {
 			in->unsure_procs++;
 			in->unsure_vol += p->own.vol;

@@ -287,12 +287,19 @@ static bool unsure_explains(const struct kernel_cmp *k)
 	       invol_in_range(k, k->unsure_invol);
 }
 
+/* A mismatch with fewer switches traced than the kernel counted, which
+ * an event stream's fixed blind spot may explain. */
+static bool short_of_kernel(const struct kernel_cmp *k)
+{
+	return !k->bound && !output__kernel_match(k) &&
+	       (k->traced_vol < k->ru_nvcsw || k->traced_invol < k->ru_nivcsw);
+}
+
 /* A mismatch short of the kernel with io_uring workers in the command:
  * switches of theirs the backend did not see (docs/accounting.md). */
 static bool io_short(const struct kernel_cmp *k)
 {
-	return k->io_workers && !k->bound && !output__kernel_match(k) &&
-	       (k->traced_vol < k->ru_nvcsw || k->traced_invol < k->ru_nivcsw);
+	return k->io_workers && short_of_kernel(k);
 }
 
 /* A mismatch short of the kernel where the backend follows the command
@@ -300,9 +307,7 @@ static bool io_short(const struct kernel_cmp *k)
  * switches of a process the filter dropped (docs/accounting.md). */
 static bool pid_reuse_short(const struct kernel_cmp *k)
 {
-	return k->pid_filter && k->reused_procs && !k->bound &&
-	       !output__kernel_match(k) &&
-	       (k->traced_vol < k->ru_nvcsw || k->traced_invol < k->ru_nivcsw);
+	return k->pid_filter && k->reused_procs && short_of_kernel(k);
 }
 
 /* ---- text ---------------------------------------------------------- */
