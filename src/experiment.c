@@ -404,7 +404,9 @@ int ctxmon_run_once(const struct ctxmon_run_opts *o, struct ctxmon_run *out)
 		goto out;
 	}
 	ctxmon_session_get_stats(s, &st);
-	if (o->timeout_s > 0)
+	/* past 1e9 s (31 years) none: a larger double does not fit the
+	 * conversion to nanoseconds */
+	if (o->timeout_s > 0 && o->timeout_s <= 1e9)
 		deadline = st.start_ts + (uint64_t)(o->timeout_s * 1e9);
 	while (!done) {
 		ret = ctxmon_session_poll(s, 10, ctxmon_account_feed_cb, a);

@@ -96,7 +96,7 @@ struct ctxmon_run_opts {
 	unsigned buffer_kb;
 	const char *tracefs;
 	bool causes;		/* trace irqs and syscalls: causes, irq counts */
-	double timeout_s;	/* 0: none */
+	double timeout_s;	/* 0 (or over 1e9): none */
 	bool discard_stdout;	/* the command's stdout goes to /dev/null */
 	const char *pin;	/* CPU list ("0", "0-1,3") for the command, or
 				 * NULL */

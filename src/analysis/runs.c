@@ -166,6 +166,15 @@ out:
 	return ret;
 }
 
+static double mean_of(const double *x, size_t n)
+{
+	double s = 0;
+
+	for (size_t i = 0; i < n; i++)
+		s += x[i];
+	return s / (double)n;
+}
+
 int ctxmon_experiment_compare(const struct ctxmon_experiment *e, size_t a,
 			      size_t b, unsigned m, double alpha,
 			      struct ctxmon_comparison *out)
@@ -180,6 +189,17 @@ int ctxmon_experiment_compare(const struct ctxmon_experiment *e, size_t a,
 		goto out;
 	out->t_ok = ctxmon_welch_test(x, na, y, nb, &out->t) == 0;
 	out->u_ok = ctxmon_mannwhitney_test(x, na, y, nb, &out->u) == 0;
+	/* a test that cannot be made (one run a side for Welch's) says so
+	 * in NaNs, not zeros that read as a result; the difference of the
+	 * means stands while there is a run a side */
+	if (!out->t_ok)
+		out->t = (struct ctxmon_ttest){
+			.diff = na && nb ? mean_of(x, na) - mean_of(y, nb) :
+					   NAN,
+			.t = NAN, .df = NAN, .p = NAN, .d = NAN, .g = NAN,
+		};
+	if (!out->u_ok)
+		out->u = (struct ctxmon_utest){ .u = NAN, .z = NAN, .p = NAN };
 	out->significant = out->t_ok && out->u_ok && out->t.p < alpha &&
 			   out->u.p < alpha;
 	ret = out->t_ok || out->u_ok ? 0 : -EINVAL;

@@ -163,6 +163,15 @@ uint64_t capture__ru_cpu_ns(const struct rusage *ru);
 
 /* Parse a positive number with optional fraction; 0 or -1. */
 int cli__parse_double(const char *s, double *out);
+/*
+ * A time in seconds a command waits or a window ends at: as
+ * cli__parse_double(), and at most CLI_MAX_SECONDS (about 31 years), so
+ * that it fits a nanosecond clock's 64 bits with room to add it to one
+ * (a larger double converted to uint64_t is undefined, and on x86 gave
+ * a capture that ended at once).  Zero too if @zero.
+ */
+#define CLI_MAX_SECONDS 1e9
+int cli__parse_seconds(const char *s, bool zero, double *out);
 int cli__parse_uint(const char *s, unsigned long max, unsigned long *out);
 /* The recording a reading command names after its options (argv[optind]),
  * into *@path unless an option gave one; DEFAULT_RECORDING when neither.

@@ -415,7 +415,9 @@ static int diff_experiments(FILE *f, const struct diff_run *d)
 	if (d->json)
 		fputs("]}\n", f);
 	else if (!shown)
-		fprintf(f, "(no condition with ok runs in both files)\n");
+		fprintf(f, "(nothing to test: a condition needs 2 ok runs in "
+			   "each file, and a metric that is not constant in "
+			   "both)\n");
 	status = ferror(f) ? EXIT_FAIL : EXIT_OK;
 	goto out;
 oom:

@@ -315,8 +315,10 @@ static int parse_metrics(struct exp_run *x, const char *arg)
 			goto out;
 		}
 		x->rep.show[m] = true;
+		ret = 0;
 	}
-	ret = 0;
+	if (ret < 0)
+		cli__err(CMD, "empty --metrics list; --help lists the metrics");
 out:
 	free(copy);
 	return ret;
@@ -355,8 +357,10 @@ static int parse(struct exp_run *x, int argc, char **argv)
 			x->ro.pin = optarg;
 			break;
 		case O_TIMEOUT:
-			if (cli__parse_double(optarg, &x->ro.timeout_s) < 0) {
-				cli__err(CMD, "bad --timeout '%s': give seconds",
+			if (cli__parse_seconds(optarg, false,
+					       &x->ro.timeout_s) < 0) {
+				cli__err(CMD, "bad --timeout '%s': give seconds "
+					      "up to 1e9",
 					 optarg);
 				return -1;
 			}
@@ -534,9 +538,10 @@ static int write_plot(struct exp_run *x)
 	return 0;
 }
 
-/* All the runs, interleaved; 0, or -1 when nothing could be run. */
+/* All the runs, interleaved; 0, or -1 when nothing could be run.
+ * @nbad: how many of the runs counted did not end ok. */
 static int run_all(struct exp_run *x, struct ctxmon_experiment *e,
-		   bool *any_bad)
+		   unsigned long *nbad)
 {
 	unsigned long rounds = x->warmup + x->n, total = rounds * x->ncond,
 		      done = 0;
@@ -580,7 +585,7 @@ static int run_all(struct exp_run *x, struct ctxmon_experiment *e,
 			r.index = (unsigned)(k - x->warmup + 1);
 			if (r.status != CTXMON_RUN_OK &&
 			    r.status != CTXMON_RUN_INTERRUPTED)
-				*any_bad = true;
+				(*nbad)++;
 			if (r.status == CTXMON_RUN_INTERRUPTED || cli_signal)
 				x->rep.interrupted = true;
 			if (ctxmon_experiment_add(e, &r) < 0) {
@@ -606,7 +611,7 @@ int cmd_experiment(int argc, char **argv)
 	};
 	struct ctxmon_experiment *e = NULL;
 	FILE *f = stdout;
-	bool any_bad = false;
+	unsigned long nbad = 0;
 	int status = EXIT_FAIL, ret;
 
 	ret = parse(&x, argc, argv);
@@ -639,7 +644,7 @@ int cmd_experiment(int argc, char **argv)
 		}
 	}
 	cli__signals();
-	if (run_all(&x, e, &any_bad) < 0)
+	if (run_all(&x, e, &nbad) < 0)
 		goto out;
 	default_show(&x, e);
 	x.rep.e = e;
@@ -653,7 +658,16 @@ int cmd_experiment(int argc, char **argv)
 	}
 	if (x.plotpath && write_plot(&x) < 0)
 		goto out;
-	status = x.rep.interrupted ? 130 : any_bad ? EXIT_FAIL : EXIT_OK;
+	/* said where a script's log sees it, the report going elsewhere */
+	if (nbad) {
+		size_t nruns;
+
+		ctxmon_experiment_runs(e, &nruns);
+		cli__err(CMD, "%lu of %zu runs did not exit 0 (the report "
+			      "lists them; they are not in the statistics)",
+			 nbad, nruns);
+	}
+	status = x.rep.interrupted ? 130 : nbad ? EXIT_FAIL : EXIT_OK;
 out:
 	if (f != stdout && fclose(f) == EOF && status == EXIT_OK)
 		status = EXIT_FAIL;

@@ -54,17 +54,29 @@ void cli__err(const char *cmd, const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-int cli__parse_double(const char *s, double *out)
+/* A finite number in [0, @max], 0 itself only if @zero. */
+static int parse_real(const char *s, bool zero, double max, double *out)
 {
 	char *end;
 	double v;
 
 	errno = 0;
 	v = strtod(s, &end);
-	if (errno || end == s || *end || !isfinite(v) || v <= 0)
+	if (errno || end == s || *end || !isfinite(v) || v < 0 ||
+	    (v == 0 && !zero) || v > max)
 		return -1;
 	*out = v;
 	return 0;
+}
+
+int cli__parse_double(const char *s, double *out)
+{
+	return parse_real(s, false, HUGE_VAL, out);
+}
+
+int cli__parse_seconds(const char *s, bool zero, double *out)
+{
+	return parse_real(s, zero, CLI_MAX_SECONDS, out);
 }
 
 int cli__parse_uint(const char *s, unsigned long max, unsigned long *out)
@@ -187,9 +199,9 @@ int capture__opt(const char *cmd, struct capture_opts *c, int opt,
 		return capture__parse_realtime(cmd, arg, &c->realtime) < 0 ? -1 :
 									   1;
 	case CAP_OPT_DURATION:
-		if (cli__parse_double(arg, &c->duration_s) < 0) {
-			cli__err(cmd, "bad duration '%s': give seconds, e.g. "
-				      "--duration 2.5", arg);
+		if (cli__parse_seconds(arg, false, &c->duration_s) < 0) {
+			cli__err(cmd, "bad duration '%s': give seconds up to "
+				      "1e9, e.g. --duration 2.5", arg);
 			return -1;
 		}
 		return 1;

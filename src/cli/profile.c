@@ -166,9 +166,10 @@ static int parse(struct prof_run *r, int argc, char **argv)
 				return -1;
 			break;
 		case 'd':
-			if (cli__parse_double(optarg, &r->duration_s) < 0 ||
-			    r->duration_s <= 0) {
-				cli__err(CMD, "bad duration '%s': give seconds", optarg);
+			if (cli__parse_seconds(optarg, false,
+					       &r->duration_s) < 0) {
+				cli__err(CMD, "bad duration '%s': give seconds "
+					      "up to 1e9", optarg);
 				return -1;
 			}
 			break;

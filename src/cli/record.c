@@ -110,13 +110,14 @@ static void help(void)
 static int parse_events(const char *arg, unsigned *out)
 {
 	char *copy = strdup(arg), *save = NULL;
-	int ret = 0;
+	size_t n = 0;
+	bool bad = false;
 
 	if (!copy)
 		return -1;
 	*out = 0;
 	for (char *t = strtok_r(copy, ",", &save); t;
-	     t = strtok_r(NULL, ",", &save)) {
+	     t = strtok_r(NULL, ",", &save), n++) {
 		if (!strcmp(t, "sched"))
 			*out |= CTXMON_EVENTS_SCHED;
 		else if (!strcmp(t, "irq"))
@@ -129,12 +130,12 @@ static int parse_events(const char *arg, unsigned *out)
 			*out |= CTXMON_EVENTS_SCHED | CTXMON_EVENTS_IRQ |
 				CTXMON_EVENTS_SYSCALL | CTXMON_EVENTS_WAKEUP_ALL;
 		else
-			ret = -1;
+			bad = true;
 	}
 	free(copy);
 	/* The accounting needs the scheduler events whatever else is asked. */
 	*out |= CTXMON_EVENTS_SCHED;
-	return ret;
+	return bad || !n ? -1 : 0;
 }
 
 static int parse(struct rec_run *r, int argc, char **argv)
@@ -156,7 +157,7 @@ static int parse(struct rec_run *r, int argc, char **argv)
 				cli__err(
 					CMD,
 					"bad event list '%s': give sched, irq, "
-					"syscall or all, comma-separated",
+					"syscall, wakeups or all, comma-separated",
 					optarg);
 				return -1;
 			}

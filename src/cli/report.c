@@ -268,28 +268,28 @@ out:
 static int parse_time(struct rep_run *r, const char *arg)
 {
 	const char *comma = strchr(arg, ',');
-	char *end;
 
 	if (!comma)
 		goto bad;
 	r->t0 = 0;
 	r->t1 = -1;
 	if (comma != arg) {
-		r->t0 = strtod(arg, &end);
-		if (end != comma || r->t0 < 0)
+		char *start = strndup(arg, (size_t)(comma - arg));
+		int ret = start ? cli__parse_seconds(start, true, &r->t0) : -1;
+
+		free(start);
+		if (ret < 0)
 			goto bad;
 	}
-	if (comma[1]) {
-		r->t1 = strtod(comma + 1, &end);
-		if (*end || r->t1 < r->t0)
-			goto bad;
-	}
+	if (comma[1] && (cli__parse_seconds(comma + 1, true, &r->t1) < 0 ||
+			 r->t1 < r->t0))
+		goto bad;
 	r->has_time = true;
 	return 0;
 bad:
 	cli__err(CMD,
 		 "bad time window '%s': give START,END in seconds from the "
-		 "start, e.g. --time 1.5,3 or --time ,2",
+		 "start (up to 1e9), e.g. --time 1.5,3 or --time ,2",
 		 arg);
 	return -1;
 }

@@ -77,12 +77,13 @@ static void help(void)
 static int parse_cpus(struct script_run *s, const char *arg)
 {
 	char *copy = strdup(arg), *save = NULL;
+	size_t n = 0;
 	int ret = -1;
 
 	if (!copy)
 		return -1;
 	for (char *t = strtok_r(copy, ",", &save); t;
-	     t = strtok_r(NULL, ",", &save)) {
+	     t = strtok_r(NULL, ",", &save), n++) {
 		unsigned long c;
 
 		if (cli__parse_uint(t, 65535, &c) < 0) {
@@ -90,18 +91,20 @@ static int parse_cpus(struct script_run *s, const char *arg)
 			goto out;
 		}
 		if (c >= s->ncpu_set) {
-			bool *n = realloc(s->cpu_set, (c + 1) * sizeof(*n));
+			bool *p = realloc(s->cpu_set, (c + 1) * sizeof(*p));
 
-			if (!n)
+			if (!p)
 				goto out;
-			memset(n + s->ncpu_set, 0,
-			       (c + 1 - s->ncpu_set) * sizeof(*n));
-			s->cpu_set = n;
+			memset(p + s->ncpu_set, 0,
+			       (c + 1 - s->ncpu_set) * sizeof(*p));
+			s->cpu_set = p;
 			s->ncpu_set = c + 1;
 		}
 		s->cpu_set[c] = true;
 	}
-	ret = 0;
+	ret = n ? 0 : -1;
+	if (ret)
+		cli__err(CMD, "empty cpu list");
 out:
 	free(copy);
 	return ret;

@@ -114,8 +114,10 @@ static int parse(struct ts_run *r, int argc, char **argv)
 			r->watch = optarg;
 			break;
 		case OPT_DURATION:
-			if (cli__parse_double(optarg, &r->duration_s) < 0) {
-				cli__err(CMD, "bad duration '%s'", optarg);
+			if (cli__parse_seconds(optarg, false,
+					       &r->duration_s) < 0) {
+				cli__err(CMD, "bad duration '%s': give seconds "
+					      "up to 1e9", optarg);
 				return -1;
 			}
 			break;

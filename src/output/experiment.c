@@ -144,9 +144,24 @@ static double rel_change(const struct exp_report *r, size_t c, unsigned m)
 }
 
 /* "verdict (alpha A, both tests): b vs a: m higher (+x%), ..." */
+/* The most ok runs condition @c has in a metric shown. */
+static size_t ok_runs(const struct exp_report *r, size_t c)
+{
+	size_t n = 0;
+
+	for (unsigned m = 0; m < CTXMON_M__MAX; m++) {
+		struct ctxmon_metric_summary s;
+
+		if (r->show[m] && ctxmon_experiment_summary(r->e, c, m, &s) == 0 &&
+		    s.all.n > n)
+			n = s.all.n;
+	}
+	return n;
+}
+
 static void verdict(FILE *f, const struct exp_report *r, size_t c)
 {
-	size_t nsig = 0;
+	size_t nsig = 0, ncmp = 0;
 
 	fprintf(f, "verdict (alpha %g, both tests): %s vs %s: ", r->alpha,
 		ctxmon_experiment_cond_name(r->e, c),
@@ -156,8 +171,10 @@ static void verdict(FILE *f, const struct exp_report *r, size_t c)
 		double ch;
 
 		if (!r->show[m] ||
-		    ctxmon_experiment_compare(r->e, c, 0, m, r->alpha, &k) < 0 ||
-		    !k.significant)
+		    ctxmon_experiment_compare(r->e, c, 0, m, r->alpha, &k) < 0)
+			continue;
+		ncmp++;
+		if (!k.significant)
 			continue;
 		ch = rel_change(r, c, m);
 		fprintf(f, "%s%s %s", nsig++ ? ", " : "", ctxmon_metric_name(m),
@@ -165,7 +182,14 @@ static void verdict(FILE *f, const struct exp_report *r, size_t c)
 		if (isfinite(ch))
 			fprintf(f, " (%+.1f%%)", ch);
 	}
-	if (!nsig)
+	if (!ncmp)
+		/* a test needs two ok runs on each side (failed and timed-out
+		 * runs are not summarised) */
+		fprintf(f, "not compared: too few ok runs to test (%s %zu, "
+			   "%s %zu)", ctxmon_experiment_cond_name(r->e, c),
+			ok_runs(r, c), ctxmon_experiment_cond_name(r->e, 0),
+			ok_runs(r, 0));
+	else if (!nsig)
 		fprintf(f, "no significant difference");
 }
 
@@ -191,22 +215,32 @@ static void text_compare(FILE *f, const struct exp_report *r)
 						      &k) < 0)
 				continue;
 			ch = rel_change(r, c, m);
+			snprintf(b[1], 32, "-");
+			if (isfinite(ch))
+				snprintf(b[1], 32, "%+.1f%%", ch);
 			if (!isfinite(k.t.t)) {
-				/* constant in both: nothing to test */
-				fprintf(f, "%-16s %12s %8s %9s %7s %10s %9.1f "
-					   "%10.3g %7s\n", ctxmon_metric_name(m),
-					fmt_val(b[0], 32, k.t.diff,
-						ctxmon_metric_unit(m)),
-					"-", "-", "-", "-", k.u.u, k.u.p, "-");
+				/* constant in both, or one run a side: no
+				 * t-test; Mann-Whitney's where it was made */
+				char u[2][32] = { "-", "-" };
+
+				if (k.u_ok) {
+					snprintf(u[0], 32, "%.1f", k.u.u);
+					snprintf(u[1], 32, "%.3g", k.u.p);
+				}
+				fprintf(f, "%-16s %12s %8s %9s %7s %10s %9s "
+					   "%10s %7s\n", ctxmon_metric_name(m),
+					isfinite(k.t.diff) ?
+						fmt_val(b[0], 32, k.t.diff,
+							ctxmon_metric_unit(m)) :
+						"-",
+					b[1], "-", "-", "-", u[0], u[1], "-");
 				continue;
 			}
-			fprintf(f, "%-16s %12s %7s%% %9.3f %7.1f %10.3g %9.1f "
+			fprintf(f, "%-16s %12s %8s %9.3f %7.1f %10.3g %9.1f "
 				   "%10.3g %7.2f  %s\n",
 				ctxmon_metric_name(m),
 				fmt_val(b[0], 32, k.t.diff, ctxmon_metric_unit(m)),
-				isfinite(ch) ? (snprintf(b[1], 32, "%+.1f", ch), b[1]) :
-					       "-",
-				k.t.t, k.t.df, k.t.p, k.u.u, k.u.p, k.t.g,
+				b[1], k.t.t, k.t.df, k.t.p, k.u.u, k.u.p, k.t.g,
 				k.significant ? "*" : "");
 		}
 		verdict(f, r, c);

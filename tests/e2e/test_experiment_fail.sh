@@ -2,7 +2,7 @@
 # ctxmon experiment with runs that fail, hang past --timeout, and are
 # killed: each is reported with its status and exit status, the good
 # condition is still summarised, the hung command's whole tree is killed,
-# and ctxmon exits 1.  Then SIGINT in the middle of a long experiment:
+# and ctxmon exits 1, saying on stderr how many runs were not ok.  Then SIGINT in the middle of a long experiment:
 # the summary of the runs done is printed and ctxmon exits 130.
 . "$(dirname "$0")/lib.sh"
 skip_unless_capture
@@ -18,6 +18,9 @@ echo "ctxmon experiment -n 2 --timeout 1 ok/fail/hang/killed -> exit $rc"
 sed 's/^/  | /' "$T/f.err"
 san_check experiment "$T/f.err"
 [ "$rc" = 1 ] || fail "exit status $rc, want 1 (some runs not ok)"
+# the report is in a file: stderr says why the exit status is 1
+grep -q '^ctxmon experiment: 6 of 8 runs did not exit 0' "$T/f.err" ||
+	fail "stderr does not count the 6 runs that were not ok"
 if pgrep -f 'sleep 31.25' >/dev/null; then
 	fail "the hung command's child was left running"
 	pkill -f 'sleep 31.25'

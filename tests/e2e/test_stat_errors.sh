@@ -1,5 +1,6 @@
 #!/bin/bash
-# Error handling of `ctxmon stat`: a bad option exits 2 with a usage hint; an
+# Error handling of `ctxmon stat`: a bad option exits 2 with a usage hint, a
+# value out of range (of stat and the other commands) in one line; an
 # unknown pid exits non-zero with a one-line error; a command that is not
 # found exits 127; the command's exit status is passed on; SIGINT during
 # `stat -a` ends the capture cleanly (exit 0) with the table printed.
@@ -24,6 +25,33 @@ run badopt "$CTXMON" stat --no-such-option
 [ "$RC" = 2 ] || fail "bad option: exit $RC, expected 2"
 grep -Eqi 'usage|--help' "$T/badopt.err" ||
 	fail "bad option: no usage hint on stderr"
+
+# Values out of range are refused at parse time, in one line, exit 2 (no
+# privileges needed).  Seconds past 1e9 do not fit a nanosecond clock:
+# before, 'stat -a --duration 1e11' captured 0.5 s and exited 0, and
+# 'report --time 1e300,' showed the whole recording.
+while IFS= read -r args; do
+	# shellcheck disable=SC2086 # the line is the argument list
+	run badval "$CTXMON" $args
+	[ "$RC" = 2 ] || fail "$args: exit $RC, expected 2"
+	n=$(grep -c . "$T/badval.err")
+	[ "$n" = 1 ] || fail "$args: $n lines on stderr, expected one"
+done <<EOT
+stat --duration 1e11 -a
+stat --duration nan -a
+latency --duration 1e308 -a
+record --duration 2e9 -a -o $T/x.ctxm
+hist --duration 1e11 -a hist:keys=cpu
+profile --duration 1e12 -a
+taskstats --duration 1e10 1
+experiment --timeout 1e308 -n 1 -- true
+report --time 1e300, -i $T/none.ctxm
+report --time 0,nan -i $T/none.ctxm
+report --time ,inf -i $T/none.ctxm
+script --cpu , -i $T/none.ctxm
+record -e , -o $T/x.ctxm -- true
+experiment --metrics , -n 1 -- true
+EOT
 
 skip_unless_capture
 

@@ -105,6 +105,58 @@ static void test_summary_and_tests(void **state)
 	ctxmon_experiment_free(e);
 }
 
+/* The comparison and its text where too few runs ended ok: one run a
+ * side is no t-test (NaN, not zeros that read as t = 0), and a condition
+ * whose runs all failed is not compared, which the verdict says. */
+static void test_few_runs(void **state)
+{
+	const char *names[] = { "a", "b", "c" };
+	struct ctxmon_experiment *e = ctxmon_experiment_new(names, 3);
+	struct ctxmon_run a = mkrun(0, 1, CTXMON_RUN_OK, 10, 0.5);
+	struct ctxmon_run b = mkrun(1, 1, CTXMON_RUN_OK, 14, 0.75);
+	struct ctxmon_run c = mkrun(2, 1, CTXMON_RUN_FAILED, 99, 1);
+	struct exp_report r = { .e = e, .alpha = 0.05, .n = 1 };
+	const char *cmds[] = { "x", "y", "z" };
+	struct ctxmon_comparison k;
+	char *buf = NULL, *line;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(e);
+	assert_int_equal(ctxmon_experiment_add(e, &a), 0);
+	assert_int_equal(ctxmon_experiment_add(e, &b), 0);
+	assert_int_equal(ctxmon_experiment_add(e, &c), 0);
+	assert_int_equal(ctxmon_experiment_compare(e, 1, 0, CTXMON_M_VOLUNTARY,
+						   0.05, &k), 0);
+	assert_false(k.t_ok);
+	assert_true(k.u_ok);
+	assert_true(isnan(k.t.t) && isnan(k.t.p) && isnan(k.t.g));
+	assert_true(k.t.diff == 4);
+	assert_true(k.u.u == 1);
+	assert_false(k.significant);
+	assert_int_equal(ctxmon_experiment_compare(e, 2, 0, CTXMON_M_VOLUNTARY,
+						   0.05, &k), -ENODATA);
+
+	r.cond_cmd = cmds;
+	r.show[CTXMON_M_VOLUNTARY] = true;
+	f = open_memstream(&buf, &len);
+	assert_int_equal(output__experiment(f, OUT_TABLE, &r), 0);
+	fclose(f);
+	/* b against a: the difference and its change, no t-test */
+	line = strstr(buf, "\nvoluntary ");
+	assert_non_null(line);
+	line = strstr(line + 1, "\nvoluntary ");
+	assert_non_null(line);
+	assert_non_null(strstr(line, "+40.0%"));
+	assert_null(strstr(buf, "0.000"));
+	assert_non_null(strstr(buf, "b vs a: no significant difference"));
+	assert_non_null(strstr(buf, "c vs a: not compared: too few ok runs "
+				    "to test (c 0, a 1)"));
+	free(buf);
+	ctxmon_experiment_free(e);
+}
+
 static void test_regress(void **state)
 {
 	struct ctxmon_experiment *e = sample();
@@ -276,6 +328,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_summary_and_tests),
+		cmocka_unit_test(test_few_runs),
 		cmocka_unit_test(test_regress),
 		cmocka_unit_test(test_metric_names),
 		cmocka_unit_test(test_diff_match),
