@@ -84,7 +84,6 @@ const struct cli_doc diff_doc = {
 		{ "diff before.csv after.csv", "two experiments' runs, tested" },
 		{ NULL },
 	},
-	.stop_at_operand = true,
 };
 
 struct diff_run {
@@ -196,6 +195,17 @@ static struct ctxmon_rowfile *load_rows(const struct diff_run *d,
 	return r;
 }
 
+/* EXIT_OK when what was written to @f reached it, said otherwise. */
+static int written(FILE *f, const struct diff_run *d)
+{
+	errno = 0;
+	if (fflush(f) != EOF && !ferror(f))
+		return EXIT_OK;
+	cli__err(CMD, "writing %s: %s", d->outpath ? d->outpath : "the output",
+		 strerror(errno ? errno : EIO));
+	return EXIT_FAIL;
+}
+
 static int diff_rows(FILE *f, const struct diff_run *d, bool ja, bool jb)
 {
 	struct ctxmon_rowfile *ra = NULL, *rb = NULL;
@@ -275,7 +285,7 @@ static int diff_rows(FILE *f, const struct diff_run *d, bool ja, bool jb)
 		if (shown < n)
 			fprintf(f, "(%zu more; --limit 0 shows all)\n", n - shown);
 	}
-	status = ferror(f) ? EXIT_FAIL : EXIT_OK;
+	status = written(f, d);
 out:
 	free(rows);
 	ctxmon_rowfile_free(ra);
@@ -418,7 +428,7 @@ static int diff_experiments(FILE *f, const struct diff_run *d)
 		fprintf(f, "(nothing to test: a condition needs 2 ok runs in "
 			   "each file, and a metric that is not constant in "
 			   "both)\n");
-	status = ferror(f) ? EXIT_FAIL : EXIT_OK;
+	status = written(f, d);
 	goto out;
 oom:
 	cli__err(CMD, "out of memory");

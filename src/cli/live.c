@@ -165,7 +165,7 @@ int capture__opt(const char *cmd, struct capture_opts *c, int opt,
 	case 'm':
 		if (cli__parse_uint(arg, 4u << 20, &v) < 0 || v < 4) {
 			cli__err(cmd, "bad buffer size '%s': give KiB per CPU, "
-				      "4 or more", arg);
+				      "4 to %u (4 GiB)", arg, 4u << 20);
 			return -1;
 		}
 		c->buffer_kb = (unsigned)v;

@@ -1,6 +1,7 @@
 /*
  * main.c - the ctxmon command: dispatch to a subcommand through a table.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -108,7 +109,7 @@ static int man_pages(const char *dir)
 	return EXIT_OK;
 }
 
-int main(int argc, char **argv)
+static int dispatch(int argc, char **argv)
 {
 	if (argc < 2) {
 		usage(stderr);
@@ -160,4 +161,25 @@ int main(int argc, char **argv)
 	fprintf(stderr, "ctxmon: unknown command '%s'; 'ctxmon --help' lists "
 			"the commands\n", argv[1]);
 	return EXIT_USAGE;
+}
+
+/*
+ * What is still buffered for stdout is written here, before exit would
+ * write it and lose the error: the commands check the writes they make
+ * as they go, but a short output (doctor, --help, a small diff) is all
+ * still in the buffer when they return, and '> /dev/full' exited 0.  A
+ * reader that left (EPIPE, '| head') is not an error; a command that
+ * failed has said why already.
+ */
+int main(int argc, char **argv)
+{
+	int status = dispatch(argc, argv);
+
+	errno = 0;
+	if (fflush(stdout) == EOF && errno != EPIPE && status == EXIT_OK) {
+		fprintf(stderr, "ctxmon: writing the output: %s\n",
+			strerror(errno ? errno : EIO));
+		status = EXIT_FAIL;
+	}
+	return status;
 }

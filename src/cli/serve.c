@@ -482,8 +482,15 @@ static int run(struct serve *s)
 				 strerror(s->last_err));
 			goto out;
 		}
-		fwrite(s->text[s->om], 1, s->len[s->om], stdout);
-		ret = fflush(stdout) ? EXIT_FAIL : EXIT_OK;
+		errno = 0;
+		if (fwrite(s->text[s->om], 1, s->len[s->om], stdout) !=
+			    s->len[s->om] ||
+		    fflush(stdout) == EOF) {
+			cli__err(CMD, "writing the exposition: %s",
+				 strerror(errno ? errno : EIO));
+			goto out;
+		}
+		ret = EXIT_OK;
 		goto out;
 	}
 

@@ -106,6 +106,7 @@ int ctxmon_export_recording(struct ctxmon_reader *r, const char *path,
 		x.start_ts = 0;
 	ret = f->open(&x, &ops);
 	if (ret < 0) {
+		f->close(&x, false); /* what the open made before it failed */
 		if (!last_error[0])
 			export__fail(ret, "cannot write %s: %s", path,
 				     strerror(-ret));
