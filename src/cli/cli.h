@@ -88,6 +88,10 @@ int capture__opt(const char *cmd, struct capture_opts *c, int opt,
 struct cli_doc;
 int capture__getopt(const char *cmd, const struct cli_doc *d,
 		    struct capture_opts *c, int argc, char **argv);
+/* Each of @ids is a live process (a thread with @threads), and not a
+ * thread given as a process; said and -1 otherwise. */
+int capture__check_ids(const char *cmd, const pid_t *ids, size_t n,
+			bool threads);
 /* Check the combination and take the command from argv[optind..];
  * 0 or -1 after printing an error. */
 int capture__finish(const char *cmd, struct capture_opts *c, int argc,
@@ -173,6 +177,8 @@ int cli__parse_double(const char *s, double *out);
 #define CLI_MAX_SECONDS 1e9
 int cli__parse_seconds(const char *s, bool zero, double *out);
 int cli__parse_uint(const char *s, unsigned long max, unsigned long *out);
+/* The process of thread @tid (/proc/TID/status), or -1. */
+pid_t cli__tgid_of(pid_t tid);
 /* The recording a reading command names after its options (argv[optind]),
  * into *@path unless an option gave one; DEFAULT_RECORDING when neither.
  * -1, said, when there are more. */

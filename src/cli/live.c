@@ -79,6 +79,22 @@ int cli__parse_seconds(const char *s, bool zero, double *out)
 	return parse_real(s, zero, CLI_MAX_SECONDS, out);
 }
 
+pid_t cli__tgid_of(pid_t tid)
+{
+	char path[64], line[128];
+	pid_t tgid = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return tgid;
+}
+
 int cli__parse_uint(const char *s, unsigned long max, unsigned long *out)
 {
 	char *end;
@@ -224,11 +240,36 @@ int capture__getopt(const char *cmd, const struct cli_doc *d,
 	return -1;
 }
 
+int capture__check_ids(const char *cmd, const pid_t *ids, size_t n,
+			bool threads)
+{
+	for (size_t i = 0; i < n; i++) {
+		char path[64];
+		struct stat sb;
+		pid_t tgid;
+
+		snprintf(path, sizeof(path), "/proc/%d", ids[i]);
+		if (stat(path, &sb) < 0) {
+			cli__err(cmd, "no such %s: %d",
+				 threads ? "thread" : "process", ids[i]);
+			return -1;
+		}
+		/* /proc shows a thread under its tid too, but a process
+		 * filter never matches it: the capture would be empty */
+		tgid = cli__tgid_of(ids[i]);
+		if (!threads && tgid > 0 && tgid != ids[i]) {
+			cli__err(cmd, "%d is a thread of process %d: give -p %d "
+				      "for the process or -t %d for the thread",
+				 ids[i], tgid, tgid, ids[i]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int capture__finish(const char *cmd, struct capture_opts *c, int argc,
 		    char **argv)
 {
-	char path[64];
-
 	if (optind < argc)
 		c->argv = argv + optind;
 	if (c->all && c->npids) {
@@ -279,19 +320,8 @@ int capture__finish(const char *cmd, struct capture_opts *c, int argc,
 			      "machine, as with -a");
 		c->target = CTXMON_TARGET_ALL;
 	}
-	for (size_t i = 0; i < c->npids; i++) {
-		struct stat sb;
-
-		snprintf(path, sizeof(path), "/proc/%d", c->pids[i]);
-		if (stat(path, &sb) < 0) {
-			cli__err(cmd, "no such %s: %d",
-				 c->target == CTXMON_TARGET_TIDS ? "thread" :
-								   "process",
-				 c->pids[i]);
-			return -1;
-		}
-	}
-	return 0;
+	return capture__check_ids(cmd, c->pids, c->npids,
+				  c->target == CTXMON_TARGET_TIDS);
 }
 
 void capture__free(struct capture_opts *c)
@@ -547,18 +577,9 @@ int capture__seed(const char *cmd, const struct capture_opts *c,
 			pid_t p = c->pids[i];
 
 			/* For -t, /proc/TID/status names the process. */
-			if (c->target == CTXMON_TARGET_TIDS) {
-				char path[64], line[128];
-				FILE *f;
-
-				snprintf(path, sizeof(path), "/proc/%d/status", p);
-				f = fopen(path, "re");
-				while (f && fgets(line, sizeof(line), f))
-					if (sscanf(line, "Tgid: %d", &p) == 1)
-						break;
-				if (f)
-					fclose(f);
-			}
+			if (c->target == CTXMON_TARGET_TIDS &&
+			    cli__tgid_of(c->pids[i]) > 0)
+				p = cli__tgid_of(c->pids[i]);
 			ret = ctxmon_proc_scan(p, seed_one, a);
 			if (ret == -ESRCH)
 				ret = 0; /* exited meanwhile: nothing to seed */

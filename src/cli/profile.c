@@ -237,7 +237,8 @@ static int parse(struct prof_run *r, int argc, char **argv)
 			      "(see --help)");
 		return -1;
 	}
-	return 0;
+	return capture__check_ids(CMD, r->ids, r->n_ids,
+				  r->o.target == CTXMON_PROFILE_THREADS);
 }
 
 /* Fork the command stopped on a pipe, so it is a target before it runs. */

@@ -447,18 +447,8 @@ static int declare_tasks(struct rec_run *r)
 		pid_t p = r->cap.pids[i];
 
 		/* For -t, /proc/TID/status names the process. */
-		if (r->cap.target == CTXMON_TARGET_TIDS) {
-			char path[64], line[128];
-			FILE *f;
-
-			snprintf(path, sizeof(path), "/proc/%d/status", p);
-			f = fopen(path, "re");
-			while (f && fgets(line, sizeof(line), f))
-				if (sscanf(line, "Tgid: %d", &p) == 1)
-					break;
-			if (f)
-				fclose(f);
-		}
+		if (r->cap.target == CTXMON_TARGET_TIDS && cli__tgid_of(p) > 0)
+			p = cli__tgid_of(p);
 		ret = ctxmon_proc_scan(p, declare, r);
 		if (ret == -ESRCH)
 			ret = 0;

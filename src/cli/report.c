@@ -171,8 +171,8 @@ static const struct cli_opt report_in_opts[] = {
 };
 
 static const struct cli_opt report_filter_opts[] = {
-	{ "pid", 0, 'p', "PID[,PID..]", "rows of these processes" },
-	{ "tid", 0, 't', "TID[,TID..]", "rows of these threads" },
+	{ "pid", 'p', 'p', "PID[,PID..]", "rows of these processes" },
+	{ "tid", 't', 't', "TID[,TID..]", "rows of these threads" },
 	{ "comm", 0, 'c', "NAME", "rows whose comm is NAME" },
 	{ "cpu", 0, 'C', "CPU[,CPU..]", "only events recorded on these CPUs" },
 	{ "time", 0, 'T', "START,END",

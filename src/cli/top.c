@@ -178,7 +178,8 @@ static int parse(struct top_run *r, int argc, char **argv)
 		r->cap.all = true;
 		r->cap.target = CTXMON_TARGET_ALL;
 	}
-	return 0;
+	return capture__check_ids(CMD, r->cap.pids, r->cap.npids,
+				  r->cap.target == CTXMON_TARGET_TIDS);
 }
 
 /*

@@ -53,6 +53,43 @@ record -e , -o $T/x.ctxm -- true
 experiment --metrics , -n 1 -- true
 EOT
 
+# A thread's id given as a process (/proc shows threads too, and the
+# process filter never matched one: stat, latency, hist, profile and top
+# captured nothing and exited 0), and a process that does not exist given
+# to profile or top (also an empty capture before).
+bg python3 -c 'import threading, time
+threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
+time.sleep(60)'
+py=$BG_PID
+for _ in $(seq 50); do
+	[ "$(ls "/proc/$py/task" 2>/dev/null | wc -l)" -ge 2 ] && break
+	sleep 0.1
+done
+thr=$(ls "/proc/$py/task" | grep -vx "$py" | head -n 1)
+[ -n "$thr" ] || fail "the python3 thread did not start"
+gone=$(($(cat /proc/sys/kernel/pid_max) - 1))
+while [ -e "/proc/$gone" ]; do gone=$((gone - 1)); done
+while IFS= read -r args; do
+	# shellcheck disable=SC2086 # the line is the argument list
+	run badid "$CTXMON" $args
+	[ "$RC" = 2 ] || fail "$args: exit $RC, expected 2"
+	[ "$(grep -c . "$T/badid.err")" = 1 ] ||
+		fail "$args: not one line on stderr"
+	case $args in
+	*" $thr "*) grep -q "is a thread of process $py" "$T/badid.err" ||
+		fail "$args: does not name the thread's process" ;;
+	esac
+done <<EOT
+stat -p $thr --duration 1
+latency -p $thr --duration 1
+hist -p $thr --duration 1 hist:keys=cpu
+profile -p $thr --duration 1
+top --batch -n 1 -p $thr -l 5
+profile -p $gone --duration 1
+top --batch -n 1 -t $gone -l 5
+EOT
+kill "$py" 2>/dev/null
+
 skip_unless_capture
 
 # A pid that does not exist: the highest free one below pid_max.
