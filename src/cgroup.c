@@ -65,6 +65,7 @@ int cgroup2__resolve(const char *arg, char *abs, size_t len, uint64_t *id,
 {
 	char root[PATH_MAX], tmp[PATH_MAX * 2];
 	struct statfs sfs;
+	struct stat sb;
 	int ret;
 
 	if (!arg || !*arg) {
@@ -90,10 +91,16 @@ int cgroup2__resolve(const char *arg, char *abs, size_t len, uint64_t *id,
 	if (!realpath(tmp, abs) || strlen(abs) >= len) {
 		ret = -errno;
 		fmt__buf(err, errlen,
-			 "cgroup %s: %s (give a directory of the cgroup v2 "
+			 "cgroup %s: %s: %s (give a directory of the cgroup v2 "
 			 "mount, or a path relative to it)",
-			 arg, strerror(errno));
+			 arg, tmp, strerror(errno));
 		return ret ? ret : -ENAMETOOLONG;
+	}
+	if (stat(abs, &sb) < 0 || !S_ISDIR(sb.st_mode)) {
+		fmt__buf(err, errlen,
+			 "cgroup %s: %s is not a directory (a cgroup is one)",
+			 arg, abs);
+		return -ENOTDIR;
 	}
 	if (statfs(abs, &sfs) < 0 || sfs.f_type != CGROUP2_SUPER_MAGIC) {
 		fmt__buf(err, errlen, "cgroup %s: %s is not in a cgroup v2 mount",

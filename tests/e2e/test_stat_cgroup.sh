@@ -64,6 +64,14 @@ echo "  --backend perf: status $rc, $(cat "$T/perf.err")"
 rc=$?
 echo "  missing cgroup: status $rc, $(cat "$T/bad.err")"
 [ $rc != 0 ] && [ "$(wc -l <"$T/bad.err")" = 1 ] || fail "a missing cgroup: status $rc"
+# a file of the mount is no cgroup: before, its handle was the filter and
+# the capture said only 'has no process to watch'
+"$CTXMON" stat -a --cgroup cgroup.procs --duration 0.2 >/dev/null 2>"$T/file.err"
+rc=$?
+echo "  a file as the cgroup: status $rc, $(cat "$T/file.err")"
+[ $rc = 2 ] && [ "$(wc -l <"$T/file.err")" = 1 ] &&
+	grep -q "is not a directory" "$T/file.err" ||
+	fail "cgroup.procs as the cgroup: status $rc"
 "$CTXMON" stat --cgroup "$NAME" -- true >/dev/null 2>"$T/cmd.err"
 rc=$?
 echo "  --cgroup with a command: status $rc"
