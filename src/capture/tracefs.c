@@ -3,7 +3,7 @@
  *
  * The perf and ftrace backends read event ids and formats from tracefs.  It
  * is usually at /sys/kernel/tracing, but may be mounted elsewhere, or only
- * reachable as tracing/ under a debugfs mount on older set-ups, so the
+ * reachable as tracing/ under a debugfs mount on kernels before 4.1, so the
  * mount table is the authority.  Mounting changes the machine, so it is
  * done only when the caller asked for it (--mount-tracefs); libtracefs is
  * not used here because its lookup mounts tracefs on its own.
@@ -46,9 +46,29 @@ static int copy_out(const char *dir, char *buf, size_t len)
 }
 
 /*
+ * Whether this kernel has the tracefs file system (4.1 on).  Its debugfs
+ * then holds tracing/ as an automount of tracefs: a stat through it would
+ * mount tracefs there, a change to the machine nobody asked for, and a
+ * tracefs mounted there is in the mount table as tracefs anyway.  Before
+ * 4.1 tracing/ is a plain debugfs directory.
+ */
+static bool kernel_has_tracefs(void)
+{
+	char line[256];
+	bool yes = false;
+	FILE *f = fopen("/proc/filesystems", "re");
+
+	while (f && !yes && fgets(line, sizeof(line), f))
+		yes = strstr(line, "\ttracefs\n") != NULL;
+	if (f)
+		fclose(f);
+	return yes;
+}
+
+/*
  * Scan the mount table: a tracefs mount wins (the default place first),
- * a debugfs mount's tracing/ is the fallback.  0, -ENOENT, or -EACCES
- * with the unreadable mount point in @buf.
+ * a debugfs mount's tracing/ is the fallback on kernels without tracefs.
+ * 0, -ENOENT, or -EACCES with the unreadable mount point in @buf.
  */
 static int scan_mounts(char *buf, size_t len)
 {
@@ -57,6 +77,8 @@ static int scan_mounts(char *buf, size_t len)
 	struct mntent ent, *m;
 	FILE *f;
 	int ret = -ENOENT, r;
+
+	bool plain_debugfs = !kernel_has_tracefs();
 
 	f = setmntent("/proc/mounts", "re");
 	if (!f)
@@ -67,6 +89,8 @@ static int scan_mounts(char *buf, size_t len)
 		int n;
 
 		if (!strcmp(m->mnt_type, "debugfs")) {
+			if (!plain_debugfs)
+				continue;
 			n = snprintf(sub, sizeof(sub), "%s/tracing", dir);
 			if (n < 0 || (size_t)n >= sizeof(sub))
 				continue;
@@ -74,7 +98,6 @@ static int scan_mounts(char *buf, size_t len)
 		} else if (strcmp(m->mnt_type, "tracefs")) {
 			continue;
 		}
-		/* a stat through debugfs' tracing/ triggers its automount */
 		r = has_events(dir);
 		if (r == -EACCES && !denied[0])
 			fmt__buf(denied, sizeof(denied), "%s", dir);
