@@ -577,9 +577,12 @@ int capture__seed(const char *cmd, const struct capture_opts *c,
 			pid_t p = c->pids[i];
 
 			/* For -t, /proc/TID/status names the process. */
-			if (c->target == CTXMON_TARGET_TIDS &&
-			    cli__tgid_of(c->pids[i]) > 0)
-				p = cli__tgid_of(c->pids[i]);
+			if (c->target == CTXMON_TARGET_TIDS) {
+				pid_t tgid = cli__tgid_of(p);
+
+				if (tgid > 0)
+					p = tgid;
+			}
 			ret = ctxmon_proc_scan(p, seed_one, a);
 			if (ret == -ESRCH)
 				ret = 0; /* exited meanwhile: nothing to seed */

@@ -447,8 +447,12 @@ static int declare_tasks(struct rec_run *r)
 		pid_t p = r->cap.pids[i];
 
 		/* For -t, /proc/TID/status names the process. */
-		if (r->cap.target == CTXMON_TARGET_TIDS && cli__tgid_of(p) > 0)
-			p = cli__tgid_of(p);
+		if (r->cap.target == CTXMON_TARGET_TIDS) {
+			pid_t tgid = cli__tgid_of(p);
+
+			if (tgid > 0)
+				p = tgid;
+		}
 		ret = ctxmon_proc_scan(p, declare, r);
 		if (ret == -ESRCH)
 			ret = 0;

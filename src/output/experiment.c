@@ -143,7 +143,6 @@ static double rel_change(const struct exp_report *r, size_t c, unsigned m)
 	return (b.all.mean - a.all.mean) / fabs(a.all.mean) * 100.0;
 }
 
-/* "verdict (alpha A, both tests): b vs a: m higher (+x%), ..." */
 /* The most ok runs condition @c has in a metric shown. */
 static size_t ok_runs(const struct exp_report *r, size_t c)
 {
@@ -159,6 +158,7 @@ static size_t ok_runs(const struct exp_report *r, size_t c)
 	return n;
 }
 
+/* "verdict (alpha A, both tests): b vs a: m higher (+x%), ..." */
 static void verdict(FILE *f, const struct exp_report *r, size_t c)
 {
 	size_t nsig = 0, ncmp = 0;
@@ -183,8 +183,8 @@ static void verdict(FILE *f, const struct exp_report *r, size_t c)
 			fprintf(f, " (%+.1f%%)", ch);
 	}
 	if (!ncmp)
-		/* a test needs two ok runs on each side (failed and timed-out
-		 * runs are not summarised) */
+		/* no test could be made: no ok run on a side (failed and
+		 * timed-out runs are not summarised) */
 		fprintf(f, "not compared: too few ok runs to test (%s %zu, "
 			   "%s %zu)", ctxmon_experiment_cond_name(r->e, c),
 			ok_runs(r, c), ctxmon_experiment_cond_name(r->e, 0),
