@@ -75,10 +75,9 @@ static int scan_mounts(char *buf, size_t len)
 	char line[4096], debugfs[4096] = "", tracefs[4096] = "";
 	char denied[4096] = "";
 	struct mntent ent, *m;
+	bool plain_debugfs = !kernel_has_tracefs();
 	FILE *f;
 	int ret = -ENOENT, r;
-
-	bool plain_debugfs = !kernel_has_tracefs();
 
 	f = setmntent("/proc/mounts", "re");
 	if (!f)

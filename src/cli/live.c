@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -244,20 +243,16 @@ int capture__check_ids(const char *cmd, const pid_t *ids, size_t n,
 			bool threads)
 {
 	for (size_t i = 0; i < n; i++) {
-		char path[64];
-		struct stat sb;
-		pid_t tgid;
+		pid_t tgid = cli__tgid_of(ids[i]);
 
-		snprintf(path, sizeof(path), "/proc/%d", ids[i]);
-		if (stat(path, &sb) < 0) {
+		if (tgid < 0) {
 			cli__err(cmd, "no such %s: %d",
 				 threads ? "thread" : "process", ids[i]);
 			return -1;
 		}
 		/* /proc shows a thread under its tid too, but a process
 		 * filter never matches it: the capture would be empty */
-		tgid = cli__tgid_of(ids[i]);
-		if (!threads && tgid > 0 && tgid != ids[i]) {
+		if (!threads && tgid != ids[i]) {
 			cli__err(cmd, "%d is a thread of process %d: give -p %d "
 				      "for the process or -t %d for the thread",
 				 ids[i], tgid, tgid, ids[i]);

@@ -95,6 +95,17 @@ skip_unless_tracefs() {
 		skip "tracefs not mounted at /sys/kernel/tracing"
 }
 
+# bpftrace_attached: wait (up to 20 s) for the bpftrace started in the
+# background with its output in $T/bt.out and $T/bt.err to say it has
+# attached its probes; skip the test if it never does.
+bpftrace_attached() {
+	for _ in $(seq 100); do
+		grep -q "Attaching" "$T/bt.out" "$T/bt.err" 2>/dev/null && return
+		sleep 0.2
+	done
+	skip "bpftrace did not attach: $(tail -n 1 "$T/bt.err")"
+}
+
 skip_unless_capture() {
 	skip_unless_root
 	skip_unless_tracefs

@@ -37,12 +37,7 @@ BG_PIDS="$BG_PIDS $bt"
 "$CTXMON" record -a -e sched,wakeups -o "$T/all.data" 2>"$T/rec.err" &
 rec=$!
 BG_PIDS="$BG_PIDS $rec"
-for _ in $(seq 100); do
-	grep -q "Attaching" "$T/bt.out" "$T/bt.err" 2>/dev/null && break
-	sleep 0.2
-done
-grep -q "Attaching" "$T/bt.out" "$T/bt.err" 2>/dev/null ||
-	skip "bpftrace did not attach: $(tail -n 1 "$T/bt.err")"
+bpftrace_attached
 sleep 1 # the recording's session is live by now (it opens in well under 1 s)
 
 "$CTXMON" hist "$spec" -o "$T/live.txt" -- "$T/$W" 3000 2>"$T/hist.err" ||

@@ -40,12 +40,7 @@ tracepoint:sched:sched_switch /@w[args->next_pid]/ {
 END { clear(@w); }" >"$T/bt.out" 2>"$T/bt.err" &
 bt=$!
 BG_PIDS="$BG_PIDS $bt"
-for _ in $(seq 100); do
-	grep -q "Attaching" "$T/bt.out" "$T/bt.err" 2>/dev/null && break
-	sleep 0.2
-done
-grep -q "Attaching" "$T/bt.out" "$T/bt.err" 2>/dev/null ||
-	skip "bpftrace did not attach: $(tail -n 1 "$T/bt.err")"
+bpftrace_attached
 
 "$CTXMON" latency --json -o "$T/lat.json" -- "$T/$W" "$N" 2>"$T/lat.err" ||
 	fail "ctxmon latency failed: $(tail -n 1 "$T/lat.err")"
