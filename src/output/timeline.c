@@ -275,37 +275,47 @@ static void switch_out(struct timeline *tl, struct tl_thread *t,
 	t->early_wake = false;
 }
 
-static void switch_in(struct timeline *tl, struct tl_thread *t,
-		      const struct ctxmon_event *ev, uint64_t ts)
-{
-	if (t->state == TL_NEW)
-		start(t, TL_RUNNING, ts);
-	else
-		advance_in(tl, t, ts, ev->sw.next_comm, true);
-	t->waked = false;
-	t->state = TL_RUNNING;
-	t->cpu = ev->cpu;
-	t->prio = ev->sw.next_prio;
-}
-
 /*
- * @cpu switched from another task than @cur, the one it last switched to:
- * @cur's switch-out was never traced, and when it left is unknown.  As
- * the account does (its missed_out()), its run ends at its last known
+ * @t, RUNNING, left its CPU unseen: its switch-out was never traced.  As
+ * the account does (its left_unseen()), its run ends at its last known
  * state change, the lower bound: from there it is a sleep of unknown
  * state, never more run time than it had.
  */
-static void missed_out(struct timeline *tl, int32_t cur, int32_t cpu)
+static void left_unseen(struct tl_thread *t)
 {
-	struct tl_thread *t = cur > 0 ? find(tl, cur) : NULL;
-
-	if (!t || t->state != TL_RUNNING || t->cpu != cpu)
-		return;
 	t->state = TL_SLEEP;
 	snprintf(t->sleep, sizeof(t->sleep), "?");
 	t->block_sys = -1;
 	t->cpu = -1;
 	t->waked = t->early_wake = false;
+}
+
+/* @cpu switched from another task than @cur, the one it last switched
+ * to: @cur's switch-out was never traced (the account's missed_out()) */
+static void missed_out(struct timeline *tl, int32_t cur, int32_t cpu)
+{
+	struct tl_thread *t = cur > 0 ? find(tl, cur) : NULL;
+
+	if (t && t->state == TL_RUNNING && t->cpu == cpu)
+		left_unseen(t);
+}
+
+static void switch_in(struct timeline *tl, struct tl_thread *t,
+		      const struct ctxmon_event *ev, uint64_t ts)
+{
+	if (t->state == TL_NEW) {
+		start(t, TL_RUNNING, ts);
+	} else {
+		/* still on another CPU, which has not switched since: it
+		 * left that CPU unseen (the account's switch_in()) */
+		if (t->state == TL_RUNNING && t->cpu != ev->cpu)
+			left_unseen(t);
+		advance_in(tl, t, ts, ev->sw.next_comm, true);
+	}
+	t->waked = false;
+	t->state = TL_RUNNING;
+	t->cpu = ev->cpu;
+	t->prio = ev->sw.next_prio;
 }
 
 static struct tl_cpu *cpu_get(struct timeline *tl, int32_t cpu)

@@ -109,7 +109,8 @@ static const char *const comms[NT + 1] = { "swapper", "a", "b", "c", "d",
 
 /* A plausible stream: per CPU a current task; tasks run, block, get
  * woken (waking + wakeup, sometimes early, sometimes only one of the two),
- * get preempted, yield, fork and exit; a few events are plain wrong. */
+ * get preempted, yield, fork and exit, now and then leave a CPU unseen;
+ * a few events are plain wrong. */
 static void run_stream(uint64_t seed, int ncpu, int nev)
 {
 	struct ctxmon_account_opts ao = { .sz = sizeof(ao) };
@@ -149,6 +150,19 @@ static void run_stream(uint64_t seed, int ncpu, int nev)
 				if (state[u] == 0) {
 					next = u;
 					break;
+				}
+			}
+			/* now and then the task another CPU runs: its
+			 * switch-out there was never traced (PID 1's threads
+			 * on some kernels), and that CPU's next switch is
+			 * from another task */
+			if (ncpu > 1 && !rnd(&seed, 25)) {
+				int o = (c + 1 + (int)rnd(&seed,
+						(uint32_t)ncpu - 1)) % ncpu;
+
+				if (cur[o] && cur[o] != cur[c]) {
+					next = cur[o];
+					cur[o] = 0;
 				}
 			}
 			e.type = CTXMON_EV_SWITCH;
