@@ -96,6 +96,11 @@ int capture__check_ids(const char *cmd, const pid_t *ids, size_t n,
  * 0 or -1 after printing an error. */
 int capture__finish(const char *cmd, struct capture_opts *c, int argc,
 		    char **argv);
+/* With -i (a recording): refuse the options only a live capture uses,
+ * and -p/-t unless the command selects tasks of a recording (@selects);
+ * 0 or -1 after printing an error. */
+int capture__input(const char *cmd, const struct capture_opts *c,
+		   bool selects);
 void capture__free(struct capture_opts *c);
 /* The reader's nice by default: a stream's reader must keep up with the
  * CPUs it reads, and at the workload's own weight it may not (README,

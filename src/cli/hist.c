@@ -232,7 +232,7 @@ static int parse(struct hist_run *r, int argc, char **argv)
 			cli__err(CMD, "-I needs a live capture, not -i");
 			return -1;
 		}
-		return 0;
+		return capture__input(CMD, &r->cap, false);
 	}
 	return capture__finish(CMD, &r->cap, argc, argv);
 }

@@ -178,6 +178,8 @@ static int parse(struct lat_run *r, int argc, char **argv)
 			cli__err(CMD, "-a cannot be combined with -p or -t");
 			return -1;
 		}
+		if (capture__input(CMD, &r->cap, true) < 0)
+			return -1;
 	} else if (capture__finish(CMD, &r->cap, argc, argv) < 0) {
 		return -1;
 	}

@@ -319,6 +319,28 @@ int capture__finish(const char *cmd, struct capture_opts *c, int argc,
 				  c->target == CTXMON_TARGET_TIDS);
 }
 
+int capture__input(const char *cmd, const struct capture_opts *c,
+		   bool selects)
+{
+	const char *opt = c->backend		? "--backend" :
+			  c->buffer_kb		? "-m/--buffer-size" :
+			  c->tracefs		? "--tracefs" :
+			  c->mount_tracefs	? "--mount-tracefs" :
+			  c->duration_s		? "--duration" :
+			  c->cgroup		? "--cgroup" :
+			  c->nice_set		? "--nice" :
+			  c->realtime		? "--realtime" :
+			  !selects && c->npids	? "-p/-t" : NULL;
+
+	if (!opt)
+		return 0;
+	cli__err(cmd, "%s is for a live capture and does nothing to a "
+		      "recording (-i): drop it%s", opt,
+		 opt[1] == 'p' ? "; a trigger's filter selects tasks ('if "
+				 "common_pid == N')" : "");
+	return -1;
+}
+
 void capture__free(struct capture_opts *c)
 {
 	free(c->pids);

@@ -1,7 +1,7 @@
 #!/bin/bash
 # `ctxmon hist` as a command: usage errors exit 2 with the kernel-style
 # message and the caret under the bad token; --check prints the canonical
-# trigger; --json is valid JSON whose totals add up; -I prints one table
+# trigger; -i refuses a live capture's options; --json is valid JSON whose totals add up; -I prints one table
 # per interval; the per-thread hitcounts of a yield loop's switch-outs
 # equal the kernel's own count (nvcsw + nivcsw of the child from wait4,
 # printed by the kcount workload); and
@@ -25,6 +25,14 @@ rc=0
 rc=0
 "$CTXMON" hist -a 2>"$T/err" || rc=$?
 [ "$rc" = 2 ] || fail "no trigger: exit $rc"
+# with -i, a live capture's options and -p/-t are refused: they would do
+# nothing to the recording
+for o in "--backend bpf" "--duration 2" "--tracefs /sys/kernel/tracing" "-p 1"; do
+	rc=0
+	"$CTXMON" hist -i "$T/none.ctxmon" $o 'hist:keys=prev_pid' 2>"$T/err" || rc=$?
+	[ "$rc" = 2 ] && grep -q "^ctxmon hist: ${o%% *}.* is for a live capture" "$T/err" ||
+		fail "hist -i $o: exit $rc, $(cat "$T/err")"
+done
 out=$("$CTXMON" hist --check 'hist:key=id.syscall,common_pid.execname:val=hitcount:sort=id,hitcount if id == 16' -e raw_syscalls:sys_enter 'hist:key=id.syscall,common_pid.execname:val=hitcount:sort=id,hitcount if id == 16' 2>&1)
 # the first is on the default event, sched_switch, which has no field "id"
 echo "$out" | grep -q "error: Field not found" || fail "--check on sched_switch: $out"

@@ -2,6 +2,7 @@
 # `ctxmon latency -i FILE` on a recording of a ping-pong pair: the same
 # threads as the recording's target, each woken by its partner, and the
 # same wakeup counts, sums and maxima as `ctxmon report` finds in the file.
+# A live capture's options given with -i are refused.
 . "$(dirname "$0")/lib.sh"
 skip_unless_capture
 "$CTXMON" record --help >/dev/null 2>&1 || skip "no ctxmon record in this build"
@@ -52,4 +53,15 @@ for b in bad:
     print("FAIL: " + b)
 sys.exit(1 if bad else 0)
 PY
+
+# a live capture's options with -i do nothing to the recording: refused
+# in one line, exit 2, nothing written
+for o in "--backend bpf" "--duration 2" "-m 64" "--cgroup /" "--nice 5"; do
+	rc=0
+	"$CTXMON" latency -i "$rec" $o -o "$T/opt.txt" 2>"$T/opt.err" || rc=$?
+	[ "$rc" = 2 ] && [ "$(wc -l < "$T/opt.err")" = 1 ] &&
+		grep -q "^ctxmon latency: ${o%% *}.* is for a live capture" "$T/opt.err" &&
+		[ ! -e "$T/opt.txt" ] ||
+		fail "latency -i $o: exit $rc, $(cat "$T/opt.err")"
+done
 finish
