@@ -135,6 +135,16 @@ static int parse_cpulist(const char *s, cpu_set_t *set)
 	return CPU_COUNT(set) ? 0 : -EINVAL;
 }
 
+static int highest_cpu(const cpu_set_t *set)
+{
+	int hi = -1;
+
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, set))
+			hi = c;
+	return hi;
+}
+
 /*
  * Kill every live process of the command's tree (a timeout, a stop):
  * the descendants first, so that a parent waiting for them (a shell)
@@ -331,9 +341,16 @@ int ctxmon_run_once(const struct ctxmon_run_opts *o, struct ctxmon_run *out)
 	if (o->pin) {
 		if (sched_setaffinity(0, sizeof(pin), &pin) < 0) {
 			ret = -errno;
-			snprintf(out->error, sizeof(out->error),
-				 "cannot pin to CPUs %s: %s", o->pin,
-				 strerror(errno));
+			if (ret == -EINVAL)
+				snprintf(out->error, sizeof(out->error),
+					 "cannot pin to CPUs %s: none of them is "
+					 "online and allowed here (%d CPUs "
+					 "allowed, the highest %d)", o->pin,
+					 CPU_COUNT(&saved), highest_cpu(&saved));
+			else
+				snprintf(out->error, sizeof(out->error),
+					 "cannot pin to CPUs %s: %s", o->pin,
+					 strerror(errno));
 			goto out;
 		}
 		pinned = true;

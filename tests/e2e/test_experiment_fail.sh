@@ -57,6 +57,14 @@ rc=0
 echo "ctxmon experiment --backend proc -> exit $rc: $(cat "$T/p.err")"
 [ "$rc" = 1 ] && [ "$(wc -l <"$T/p.err")" = 1 ] && grep -q 'gives counts' "$T/p.err" ||
 	fail "counting backend not refused in one line"
+# a CPU list of no CPU this machine lets it run on: one line that says so
+hi=$(($(nproc --all) + 8))
+rc=0
+"$CTXMON" experiment -n 1 --pin "$hi" -- true >"$T/c.out" 2>"$T/c.err" || rc=$?
+echo "ctxmon experiment --pin $hi -> exit $rc: $(cat "$T/c.err")"
+[ "$rc" = 1 ] && [ "$(wc -l <"$T/c.err")" = 1 ] &&
+	grep -q "cannot pin to CPUs $hi: none of them is online and allowed" "$T/c.err" ||
+	fail "--pin of no usable CPU not refused in one line"
 
 # SIGINT: the runs done are summarised
 "$CTXMON" experiment -n 500 --json -o "$T/i.json" -- "$WL/pingpong" 2000 2>"$T/i.err" &
