@@ -674,6 +674,11 @@ int cmd_report(int argc, char **argv)
 	stop = meta_u64(r.r, CTXMON_META_TIME_STOP, 0);
 	if (!stop || !info.complete)
 		stop = info.last_ts > start ? info.last_ts : start;
+	if (r.has_time && r.from_ts > stop && info.events)
+		/* as --cpu past the CPUs: a typo, most likely */
+		cli__err(CMD, "warning: %s spans %.3f s; --time from %g s "
+			      "selects nothing",
+			 r.path, (double)(stop - start) / 1e9, r.t0);
 	if (r.has_time) {
 		start = r.from_ts > start ? r.from_ts : start;
 		stop = r.to_ts < stop ? r.to_ts : stop;

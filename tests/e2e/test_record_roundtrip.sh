@@ -81,7 +81,7 @@ for t in th:
 sys.exit(1 if bad or len(th) != 2 else 0)
 PY
 # Input that holds no event is refused, empty or not; a --cpu past the
-# recording's CPUs is named.
+# recording's CPUs, or a --time past its end, is named.
 : >"$T/empty.txt"
 rc=0
 "$CTXMON" import "$T/empty.txt" -o "$T/e.data" 2>"$T/e.err" || rc=$?
@@ -91,4 +91,10 @@ rc=0
 	fail "report --cpu past the CPUs exited $?"
 grep -q "select nothing" "$T/c.err" ||
 	fail "report --cpu 60000: no warning that it selects nothing"
+"$CTXMON" report -i "$T/a.data" --time 100000, >/dev/null 2>"$T/t.err" ||
+	fail "report --time past the end exited $?"
+grep -q "spans [0-9.]* s; --time from 100000 s selects nothing" "$T/t.err" ||
+	fail "report --time 100000,: no warning that it selects nothing: $(cat "$T/t.err")"
+"$CTXMON" report -i "$T/a.data" --time 0, >/dev/null 2>"$T/t.err"
+[ ! -s "$T/t.err" ] || fail "report --time 0,: $(cat "$T/t.err")"
 finish
