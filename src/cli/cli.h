@@ -101,6 +101,11 @@ int capture__finish(const char *cmd, struct capture_opts *c, int argc,
  * 0 or -1 after printing an error. */
 int capture__input(const char *cmd, const struct capture_opts *c,
 		   bool selects);
+/* The account options of a live capture by @c through @s: its target,
+ * the command's pid, and what the backend's stream gives. */
+void capture__account_opts(const struct capture_opts *c,
+			   struct ctxmon_session *s,
+			   struct ctxmon_account_opts *ao);
 void capture__free(struct capture_opts *c);
 /* The reader's nice by default: a stream's reader must keep up with the
  * CPUs it reads, and at the workload's own weight it may not (README,

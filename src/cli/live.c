@@ -20,6 +20,7 @@
 #include "cli/recording.h"
 #include "cli/opts.h"
 #include "cli/top.h"
+#include "output/output.h"
 
 volatile sig_atomic_t cli_signal;
 volatile sig_atomic_t cli_nsignals;
@@ -339,6 +340,26 @@ int capture__input(const char *cmd, const struct capture_opts *c,
 		 opt[1] == 'p' ? "; a trigger's filter selects tasks ('if "
 				 "common_pid == N')" : "");
 	return -1;
+}
+
+void capture__account_opts(const struct capture_opts *c,
+			   struct ctxmon_session *s,
+			   struct ctxmon_account_opts *ao)
+{
+	unsigned caps = ctxmon_session_caps(s);
+
+	memset(ao, 0, sizeof(*ao));
+	ao->sz = sizeof(*ao);
+	ao->target = c->target;
+	ao->pids = c->pids;
+	ao->npids = c->npids;
+	ao->root_pid = ctxmon_session_child(s);
+	/* a long -a run on a forking machine stays small; a command's rows
+	 * all reach the rusage model (report.c says why) */
+	ao->exited_keep = c->target == CTXMON_TARGET_CMD ? 0 :
+							  CTXMON_EXITED_KEEP;
+	ao->no_wakeups = !(caps & CTXMON_CAP_WAKEUPS);
+	ao->flags = output__account_flags(caps, output__caps_marks(caps));
 }
 
 void capture__free(struct capture_opts *c)

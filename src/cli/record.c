@@ -632,23 +632,9 @@ int cmd_record(int argc, char **argv)
 		goto out;
 	}
 	if (r.stat) {
-		struct ctxmon_account_opts ao = {
-			.sz = sizeof(ao),
-			.target = r.cap.target,
-			.pids = r.cap.pids,
-			.npids = r.cap.npids,
-			.root_pid = ctxmon_session_child(r.s),
-			/* as stat: a command's rows all reach the rusage
-			 * model (report.c says why) */
-			.exited_keep = r.cap.target == CTXMON_TARGET_CMD ?
-					       0 : CTXMON_EXITED_KEEP,
-			.no_wakeups = !(ctxmon_session_caps(r.s) &
-					 CTXMON_CAP_WAKEUPS),
-			.flags = output__account_flags(
-				ctxmon_session_caps(r.s),
-				output__caps_marks(ctxmon_session_caps(r.s))),
-		};
+		struct ctxmon_account_opts ao;
 
+		capture__account_opts(&r.cap, r.s, &ao);
 		r.a = ctxmon_account_new(&ao);
 		if (!r.a) {
 			cli__err(CMD, "out of memory");

@@ -500,28 +500,14 @@ int cmd_stat(int argc, char **argv)
 	}
 	tier__announce(CMD, r.s, r.cap.backend);
 	{
-		struct ctxmon_account_opts ao = {
-			.sz = sizeof(ao),
-			.target = r.cap.target,
-			.pids = r.cap.pids,
-			.npids = r.cap.npids,
-			.root_pid = ctxmon_session_child(r.s),
-			/* a long -a run on a forking machine stays small; a
-			 * command's rows all reach the rusage model */
-			.exited_keep = r.cap.target == CTXMON_TARGET_CMD ?
-					       0 : CTXMON_EXITED_KEEP,
-			.no_wakeups = !(ctxmon_session_caps(r.s) &
-					CTXMON_CAP_WAKEUPS),
-			.flags = output__account_flags(
-				ctxmon_session_caps(r.s),
-				output__caps_marks(ctxmon_session_caps(r.s))),
-		};
+		struct ctxmon_account_opts ao;
 		struct ctxmon_rowset_opts ro = {
 			.sz = sizeof(ro),
 			.session = r.s,
 			.interval = r.interval_ns > 0,
 		};
 
+		capture__account_opts(&r.cap, r.s, &ao);
 		r.a = ctxmon_account_new(&ao);
 		ro.account = r.a;
 		if (r.a)
