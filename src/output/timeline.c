@@ -335,6 +335,66 @@ static struct tl_cpu *cpu_get(struct timeline *tl, int32_t cpu)
 	return &tl->cpus[cpu];
 }
 
+/*
+ * Thread @old exec'd and took over its leader's tid @tid (de_thread()): it
+ * goes on as a new thread of that tid, in the state it was in; the CPU it
+ * runs on now runs @tid (the account's exec_takeover()).
+ */
+static void takeover(struct timeline *tl, int32_t tid, int32_t old,
+		     uint64_t ts)
+{
+	struct tl_thread *o = find(tl, old), *l = find(tl, tid), *n;
+	struct tl_cpu *c;
+
+	if (l && alive(l))
+		end(tl, l, ts);
+	n = create(tl, tid, ts);
+	n->tgid = tid;
+	n->took_over = true;
+	if (!o)
+		return;
+	n->comm = o->comm;
+	if (alive(o)) {
+		struct tl_thread keep;
+
+		advance(tl, o, ts, NULL);
+		keep = *o;
+		n->state = keep.state;
+		n->state_ts = ts;
+		n->cpu = keep.cpu;
+		memcpy(n->sleep, keep.sleep, sizeof(n->sleep));
+		n->waked = keep.waked;
+		n->early_wake = keep.early_wake;
+		n->early_waker = keep.early_waker;
+		n->waker = keep.waker;
+		n->preempted = keep.preempted;
+		n->block_sys = keep.block_sys;
+		o->state = TL_RUNNING; /* ended below */
+		if (keep.state == TL_RUNNING &&
+		    (c = cpu_get(tl, keep.cpu)) && c->tid == old)
+			c->tid = tid;
+	}
+	end(tl, o, ts);
+}
+
+/*
+ * This CPU's current task @cur switches out as @tid: if @cur is a running
+ * thread of process @tid whose leader is gone, an exec in @cur made it
+ * the leader and its exec event is still to come: taken over here (the
+ * account's exec_early()).
+ */
+static void exec_early(struct timeline *tl, int32_t cur, int32_t tid,
+		       uint64_t ts)
+{
+	struct tl_thread *o = cur > 0 ? find(tl, cur) : NULL, *l;
+
+	if (!o || cur == tid || o->tgid != tid || o->state != TL_RUNNING)
+		return;
+	l = find(tl, tid);
+	if (!l || !alive(l))
+		takeover(tl, tid, cur, ts);
+}
+
 static void learn_current(struct timeline *tl, const struct ctxmon_event *ev)
 {
 	struct tl_thread *t;
@@ -392,6 +452,8 @@ static void on_switch(struct timeline *tl, const struct ctxmon_event *ev,
 
 	if (ev->tid != prev)
 		learn_current(tl, ev);
+	if (c && c->started && c->tid != prev)
+		exec_early(tl, c->tid, prev, ts);
 	if (prev > 0) {
 		p = live(tl, prev, ts);
 		set_tgid(p, ev->sw.prev_tgid);
@@ -561,40 +623,16 @@ static void on_exec(struct timeline *tl, const struct ctxmon_event *ev,
 		    uint64_t ts)
 {
 	int32_t tid = ev->exec.tid, old = ev->exec.old_tid;
-	struct tl_thread *t, *o, *l, *n;
+	struct tl_thread *t, *o, *l;
 
 	if (tid > 0) {
 		if (old > 0 && old != tid) {
-			/* A non-leader exec'd and took over the leader's tid:
-			 * it goes on as a new thread of that tid. */
 			o = find(tl, old);
 			l = find(tl, tid);
-			if (l && alive(l))
-				end(tl, l, ts);
-			n = create(tl, tid, ts);
-			n->tgid = tid;
-			if (o) {
-				n->comm = o->comm;
-				if (alive(o)) {
-					struct tl_thread keep;
-
-					advance(tl, o, ts, NULL);
-					keep = *o;
-					n->state = keep.state;
-					n->state_ts = ts;
-					n->cpu = keep.cpu;
-					memcpy(n->sleep, keep.sleep,
-					       sizeof(n->sleep));
-					n->waked = keep.waked;
-					n->early_wake = keep.early_wake;
-					n->early_waker = keep.early_waker;
-					n->waker = keep.waker;
-					n->preempted = keep.preempted;
-					n->block_sys = keep.block_sys;
-					o->state = TL_RUNNING; /* ended below */
-				}
-				end(tl, o, ts);
-			}
+			/* not when taken over at its first switch as @tid */
+			if (!(l && l->took_over && alive(l) &&
+			      (!o || !alive(o))))
+				takeover(tl, tid, old, ts);
 		}
 		t = live(tl, tid, ts);
 		set_comm(t, ev->exec.comm);

@@ -31,6 +31,7 @@ struct tl_thread {
 	uint64_t start_ts, end_ts; /* first and last time seen */
 	bool exited;
 	bool migrated;		/* a migration was seen */
+	bool took_over;		/* the leader's tid, taken over by an exec */
 	/* state machine */
 	uint8_t state;		/* enum tl_state */
 	bool waked, early_wake, preempted;

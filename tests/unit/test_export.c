@@ -19,6 +19,7 @@
 
 #include "output/pb.h"
 #include "output/timeline.h"
+#include "synth.h"
 
 /* ---- pb -------------------------------------------------------------- */
 
@@ -107,6 +108,9 @@ static const char *const comms[NT + 1] = { "swapper", "a", "b", "c", "d",
 					    "e", "f", "g", "h", "i", "j", "k",
 					    "l" };
 
+static void finish_compare(struct ctxmon_account *a, struct timeline *tl,
+			   struct sums *m, uint64_t ts);
+
 /* A plausible stream: per CPU a current task; tasks run, block, get
  * woken (waking + wakeup, sometimes early, sometimes only one of the two),
  * get preempted, yield, fork and exit, now and then leave a CPU unseen;
@@ -120,9 +124,6 @@ static void run_stream(uint64_t seed, int ncpu, int nev)
 	struct timeline *tl = timeline__new(&ops);
 	int cur[4] = { 0 }, state[NT + 1] = { 0 }; /* 0 runnable 1 running 2 asleep */
 	uint64_t ts = 1000;
-	struct ctxmon_stats *rows;
-	const struct tl_thread *th;
-	size_t n, nth;
 
 	assert_non_null(m);
 	assert_non_null(a);
@@ -226,6 +227,18 @@ static void run_stream(uint64_t seed, int ncpu, int nev)
 		assert_int_equal(timeline__feed(tl, &e), 0);
 	}
 	ts += 1234;
+	finish_compare(a, tl, m, ts);
+}
+
+/* Finish @a and @tl at @ts: each thread's spans (summed in @m) must give
+ * the account's row times, wakeup latencies and switch-ins; frees all. */
+static void finish_compare(struct ctxmon_account *a, struct timeline *tl,
+			   struct sums *m, uint64_t ts)
+{
+	struct ctxmon_stats *rows;
+	const struct tl_thread *th;
+	size_t n, nth;
+
 	ctxmon_account_finish(a, ts);
 	timeline__finish(tl, ts);
 	rows = ctxmon_account_rows(a, CTXMON_ROWS_THREADS, true, &n);
@@ -263,11 +276,68 @@ static void test_timeline_vs_account(void **state)
 		run_stream(seed, 1 + (int)(seed % 4), 5000);
 }
 
+/*
+ * A thread that is not the leader execs and takes over the leader's tid
+ * (de_thread()): 801 of process 800 runs on cpu1 from 100; the leader
+ * exits at 240.  @early: 801 switches under 800 before the exec event (at
+ * 270, preempted, and back at 280); else the exec event (300) comes
+ * first.  800 then blocks at 400.  The bpf backend puts a run in the
+ * slice in a switch whose CPU last switched to another tid (prev_run_ns,
+ * 10 ns): the CPU ran the same thread all along, so neither the account
+ * nor the timeline may take it for a switch-in never traced.
+ */
+static void exec_stream(bool early)
+{
+	static const struct who w[] = {
+		{ 700, 700, "sh" }, { 800, 800, "main" }, { 801, 800, "worker" },
+	};
+	struct ctxmon_account_opts ao = { .sz = sizeof(ao) };
+	struct sums *m = calloc(1, sizeof(*m));
+	struct tl_ops ops = { .span = on_span, .sched = on_sched, .ctx = m };
+	struct ctxmon_account *a = ctxmon_account_new(&ao);
+	struct timeline *tl = timeline__new(&ops);
+	struct ctxmon_event ev[12];
+	size_t n = 0;
+
+	assert_non_null(m);
+	assert_non_null(a);
+	assert_non_null(tl);
+	use_whos(w, 3);
+	ev[n++] = synth_fork(50, 0, 700, 800, 800, "main");
+	ev[n++] = synth_switch(60, 0, 700, "S", 800);
+	ev[n++] = synth_fork(80, 0, 800, 801, 800, "worker");
+	ev[n++] = synth_switch(100, 1, 0, "R", 801);
+	ev[n++] = synth_exit(240, 0, 800);
+	ev[n++] = synth_switch(250, 0, 800, "Z", 0);
+	if (early) {
+		ev[n] = synth_switch(270, 1, 800, "R+", 0);
+		ev[n++].sw.prev_run_ns = 10;
+		ev[n++] = synth_switch(280, 1, 0, "R", 800);
+	}
+	ev[n++] = synth_exec(300, 1, 800, 801, "newprog");
+	ev[n] = synth_switch(400, 1, 800, "S", 0);
+	ev[n++].sw.prev_run_ns = 10;
+	for (size_t i = 0; i < n; i++) {
+		ctxmon_account_feed(a, &ev[i]);
+		assert_int_equal(timeline__feed(tl, &ev[i]), 0);
+	}
+	finish_compare(a, tl, m, 1000);
+	use_whos(NULL, 0);
+}
+
+static void test_timeline_exec(void **state)
+{
+	(void)state;
+	exec_stream(false);
+	exec_stream(true);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pb),
 		cmocka_unit_test(test_timeline_vs_account),
+		cmocka_unit_test(test_timeline_exec),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
