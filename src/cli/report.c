@@ -153,6 +153,7 @@ struct rep_run {
 	struct ctxmon_html *html; /* --html */
 	double t0, t1; /* --time, seconds from the start */
 	uint64_t from_ts, to_ts; /* the window on the session clock */
+	bool window_open;	/* the account was reset at from_ts */
 	struct ctxmon_reader *r;
 	struct ctxmon_account *a;
 	uint64_t events, last_ts, first_ts;
@@ -174,10 +175,12 @@ static const struct cli_opt report_filter_opts[] = {
 	{ "pid", 'p', 'p', "PID[,PID..]", "rows of these processes" },
 	{ "tid", 't', 't', "TID[,TID..]", "rows of these threads" },
 	{ "comm", 0, 'c', "NAME", "rows whose comm is NAME" },
-	{ "cpu", 0, 'C', "CPU[,CPU..]", "only events recorded on these CPUs" },
+	{ "cpu", 0, 'C', "CPU[,CPU..]",
+	  "only switches and wakeups on these CPUs (forks, execs and exits "
+	  "on any: they say whose a thread is)" },
 	{ "time", 0, 'T', "START,END",
-	  "only events between START and END seconds after the start (either "
-	  "may be left out)" },
+	  "what happened from START to END seconds after the start (either "
+	  "may be left out); consecutive windows add up to the whole" },
 	{ NULL },
 };
 
@@ -434,6 +437,11 @@ static bool keep_row(const struct ctxmon_stats *row, bool proc, void *ctx)
 		return false;
 	if (r->comm && (!row->comm || strcmp(row->comm, r->comm)))
 		return false;
+	/* ended before the --time window: nothing in it (kept, zeroed, by
+	 * an account with causes) */
+	if (r->has_time && !row->first_ts && !row->switch_in &&
+	    !row->switch_out)
+		return false;
 	return true;
 }
 
@@ -497,15 +505,52 @@ static inline void note_event(struct rep_run *r, const struct ctxmon_event *ev)
 		add_loss(r, ev);
 }
 
+/* A process's fork, exec and exit, and an orphan mark, hold wherever they
+ * happened: which process a thread is in, and whose it is, comes from them
+ * on any CPU. */
+static bool structural(const struct ctxmon_event *ev)
+{
+	return ev->type == CTXMON_EV_FORK || ev->type == CTXMON_EV_EXEC ||
+	       ev->type == CTXMON_EV_EXIT || ev->type == CTXMON_EV_ORPHAN;
+}
+
+/*
+ * --time START,END: the window is [START, END).  The account takes every
+ * event before it too, so each task's state at START is known (a thread
+ * running then runs on in the window, a process forked before is still
+ * the command's), and its counters are reset at START: the window's rows
+ * are what happened in it, and consecutive windows add up to the whole.
+ */
+static void open_window(struct rep_run *r)
+{
+	if (r->window_open)
+		return;
+	r->window_open = true;
+	ctxmon_account_forget_exited(r->a);
+	ctxmon_account_reset_interval(r->a, r->from_ts);
+}
+
 static int on_event(const struct ctxmon_event *ev, void *ctx)
 {
 	struct rep_run *r = ctx;
+	bool before = false;
 
-	if (r->has_time && (ev->ts < r->from_ts || ev->ts > r->to_ts))
+	if (r->has_time) {
+		if (ev->ts >= r->to_ts)
+			return 0;
+		if (ev->ts < r->from_ts)
+			before = true;
+		else
+			open_window(r);
+	}
+	if (r->cpu_set && !structural(ev) &&
+	    (ev->cpu < 0 || (size_t)ev->cpu >= r->ncpu_set ||
+	     !r->cpu_set[ev->cpu]))
 		return 0;
-	if (r->cpu_set && (ev->cpu < 0 || (size_t)ev->cpu >= r->ncpu_set ||
-			   !r->cpu_set[ev->cpu]))
-		return 0;
+	if (before) {
+		ctxmon_account_feed(r->a, ev);
+		return r->oom ? -ENOMEM : 0;
+	}
 	note_event(r, ev);
 	ctxmon_account_feed(r->a, ev);
 	if (r->html) /* a library call per event otherwise (3% of report) */
@@ -654,6 +699,8 @@ int cmd_report(int argc, char **argv)
 	ret = ctxmon_reader_read_batch(r.r, on_batch, &r);
 	if (ret == -ENOMEM || r.oom)
 		goto oom;
+	if (r.has_time)
+		open_window(&r); /* none of the events was in it */
 	ctxmon_reader_get_info(r.r, &info);
 	if (info.damaged)
 		cli__err(CMD,
