@@ -141,6 +141,10 @@ struct ctxmon_session *capture__start(const char *cmd,
 struct ctxmon_session *capture__start_prefer(const char *cmd,
 					     const struct capture_opts *c,
 					     const char *prefer, int *status);
+/* @fn on each task /proc has of the target (the whole machine for -a,
+ * the processes of -p and of -t's threads, none for a command); a target
+ * gone meanwhile has none.  0 or -errno. */
+int capture__scan(const struct capture_opts *c, ctxmon_task_fn fn, void *ctx);
 /* Seed the account with /proc's tasks for the target; 0 or -1 (printed). */
 int capture__seed(const char *cmd, const struct capture_opts *c,
 		  struct ctxmon_account *a);

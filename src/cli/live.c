@@ -601,31 +601,36 @@ static int seed_one(pid_t tid, pid_t tgid, const char *comm, void *ctx)
 	return ctxmon_account_add_task(ctx, tid, tgid, comm) < 0 ? -ENOMEM : 0;
 }
 
-int capture__seed(const char *cmd, const struct capture_opts *c,
-		  struct ctxmon_account *a)
+int capture__scan(const struct capture_opts *c, ctxmon_task_fn fn, void *ctx)
 {
 	int ret = 0;
 
 	if (c->target == CTXMON_TARGET_CMD)
 		return 0;
-	if (c->target == CTXMON_TARGET_ALL) {
-		ret = ctxmon_proc_scan(0, seed_one, a);
-	} else {
-		for (size_t i = 0; i < c->npids && ret >= 0; i++) {
-			pid_t p = c->pids[i];
+	if (c->target == CTXMON_TARGET_ALL)
+		return ctxmon_proc_scan(0, fn, ctx);
+	for (size_t i = 0; i < c->npids && ret >= 0; i++) {
+		pid_t p = c->pids[i];
 
-			/* For -t, /proc/TID/status names the process. */
-			if (c->target == CTXMON_TARGET_TIDS) {
-				pid_t tgid = cli__tgid_of(p);
+		/* For -t, /proc/TID/status names the process. */
+		if (c->target == CTXMON_TARGET_TIDS) {
+			pid_t tgid = cli__tgid_of(p);
 
-				if (tgid > 0)
-					p = tgid;
-			}
-			ret = ctxmon_proc_scan(p, seed_one, a);
-			if (ret == -ESRCH)
-				ret = 0; /* exited meanwhile: nothing to seed */
+			if (tgid > 0)
+				p = tgid;
 		}
+		ret = ctxmon_proc_scan(p, fn, ctx);
+		if (ret == -ESRCH)
+			ret = 0; /* exited meanwhile: nothing to tell */
 	}
+	return ret < 0 ? ret : 0;
+}
+
+int capture__seed(const char *cmd, const struct capture_opts *c,
+		  struct ctxmon_account *a)
+{
+	int ret = capture__scan(c, seed_one, a);
+
 	if (ret < 0) {
 		cli__err(cmd, "reading /proc: %s", strerror(-ret));
 		return -1;

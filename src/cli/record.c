@@ -437,27 +437,9 @@ static int declare(pid_t tid, pid_t tgid, const char *comm, void *ctx)
  * that report seeds its account the same way. */
 static int declare_tasks(struct rec_run *r)
 {
-	int ret = 0;
+	int ret = capture__scan(&r->cap, declare, r);
 
-	if (r->cap.target == CTXMON_TARGET_CMD)
-		return 0;
-	if (r->cap.target == CTXMON_TARGET_ALL)
-		return ctxmon_proc_scan(0, declare, r) < 0 ? -EIO : 0;
-	for (size_t i = 0; i < r->cap.npids && ret >= 0; i++) {
-		pid_t p = r->cap.pids[i];
-
-		/* For -t, /proc/TID/status names the process. */
-		if (r->cap.target == CTXMON_TARGET_TIDS) {
-			pid_t tgid = cli__tgid_of(p);
-
-			if (tgid > 0)
-				p = tgid;
-		}
-		ret = ctxmon_proc_scan(p, declare, r);
-		if (ret == -ESRCH)
-			ret = 0;
-	}
-	return ret < 0 ? ret : 0;
+	return ret < 0 && r->cap.target == CTXMON_TARGET_ALL ? -EIO : ret;
 }
 
 /* ---- capture loop -------------------------------------------------- */
