@@ -67,9 +67,10 @@ int ctxmon_export_format_parse(const char *name);
 
 /*
  * Export the recording @r (just opened, nothing read yet; it is read to
- * its end) to a new file @path.  @st may be NULL.  Returns 0, -EBADMSG
- * when the recording is damaged or cut short and @o->partial is not set
- * (the output file is then removed), or another negative errno.  On
+ * its end) to @path ("-": standard output, but for SQLite), all or
+ * nothing (ctxmon/outfile.h): on failure a file at @path is as it was.
+ * @st may be NULL.  Returns 0, -EBADMSG when the recording is damaged or
+ * cut short and @o->partial is not set, or another negative errno.  On
  * failure ctxmon_export_last_error() says why in one line.
  */
 int ctxmon_export_recording(struct ctxmon_reader *r, const char *path,

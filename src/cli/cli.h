@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include <ctxmon/ctxmon.h>
+#include <ctxmon/outfile.h>
 #include <ctxmon/rows.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -34,6 +35,33 @@ extern volatile sig_atomic_t cli_signal;
 extern volatile sig_atomic_t cli_nsignals;
 /* Catch SIGINT, SIGTERM and SIGHUP without SA_RESTART, ignore SIGPIPE. */
 void cli__signals(void);
+
+/*
+ * An output file of a command (-o FILE, --html FILE, ...), written all or
+ * nothing through ctxmon_outfile (ctxmon/outfile.h).  @f is where to write:
+ * the file's stream, or the default stream given when there is no path.
+ */
+struct cli_out {
+	struct ctxmon_outfile *o;	/* NULL: @f is not ours */
+	FILE *f;
+	const char *path;
+};
+/* Open @path (ctxmon_outfile flags @flags), or take @dflt when @path is
+ * NULL.  0, or -1 after saying why in one line. */
+int cli__out_open(const char *cmd, struct cli_out *out, const char *path,
+		  FILE *dflt, unsigned flags);
+/* End @out: with @ok its file replaces the target, else it is dropped and
+ * the target stays as it was.  0, or -1 after saying why the commit
+ * failed.  Does nothing for a default stream; may be called twice. */
+int cli__out_end(const char *cmd, struct cli_out *out, bool ok);
+/* The errno to say for a writer's error @err (-errno, or 0) on @out: the
+ * real cause where a formatter said only -EIO (stdio's ferror()).  Call
+ * it right after the failure: errno may be the cause. */
+int cli__out_errno(struct cli_out *out, int err);
+/* Until a command catches signals itself (cli__signals()), SIGINT,
+ * SIGTERM, SIGHUP and SIGQUIT remove the work files of open outputs and
+ * end the process as they would have. */
+void cli__out_signals(void);
 
 /* Print "ctxmon <cmd>: <message>" on stderr. */
 void cli__err(const char *cmd, const char *fmt, ...)

@@ -447,7 +447,7 @@ int cmd_diff(int argc, char **argv)
 	struct diff_run d = { .sort = CTXMON_DF_WAIT, .limit = 25,
 			      .alpha = 0.05 };
 	enum kind ka, kb;
-	FILE *f = stdout;
+	struct cli_out of;
 	int status, ret;
 
 	ret = parse(&d, argc, argv);
@@ -461,22 +461,14 @@ int cmd_diff(int argc, char **argv)
 			      "--json outputs", d.a, d.b);
 		return EXIT_USAGE;
 	}
-	if (d.outpath) {
-		f = fopen(d.outpath, "we");
-		if (!f) {
-			cli__err(CMD, "cannot write %s: %s", d.outpath,
-				 strerror(errno));
-			return EXIT_FAIL;
-		}
-	}
+	if (cli__out_open(CMD, &of, d.outpath, stdout, 0) < 0)
+		return EXIT_FAIL;
 	if (ka == KIND_EXPERIMENT)
-		status = diff_experiments(f, &d);
+		status = diff_experiments(of.f, &d);
 	else
-		status = diff_rows(f, &d, ka == KIND_STAT_JSON,
+		status = diff_rows(of.f, &d, ka == KIND_STAT_JSON,
 				   kb == KIND_STAT_JSON);
-	if (f != stdout && fclose(f) == EOF && status == EXIT_OK) {
-		cli__err(CMD, "writing %s: %s", d.outpath, strerror(errno));
+	if (cli__out_end(CMD, &of, status == EXIT_OK) < 0)
 		status = EXIT_FAIL;
-	}
 	return status;
 }

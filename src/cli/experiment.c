@@ -522,20 +522,22 @@ static void default_show(struct exp_run *x, const struct ctxmon_experiment *e)
 static int write_plot(struct exp_run *x)
 {
 	size_t l = strlen(x->plotpath);
-	FILE *f = fopen(x->plotpath, "we");
+	struct cli_out po;
 	int ret;
 
-	if (!f) {
-		cli__err(CMD, "cannot write %s: %s", x->plotpath, strerror(errno));
+	if (cli__out_open(CMD, &po, x->plotpath, NULL, 0) < 0)
+		return -1;
+	ret = output__experiment_plot(po.f, &x->rep,
+				      l >= 5 &&
+					      !strcmp(x->plotpath + l - 5,
+						      ".html"));
+	if (ret < 0 || ferror(po.f)) {
+		cli__err(CMD, "writing %s: %s", x->plotpath,
+			 strerror(cli__out_errno(&po, 0)));
+		cli__out_end(CMD, &po, false);
 		return -1;
 	}
-	ret = output__experiment_plot(f, &x->rep,
-				      !strcmp(x->plotpath + l - 5, ".html"));
-	if (fclose(f) == EOF || ret < 0) {
-		cli__err(CMD, "writing %s failed", x->plotpath);
-		return -1;
-	}
-	return 0;
+	return cli__out_end(CMD, &po, true);
 }
 
 /* All the runs, interleaved; 0, or -1 when nothing could be run.
@@ -610,6 +612,7 @@ int cmd_experiment(int argc, char **argv)
 		.rep = { .alpha = 0.05 },
 	};
 	struct ctxmon_experiment *e = NULL;
+	struct cli_out of = { .f = stdout };
 	FILE *f = stdout;
 	unsigned long nbad = 0;
 	int status = EXIT_FAIL, ret;
@@ -634,15 +637,9 @@ int cmd_experiment(int argc, char **argv)
 		cli__err(CMD, "out of memory");
 		goto out;
 	}
-	if (x.outpath) {
-		f = fopen(x.outpath, "we");
-		if (!f) {
-			cli__err(CMD, "cannot write %s: %s", x.outpath,
-				 strerror(errno));
-			f = stdout;
-			goto out;
-		}
-	}
+	if (cli__out_open(CMD, &of, x.outpath, stdout, 0) < 0)
+		goto out;
+	f = of.f;
 	cli__signals();
 	if (run_all(&x, e, &nbad) < 0)
 		goto out;
@@ -651,9 +648,11 @@ int cmd_experiment(int argc, char **argv)
 	x.rep.cond_cmd = (const char *const *)x.cmdline;
 	x.rep.n = (unsigned)x.n;
 	x.rep.warmup = (unsigned)x.warmup;
-	if (output__experiment(f, x.fmt, &x.rep) < 0 || fflush(f) == EOF) {
-		cli__err(CMD, "writing %s failed",
-			 x.outpath ? x.outpath : "the report");
+	ret = output__experiment(f, x.fmt, &x.rep);
+	if (ret < 0 || fflush(f) == EOF) {
+		cli__err(CMD, "writing %s: %s",
+			 x.outpath ? x.outpath : "the report",
+			 strerror(cli__out_errno(&of, 0)));
 		goto out;
 	}
 	if (x.plotpath && write_plot(&x) < 0)
@@ -668,9 +667,11 @@ int cmd_experiment(int argc, char **argv)
 			 nbad, nruns);
 	}
 	status = x.rep.interrupted ? 130 : nbad ? EXIT_FAIL : EXIT_OK;
-out:
-	if (f != stdout && fclose(f) == EOF && status == EXIT_OK)
+	/* a report of failed or interrupted runs is whole: it lists them */
+	if (cli__out_end(CMD, &of, true) < 0)
 		status = EXIT_FAIL;
+out:
+	cli__out_end(CMD, &of, false);
 	for (size_t i = 0; i < x.ncond; i++) {
 		free_words(x.argv[i]);
 		free(x.names[i]);

@@ -128,7 +128,9 @@ struct hist_run {
 	const char *input, *outpath;
 	unsigned interval_ms;
 	bool json, check, kernel;
+	struct cli_out of;	/* -o FILE */
 	FILE *f;
+	bool whole;		/* the last table was written in full */
 	struct ctxmon_hist *h;
 	uint64_t next_print;
 	int err;
@@ -272,7 +274,8 @@ static int emit(struct hist_run *r)
 	}
 	fputs(s, r->f);
 	free(s);
-	if (fflush(r->f) == EOF) {
+	r->whole = fflush(r->f) != EOF;
+	if (!r->whole) {
 		cli__err(CMD, "writing %s: %s",
 			 r->outpath ? r->outpath : "output", strerror(errno));
 		return -1;
@@ -408,6 +411,8 @@ static int run_capture(struct hist_run *r)
 		fprintf(stderr, "ctxmon hist: %llu events lost: the tables miss "
 				"them (try -m)\n", (unsigned long long)st.lost);
 	status = ret < 0 ? EXIT_FAIL : EXIT_OK;
+	if (ret < 0)
+		r->whole = false; /* the tables of the ticks are not all */
 	if (status == EXIT_OK && emit(r) < 0)
 		status = EXIT_FAIL;
 	if (status == EXIT_OK && l.child_done)
@@ -433,15 +438,11 @@ int cmd_hist(int argc, char **argv)
 		status = EXIT_USAGE;
 		goto out;
 	}
-	r.f = r.cap.argv && !r.input && !r.check ? stderr : stdout;
-	if (r.outpath) {
-		r.f = fopen(r.outpath, "we");
-		if (!r.f) {
-			cli__err(CMD, "cannot write %s: %s", r.outpath,
-				 strerror(errno));
-			goto out;
-		}
-	}
+	if (cli__out_open(CMD, &r.of, r.outpath,
+			  r.cap.argv && !r.input && !r.check ? stderr : stdout,
+			  0) < 0)
+		goto out;
+	r.f = r.of.f;
 	if (r.check && r.kernel) {
 		cli__err(CMD, "--check uses ctxmon's parser: drop --backend kernel");
 		status = EXIT_USAGE;
@@ -449,20 +450,19 @@ int cmd_hist(int argc, char **argv)
 		for (size_t i = 0; i < ctxmon_hist_count(r.h); i++)
 			fprintf(r.f, "%s\n", ctxmon_hist_trigger_info(r.h, i));
 		status = EXIT_OK;
+		r.whole = true;
 	} else if (r.kernel) {
 		status = hist_kernel__run(CMD, &r.cap, r.items, r.nitems, r.f,
 					  r.json);
+		r.whole = status != EXIT_FAIL && status != EXIT_USAGE;
 	} else if (r.input) {
 		status = run_input(&r);
 	} else {
 		status = run_capture(&r);
 	}
 out:
-	if (r.f && r.f != stdout && r.f != stderr && fclose(r.f) == EOF &&
-	    status == EXIT_OK) {
-		cli__err(CMD, "writing %s: %s", r.outpath, strerror(errno));
+	if (cli__out_end(CMD, &r.of, r.whole) < 0)
 		status = EXIT_FAIL;
-	}
 	ctxmon_hist_free(r.h);
 	free(r.items);
 	capture__free(&r.cap);

@@ -35,7 +35,7 @@ struct import_run {
 static const struct cli_opt import_opts[] = {
 	{ "output", 'o', 'o', "OUT",
 	  "the recording (default " DEFAULT_RECORDING ")", NULL, true },
-	{ "strict", 0, 'S', NULL, "fail (exit 1) if any line does not parse" },
+	{ "strict", 0, 'S', NULL, "fail (exit 1, nothing written) if any line does not parse" },
 	{ "max-bad", 0, 'M', "N", "give up after N lines that do not parse" },
 	{ "quiet", 'q', 'q', NULL, "no summary line" },
 	{ "help", 'h', 'h', NULL, "this help" },
@@ -173,8 +173,9 @@ int cmd_import(int argc, char **argv)
 	struct ctxmon_import_opts o = { .sz = sizeof(o), .warn = on_bad };
 	struct ctxmon_import_stats st = { 0 };
 	struct ctxmon_record *w = NULL;
+	struct cli_out of = { 0 };
 	char err[512];
-	int status = EXIT_FAIL, ret, cret;
+	int status = EXIT_FAIL, ret, cret, fd;
 
 	ret = parse(&r, argc, argv);
 	if (ret)
@@ -185,10 +186,16 @@ int cmd_import(int argc, char **argv)
 		cli__err(CMD, "cannot read %s: %s", r.in, strerror(errno));
 		goto out;
 	}
-	w = ctxmon_record_create(r.out, NULL);
+	/* all or nothing: a failed import leaves an earlier file as it was */
+	if (cli__out_open(CMD, &of, r.out, NULL, CTXMON_OUTFILE_PRIVATE) < 0)
+		goto out;
+	fd = dup(ctxmon_outfile_fd(of.o));
+	w = fd < 0 ? NULL : ctxmon_record_fdopen(fd, NULL);
 	if (!w) {
 		cli__err(CMD, "cannot create the recording: %s",
-			 ctxmon_record_last_error());
+			 fd < 0 ? strerror(errno) : ctxmon_record_last_error());
+		if (fd >= 0)
+			close(fd);
 		goto out;
 	}
 	ret = ctxmon_import_file(w, r.in, &o, &st, err, sizeof(err));
@@ -212,13 +219,22 @@ int cmd_import(int argc, char **argv)
 		cli__err(CMD, "%s: %s", r.out, strerror(-cret));
 		ret = cret;
 	}
-	if (ret < 0) {
-		/* nothing read (a file of another kind...): leave no
-		 * empty recording behind */
-		if (!st.events && strcmp(r.out, "-"))
-			unlink(r.out);
+	/* A failed import writes nothing: an earlier file stays as it was
+	 * (the error was said above). */
+	if (ret < 0)
+		goto out;
+	if (!st.events) {
+		cli__err(CMD, "no event found in %s%s; nothing written", r.in,
+			 st.lines ? "" : " (it is empty)");
 		goto out;
 	}
+	if (r.strict && st.bad) {
+		cli__err(CMD, "--strict: %lu lines of %s did not parse; "
+			      "nothing written", st.bad, r.in);
+		goto out;
+	}
+	if (cli__out_end(CMD, &of, true) < 0)
+		goto out;
 	if (!r.quiet)
 		fprintf(stderr,
 			"ctxmon import: %s: %lu %s (%s): %" PRIu64
@@ -227,12 +243,9 @@ int cmd_import(int argc, char **argv)
 			strcmp(r.in, "-") ? r.in : "stdin", st.lines,
 			strchr(st.format, '.') ? "records" : "lines", st.format,
 			st.events, st.lost, st.skipped, st.bad, r.out);
-	/* An empty input is no trace either: say so, as for junk. */
-	if (!st.events)
-		cli__err(CMD, "no event found in %s%s", r.in,
-			 st.lines ? "" : " (it is empty)");
-	status = (r.strict && st.bad) || !st.events ? EXIT_FAIL : EXIT_OK;
+	status = EXIT_OK;
 out:
 	ctxmon_record_close(w);
+	cli__out_end(CMD, &of, false);
 	return status;
 }

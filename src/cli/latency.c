@@ -42,6 +42,7 @@ struct lat_run {
 	bool limit_set;
 	enum out_format fmt;
 	const char *outpath;
+	struct cli_out of;	/* -o FILE */
 	FILE *f;
 	struct ctxmon_session *s;
 	struct ctxmon_reader *rd;
@@ -523,15 +524,10 @@ int cmd_latency(int argc, char **argv)
 		capture__free(&r.cap);
 		return ret > 0 ? EXIT_OK : EXIT_USAGE;
 	}
-	r.f = r.cap.argv && !r.input ? stderr : stdout;
-	if (r.outpath) {
-		r.f = fopen(r.outpath, "we");
-		if (!r.f) {
-			cli__err(CMD, "cannot write %s: %s", r.outpath,
-				 strerror(errno));
-			goto out;
-		}
-	}
+	if (cli__out_open(CMD, &r.of, r.outpath,
+			  r.cap.argv && !r.input ? stderr : stdout, 0) < 0)
+		goto out;
+	r.f = r.of.f;
 	if (r.input)
 		status = run_input(&r) < 0 ? EXIT_FAIL : EXIT_OK;
 	else
@@ -544,12 +540,10 @@ int cmd_latency(int argc, char **argv)
 	}
 	if (r.child_done)
 		status = capture__exit_status(r.wstatus);
-out:
-	if (r.f && r.f != stdout && r.f != stderr && fclose(r.f) == EOF &&
-	    status == EXIT_OK) {
-		cli__err(CMD, "writing %s: %s", r.outpath, strerror(errno));
+	if (cli__out_end(CMD, &r.of, true) < 0)
 		status = EXIT_FAIL;
-	}
+out:
+	cli__out_end(CMD, &r.of, false);
 	ctxmon_account_free(r.a);
 	ctxmon_session_close(r.s);
 	ctxmon_reader_close(r.rd);

@@ -173,7 +173,10 @@ static int dispatch(int argc, char **argv)
  */
 int main(int argc, char **argv)
 {
-	int status = dispatch(argc, argv);
+	int status;
+
+	cli__out_signals();
+	status = dispatch(argc, argv);
 
 	errno = 0;
 	if (fflush(stdout) == EOF && errno != EPIPE && status == EXIT_OK) {

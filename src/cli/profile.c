@@ -5,6 +5,7 @@
  * (include/ctxmon/profile.h does the work; this parses, runs, writes).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -242,33 +243,49 @@ static int parse(struct prof_run *r, int argc, char **argv)
 }
 
 /* Fork the command stopped on a pipe, so it is a target before it runs. */
-static pid_t spawn(char **argv, int *go_fd)
+/* The command, waiting for a byte on *go_fd to exec; *exec_fd reads the
+ * errno of an exec that failed (EOF: it ran). */
+static pid_t spawn(char **argv, int *go_fd, int *exec_fd)
 {
-	int go[2];
+	int go[2], ex[2];
 	pid_t pid;
 
 	if (pipe(go) < 0)
 		return -1;
-	pid = fork();
-	if (pid < 0) {
+	if (pipe2(ex, O_CLOEXEC) < 0) {
 		close(go[0]);
 		close(go[1]);
 		return -1;
 	}
+	pid = fork();
+	if (pid < 0) {
+		close(go[0]);
+		close(go[1]);
+		close(ex[0]);
+		close(ex[1]);
+		return -1;
+	}
 	if (!pid) {
 		char c;
+		int e;
 
 		close(go[1]);
+		close(ex[0]);
 		if (read(go[0], &c, 1) != 1)
 			_exit(127);
 		close(go[0]);
 		execvp(argv[0], argv);
+		e = errno;
 		fprintf(stderr, "ctxmon profile: cannot run %s: %s\n", argv[0],
-			strerror(errno));
+			strerror(e));
+		if (write(ex[1], &e, sizeof(e)) < 0)
+			_exit(127);
 		_exit(127);
 	}
 	close(go[0]);
+	close(ex[1]);
 	*go_fd = go[1];
+	*exec_fd = ex[0];
 	return pid;
 }
 
@@ -288,78 +305,62 @@ static bool all_gone(const struct prof_run *r)
 	return true;
 }
 
+/* The outputs asked for, each all or nothing: none of them replaces its
+ * file unless every one was written. */
 static int write_outputs(const struct prof_run *r, struct ctxmon_profile *p)
 {
-	FILE *f = stdout;
-	int err = 0;
+	struct cli_out svg = { 0 }, pprof = { 0 }, out = { 0 };
+	int err = 0, ret = -1;
 
-	if (r->svg) {
-		FILE *s = fopen(r->svg, "we");
+	if (cli__out_open(CMD, &svg, r->svg, NULL, 0) < 0 ||
+	    cli__out_open(CMD, &pprof, r->pprof, NULL, 0) < 0 ||
+	    cli__out_open(CMD, &out, r->outpath, stdout, 0) < 0)
+		goto out;
+	if (svg.f)
+		err = ctxmon_profile_write_svg(p, svg.f, "ctxmon profile");
+	if (!err && pprof.f)
+		err = ctxmon_profile_write_pprof(p, pprof.f);
+	if (!err && r->folded)
+		err = ctxmon_profile_write_folded(p, out.f);
+	else if (!err && r->json)
+		err = ctxmon_profile_write_json(p, out.f);
+	else if (!err)
+		err = ctxmon_profile_write_summary(p, out.f, 10);
+	if (!err && !out.o && fflush(out.f))
+		err = -errno;
+	if (err) {
+		struct cli_out *bad = svg.f && ferror(svg.f) ? &svg :
+				      pprof.f && ferror(pprof.f) ? &pprof :
+								     &out;
 
-		if (!s) {
-			cli__err(CMD, "cannot write %s: %s", r->svg, strerror(errno));
-			return -1;
-		}
-		err = ctxmon_profile_write_svg(p, s, "ctxmon profile");
-		if (fclose(s) && !err)
-			err = -errno;
-		if (err) {
-			cli__err(CMD, "writing %s: %s", r->svg, strerror(-err));
-			return -1;
-		}
+		cli__err(CMD, "writing %s: %s",
+			 bad->path ? bad->path : "the output",
+			 strerror(cli__out_errno(bad, err)));
+		goto out;
+	}
+	if (cli__out_end(CMD, &svg, true) < 0 ||
+	    cli__out_end(CMD, &pprof, true) < 0 ||
+	    cli__out_end(CMD, &out, true) < 0)
+		goto out;
+	if (r->svg)
 		fprintf(stderr, "ctxmon %s: flame graph written to %s\n", CMD,
 			r->svg);
-	}
-	if (r->pprof) {
-		FILE *s = fopen(r->pprof, "we");
-
-		if (!s) {
-			cli__err(CMD, "cannot write %s: %s", r->pprof,
-				 strerror(errno));
-			return -1;
-		}
-		err = ctxmon_profile_write_pprof(p, s);
-		if (fclose(s) && !err)
-			err = -errno;
-		if (err) {
-			cli__err(CMD, "writing %s: %s", r->pprof, strerror(-err));
-			return -1;
-		}
-		fprintf(stderr, "ctxmon %s: pprof profile written to %s\n", CMD,
-			r->pprof);
-	}
-	if (r->outpath) {
-		f = fopen(r->outpath, "we");
-		if (!f) {
-			cli__err(CMD, "cannot write %s: %s", r->outpath,
-				 strerror(errno));
-			return -1;
-		}
-	}
-	if (r->folded)
-		err = ctxmon_profile_write_folded(p, f);
-	else if (r->json)
-		err = ctxmon_profile_write_json(p, f);
-	else
-		err = ctxmon_profile_write_summary(p, f, 10);
-	if (f != stdout) {
-		if (fclose(f) && !err)
-			err = -errno;
-	} else if (fflush(f) && !err) {
-		err = -errno;
-	}
-	if (err) {
-		cli__err(CMD, "writing the output: %s", strerror(-err));
-		return -1;
-	}
-	return 0;
+	if (r->pprof)
+		fprintf(stderr, "ctxmon %s: pprof profile written to %s\n",
+			CMD, r->pprof);
+	ret = 0;
+out:
+	cli__out_end(CMD, &svg, false);
+	cli__out_end(CMD, &pprof, false);
+	cli__out_end(CMD, &out, false);
+	return ret;
 }
 
 static int run(struct prof_run *r)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct ctxmon_profile *p = NULL;
-	int go_fd = -1, wstatus = 0, ret = 1, err;
+	int go_fd = -1, exec_fd = -1, wstatus = 0, ret = 1, err, e;
 	bool reaped = false;
 	pid_t child = -1;
 	uint64_t end = 0;
@@ -388,7 +389,7 @@ static int run(struct prof_run *r)
 	/* the command is forked once the programs run, so its time from
 	 * fork on is in the profile (it waits on a pipe until targeted) */
 	if (r->argv) {
-		child = spawn(r->argv, &go_fd);
+		child = spawn(r->argv, &go_fd, &exec_fd);
 		if (child < 0) {
 			cli__err(CMD, "cannot fork: %s", strerror(errno));
 			goto out;
@@ -429,6 +430,11 @@ static int run(struct prof_run *r)
 		cli__err(CMD, "cannot read the profile: %s", strerror(-err));
 		goto out;
 	}
+	/* a command that never ran has no profile to write (said) */
+	if (reaped && exec_fd >= 0 && read(exec_fd, &e, sizeof(e)) == sizeof(e)) {
+		ret = 127;
+		goto out;
+	}
 	if (write_outputs(r, p) < 0)
 		goto out;
 	ret = 0;
@@ -438,6 +444,8 @@ static int run(struct prof_run *r)
 out:
 	if (go_fd >= 0)
 		close(go_fd);	/* an unstarted command exits at EOF */
+	if (exec_fd >= 0)
+		close(exec_fd);
 	if (child > 0 && !reaped) {
 		if (stop_sig)
 			kill(child, stop_sig);

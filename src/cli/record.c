@@ -42,8 +42,7 @@ struct rec_run {
 	bool stat, json, quiet;
 	const char *perfetto;	/* --perfetto FILE */
 	struct ctxmon_record *w;
-	char *tmp;		/* the file written until the capture starts
-				 * (create_beside()), NULL once renamed */
+	struct cli_out of;	/* PATH.part until the capture ends */
 	struct ctxmon_session *s;
 	struct ctxmon_account *a; /* --stat only */
 	int werr;
@@ -55,8 +54,10 @@ struct rec_run {
 
 static const struct cli_opt record_opts[] = {
 	{ "output", 'o', 'o', "FILE",
-	  "the recording (default " DEFAULT_RECORDING "); a file there is "
-	  "replaced once the capture has started, not before", NULL, true },
+	  "the recording (default " DEFAULT_RECORDING "), - for standard "
+	  "output; written as FILE.part and renamed to FILE when the capture "
+	  "ends, so a file there is replaced only then; a capture killed hard "
+	  "leaves FILE.part, readable as it is", NULL, true },
 	{ "events", 'e', 'e', "LIST",
 	  "event groups, comma-separated: sched (default), irq, syscall, "
 	  "wakeups (every sched_wakeup; by default the bpf backend keeps those "
@@ -192,6 +193,11 @@ static int parse(struct rec_run *r, int argc, char **argv)
 	}
 	if (r->json && !r->stat) {
 		cli__err(CMD, "--json goes with --stat");
+		return -1;
+	}
+	if (r->perfetto && !strcmp(r->path, "-")) {
+		cli__err(CMD, "--perfetto reads the recording back: give -o "
+			      "FILE, not -");
 		return -1;
 	}
 	return capture__finish(CMD, &r->cap, argc, argv) < 0 ? -1 : 0;
@@ -523,62 +529,57 @@ static int print_stat(struct rec_run *r, const struct ctxmon_session_stats *st)
 		if (o.fmt == OUT_TABLE)
 			o.limit = 25;
 	}
-	return recording__emit(r->cap.argv ? stderr : stdout, &o, false, false,
+	/* standard output may be the recording itself (-o -) */
+	return recording__emit(r->cap.argv || !strcmp(r->path, "-") ? stderr :
+								     stdout,
+			       &o, false, false,
 			       r->a, &s, NULL, NULL);
 }
 
 /*
- * The recording is written to a new file beside @r->path until the
- * capture has started (rename_in()): a command that cannot run or a
- * backend refused leaves an earlier recording at the path as it was, and
- * no stub.  A path that is not a regular file (/dev/null, a FIFO, a
- * symbolic link, which goes on pointing where it did) is written in
- * place.
+ * The recording is written to PATH.part (ctxmon/outfile.h) and renamed
+ * to PATH when the capture has ended well: a command that cannot run, a
+ * backend refused or a write that fails leaves an earlier recording at
+ * PATH as it was.  A capture killed hard, or one whose disk filled, stays
+ * readable as PATH.part.
  */
 static struct ctxmon_record *create_beside(struct rec_run *r,
 					   const struct ctxmon_record_opts *wo)
 {
-	const char *slash = strrchr(r->path, '/');
 	struct ctxmon_record *w;
-	struct stat sb;
 	int fd;
 
-	if (lstat(r->path, &sb) == 0 && !S_ISREG(sb.st_mode))
-		return ctxmon_record_create(r->path, wo);
-	if (asprintf(&r->tmp, "%.*s.%s.XXXXXX",
-		     slash ? (int)(slash - r->path + 1) : 0, r->path,
-		     slash ? slash + 1 : r->path) < 0) {
-		r->tmp = NULL;
+	if (cli__out_open(CMD, &r->of, r->path, NULL,
+			  CTXMON_OUTFILE_PRIVATE | CTXMON_OUTFILE_PART) < 0)
 		return NULL;
+	/* the writer owns a descriptor of its own; ours syncs and renames */
+	fd = dup(ctxmon_outfile_fd(r->of.o));
+	w = fd < 0 ? NULL : ctxmon_record_fdopen(fd, wo);
+	/* -o -: the writer has the standard output; what else would go
+	 * there (the command's output) goes to stderr instead */
+	if (w && ctxmon_outfile_is_stdout(r->of.o) &&
+	    dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+		ctxmon_record_close(w);
+		w = NULL;
 	}
-	fd = mkostemp(r->tmp, O_CLOEXEC);
-	if (fd < 0) {
-		/* the directory refuses new names: write in place */
-		free(r->tmp);
-		r->tmp = NULL;
-		return ctxmon_record_create(r->path, wo);
-	}
-	w = ctxmon_record_fdopen(fd, wo);
 	if (!w) {
-		unlink(r->tmp);
-		free(r->tmp);
-		r->tmp = NULL;
+		cli__err(CMD, "cannot create the recording: %s",
+			 ctxmon_record_last_error()[0] ?
+				 ctxmon_record_last_error() :
+				 strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		cli__out_end(CMD, &r->of, false);
 	}
 	return w;
 }
 
-/* The capture started: the recording takes its path.  0 or -1 (said). */
-static int rename_in(struct rec_run *r)
+/* The name the data is in now: PATH.part, or PATH written in place. */
+static const char *part_name(const struct rec_run *r)
 {
-	if (!r->tmp)
-		return 0;
-	if (rename(r->tmp, r->path) < 0) {
-		cli__err(CMD, "cannot write %s: %s", r->path, strerror(errno));
-		return -1;
-	}
-	free(r->tmp);
-	r->tmp = NULL;
-	return 0;
+	const char *p = r->of.o ? ctxmon_outfile_work_path(r->of.o) : NULL;
+
+	return p ? p : r->path;
 }
 
 int cmd_record(int argc, char **argv)
@@ -588,6 +589,7 @@ int cmd_record(int argc, char **argv)
 	struct ctxmon_session_stats st = { 0 };
 	struct ctxmon_record_stats ws;
 	int status = EXIT_FAIL, ret, cerr = 0;
+	bool started = false;
 
 	ret = parse(&r, argc, argv);
 	if (ret) {
@@ -596,23 +598,14 @@ int cmd_record(int argc, char **argv)
 	}
 	wo.level = r.level;
 	r.w = create_beside(&r, &wo);
-	if (!r.w) {
-		cli__err(CMD, "cannot create the recording: %s",
-			 ctxmon_record_last_error());
+	if (!r.w)
 		goto out;
-	}
 	cli__signals();
 	r.cap.need_events = "a recording";
 	r.s = capture__start(CMD, &r.cap, &status);
 	if (!r.s)
 		goto out;
-	if (rename_in(&r) < 0) {
-		if (ctxmon_session_child(r.s) > 0) {
-			kill(ctxmon_session_child(r.s), SIGKILL);
-			ctxmon_session_reap_child(r.s, true, &r.wstatus, &r.ru);
-		}
-		goto out;
-	}
+	started = true;
 	if (r.stat) {
 		struct ctxmon_account_opts ao;
 
@@ -657,19 +650,25 @@ int cmd_record(int argc, char **argv)
 	if (r.werr)
 		cli__err(CMD,
 			 "%s: %s; the recording stops there and stays "
-			 "readable (ctxmon report -i %s)",
-			 r.path,
+			 "readable (ctxmon report -i %s)%s",
+			 part_name(&r),
 			 ctxmon_record_error(r.w)[0] ?
 				 ctxmon_record_error(r.w) :
 				 strerror(-r.werr),
-			 r.path);
+			 part_name(&r),
+			 strcmp(part_name(&r), r.path) ?
+				 "; the file at the path given is as it was" :
+				 "");
 	ret = ctxmon_record_close(r.w);
 	r.w = NULL;
 	if (ret < 0 && !r.werr) {
-		cli__err(CMD, "%s: %s", r.path, strerror(-ret));
+		cli__err(CMD, "%s: %s", part_name(&r), strerror(-ret));
 		r.werr = ret;
 	}
 	if (r.werr)
+		goto out;
+	/* the recording is whole, even if the capture failed after */
+	if (cli__out_end(CMD, &r.of, true) < 0)
 		goto out;
 	if (!r.quiet)
 		summary(&r, &ws, &st);
@@ -684,9 +683,9 @@ int cmd_record(int argc, char **argv)
 	status = r.child_done ? capture__exit_status(r.wstatus) : EXIT_OK;
 out:
 	ctxmon_record_close(r.w);
-	if (r.tmp)
-		unlink(r.tmp);
-	free(r.tmp);
+	/* what a started capture wrote stays readable as PATH.part */
+	if (r.of.o)
+		ctxmon_outfile_discard(r.of.o, started);
 	ctxmon_account_free(r.a);
 	ctxmon_session_close(r.s);
 	capture__free(&r.cap);

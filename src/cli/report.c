@@ -620,6 +620,7 @@ int cmd_report(int argc, char **argv)
 	struct run_summary s = { 0 };
 	uint64_t *tpids = NULL, start, stop, ws, v;
 	const char *backend;
+	struct cli_out of = { .f = stdout };
 	FILE *f = stdout;
 	int status = EXIT_FAIL, ret;
 	size_t n;
@@ -806,15 +807,9 @@ int cmd_report(int argc, char **argv)
 		status = info.damaged ? EXIT_FAIL : EXIT_OK;
 		goto out;
 	}
-	if (r.outpath) {
-		f = fopen(r.outpath, "we");
-		if (!f) {
-			cli__err(CMD, "cannot write %s: %s", r.outpath,
-				 strerror(errno));
-			f = stdout;
-			goto out;
-		}
-	}
+	if (cli__out_open(CMD, &of, r.outpath, stdout, 0) < 0)
+		goto out;
+	f = of.f;
 	ret = recording__emit(f, &r.out, r.want_threads, r.want_procs, r.a, &s,
 			      has_filters(&r) ? keep_row : NULL, &r);
 	if (!ret && r.out.fmt == OUT_TABLE)
@@ -826,14 +821,14 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 	status = info.damaged ? EXIT_FAIL : EXIT_OK;
+	/* the report of a damaged recording is whole: it says so */
+	if (cli__out_end(CMD, &of, true) < 0)
+		status = EXIT_FAIL;
 	goto out;
 oom:
 	cli__err(CMD, "out of memory");
 out:
-	if (f != stdout && fclose(f) == EOF && status == EXIT_OK) {
-		cli__err(CMD, "writing %s: %s", r.outpath, strerror(errno));
-		status = EXIT_FAIL;
-	}
+	cli__out_end(CMD, &of, false);
 	free(tpids);
 	free((void *)ao.pids);
 	free(r.losses);

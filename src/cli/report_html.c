@@ -9,6 +9,7 @@
 
 #include <ctxmon/export.h>
 #include <ctxmon/features.h>
+#include <ctxmon/outfile.h>
 
 #include "cli/recording.h"
 
@@ -19,6 +20,7 @@ int recording__html(const char *path, struct ctxmon_html *h,
 	struct ctxmon_html_info in = { .sz = sizeof(in) };
 	char title[256];
 	const char *cmd = NULL;
+	struct ctxmon_outfile *o = NULL;
 	FILE *f = stdout;
 	int ret;
 
@@ -58,15 +60,24 @@ int recording__html(const char *path, struct ctxmon_html *h,
 			in.sig_bound = ctxmon_features_sigsleep(NULL, 0) !=
 				       CTXMON_SIGSLEEP_SHOWN_SLEEP;
 	}
-	if (path && strcmp(path, "-")) {
-		f = fopen(path, "we");
-		if (!f)
-			return -errno;
+	if (path) {
+		o = ctxmon_outfile_open(path, 0);
+		if (!o || !(f = ctxmon_outfile_stream(o))) {
+			ret = -errno;
+			ctxmon_outfile_discard(o, 0);
+			return ret;
+		}
 	}
 	ret = ctxmon_html_write(h, f, a, &in);
-	if (fflush(f) == EOF && !ret)
-		ret = -errno;
-	if (f != stdout && fclose(f) == EOF && !ret)
-		ret = -errno;
-	return ret;
+	if (!o)
+		return fflush(f) == EOF && !ret ? -errno : ret;
+	if (ret < 0) {
+		/* stdio keeps no errno: a second flush finds the cause */
+		errno = 0;
+		if (ret == -EIO && fflush(f) == EOF && errno)
+			ret = -errno;
+		ctxmon_outfile_discard(o, 0);
+		return ret;
+	}
+	return ctxmon_outfile_commit(o);
 }

@@ -215,6 +215,7 @@ static size_t print_header(struct script_run *s, size_t from)
 int cmd_script(int argc, char **argv)
 {
 	struct script_run s = { 0 };
+	struct cli_out of = { .f = stdout };
 	struct ctxmon_reader_info info;
 	int status = EXIT_FAIL, ret;
 	size_t nkeys = 0;
@@ -232,15 +233,9 @@ int cmd_script(int argc, char **argv)
 			 ctxmon_record_last_error());
 		goto out;
 	}
-	if (s.outpath) {
-		s.f = fopen(s.outpath, "we");
-		if (!s.f) {
-			cli__err(CMD, "cannot write %s: %s", s.outpath,
-				 strerror(errno));
-			s.f = stdout;
-			goto out;
-		}
-	}
+	if (cli__out_open(CMD, &of, s.outpath, stdout, 0) < 0)
+		goto out;
+	s.f = of.f;
 	if (s.header)
 		nkeys = print_header(&s, 0);
 	ret = ctxmon_reader_read(s.r, on_event, &s);
@@ -270,11 +265,12 @@ int cmd_script(int argc, char **argv)
 		cli__err(CMD, "reading %s: %s", s.path, strerror(-ret));
 	status = info.damaged || (ret < 0 && !info.truncated) ? EXIT_FAIL :
 								EXIT_OK;
-out:
-	if (s.f != stdout && fclose(s.f) == EOF && status == EXIT_OK) {
-		cli__err(CMD, "writing %s: %s", s.outpath, strerror(errno));
+	/* the events of a damaged recording up to the damage are whole */
+	if (cli__out_end(CMD, &of, ret >= 0 || info.damaged ||
+					   info.truncated) < 0)
 		status = EXIT_FAIL;
-	}
+out:
+	cli__out_end(CMD, &of, false);
 	ctxmon_reader_close(s.r);
 	free(s.cpu_set);
 	return status;

@@ -44,7 +44,8 @@ struct stat_run {
 	bool per_cgroup;	/* --per-cgroup: process rows become cgroup rows */
 	bool rates;		/* --rates: per second, top's columns */
 	const char *outpath;
-	FILE *f;
+	struct cli_out of;	/* -o FILE */
+	FILE *f;		/* where the numbers go */
 	struct ctxmon_session *s;
 	struct ctxmon_account *a;
 	uint64_t interval_ns, next_tick, start_ts;
@@ -459,6 +460,7 @@ int cmd_stat(int argc, char **argv)
 	struct stat_run r = { .out = { .sort = SORT_SWITCHES } };
 	struct ctxmon_session_stats st;
 	int status = EXIT_FAIL, ret;
+	bool done = false;
 	uint64_t end;
 
 	ret = parse(&r, argc, argv);
@@ -466,15 +468,10 @@ int cmd_stat(int argc, char **argv)
 		capture__free(&r.cap);
 		return ret > 0 ? EXIT_OK : EXIT_USAGE;
 	}
-	r.f = r.cap.argv ? stderr : stdout;
-	if (r.outpath) {
-		r.f = fopen(r.outpath, "we");
-		if (!r.f) {
-			cli__err(CMD, "cannot write %s: %s", r.outpath,
-				 strerror(errno));
-			goto out;
-		}
-	}
+	if (cli__out_open(CMD, &r.of, r.outpath,
+			  r.cap.argv ? stderr : stdout, 0) < 0)
+		goto out;
+	r.f = r.of.f;
 	cli__signals();
 	if (r.check && r.cap.target != CTXMON_TARGET_CMD &&
 	    !(r.pc = pidcheck__new(&r.cap))) {
@@ -600,12 +597,12 @@ int cmd_stat(int argc, char **argv)
 	status = r.child_done ? capture__exit_status(r.wstatus) : EXIT_OK;
 	if (r.check && r.mismatch)
 		status = EXIT_MISMATCH;
+	done = true;
 out:
-	if (r.f && r.f != stdout && r.f != stderr && fclose(r.f) == EOF &&
-	    status == EXIT_OK) {
-		cli__err(CMD, "writing %s: %s", r.outpath, strerror(errno));
+	/* the numbers are whole when the capture ended as it should,
+	 * whatever the command's own exit status */
+	if (cli__out_end(CMD, &r.of, done) < 0)
 		status = EXIT_FAIL;
-	}
 	free(r.lost_cpu);
 	free(r.prev_lost_cpu);
 	ctxmon_rowset_free(r.rows);

@@ -86,8 +86,7 @@ int ctxmon_export_recording(struct ctxmon_reader *r, const char *path,
 	struct ctxmon_reader_info info;
 	const struct export_format *f;
 	struct tl_ops ops = { 0 };
-	bool opened = false, own_file;
-	struct stat sb;
+	bool opened = false;
 	uint64_t stop;
 	int ret;
 
@@ -99,14 +98,23 @@ int ctxmon_export_recording(struct ctxmon_reader *r, const char *path,
 	if (!r || !path || !o || o->format >= NFORMATS)
 		return export__fail(-EINVAL, "bad arguments");
 	f = formats[o->format];
-	/* only a file of ours is removed on failure: never a device, a
-	 * pipe or whatever else the caller named */
-	own_file = lstat(path, &sb) < 0 ? errno == ENOENT : S_ISREG(sb.st_mode);
+	/* all or nothing: a failed export leaves an earlier file as it was
+	 * (SQLite writes a database by name, so not to standard output) */
+	x.out = ctxmon_outfile_open(path, o->format == CTXMON_EXPORT_SQLITE ?
+						  CTXMON_OUTFILE_SEEKABLE :
+						  0);
+	if (!x.out)
+		return export__fail(-errno, errno == ESPIPE ?
+					   "SQLite cannot write to standard "
+					   "output: give a file name" :
+					   "cannot write %s: %s",
+				    path, strerror(errno));
 	if (ctxmon_reader_meta_u64(r, CTXMON_META_TIME_START, &x.start_ts) < 0)
 		x.start_ts = 0;
 	ret = f->open(&x, &ops);
 	if (ret < 0) {
 		f->close(&x, false); /* what the open made before it failed */
+		ctxmon_outfile_discard(x.out, 0);
 		if (!last_error[0])
 			export__fail(ret, "cannot write %s: %s", path,
 				     strerror(-ret));
@@ -160,13 +168,16 @@ int ctxmon_export_recording(struct ctxmon_reader *r, const char *path,
 	}
 	opened = false;
 	ret = f->close(&x, true);
+	if (!ret) {
+		ret = ctxmon_outfile_commit(x.out);
+		x.out = NULL;
+	}
 	if (ret < 0 && !last_error[0])
 		export__fail(ret, "writing %s: %s", path, strerror(-ret));
 out:
 	if (opened)
 		f->close(&x, false);
-	if (ret < 0 && own_file && lstat(path, &sb) == 0 && S_ISREG(sb.st_mode))
-		unlink(path);
+	ctxmon_outfile_discard(x.out, 0);
 	timeline__free(x.tl);
 	return ret < 0 ? ret : 0;
 }

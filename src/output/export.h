@@ -7,6 +7,7 @@
 #define CTXMON_OUTPUT_EXPORT_H
 
 #include <ctxmon/export.h>
+#include <ctxmon/outfile.h>
 
 #include "output/timeline.h"
 
@@ -15,7 +16,8 @@ struct exporter {
 	struct timeline *tl;
 	const struct ctxmon_export_opts *o;
 	struct ctxmon_export_stats *st;
-	const char *path;
+	const char *path;	/* the target, for messages */
+	struct ctxmon_outfile *out; /* where the format writes */
 	int err;		/* first error of a callback, -errno */
 	uint64_t start_ts, stop_ts; /* the window (stop: set before close) */
 	void *priv;		/* the format's state */

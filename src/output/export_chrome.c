@@ -169,7 +169,7 @@ static int cj_open(struct exporter *x, struct tl_ops *ops)
 	x->priv = c;
 	c->first = true;
 	c->arch = ctxmon_reader_meta_str(x->r, CTXMON_META_ARCH);
-	c->f = fopen(x->path, "we");
+	c->f = ctxmon_outfile_stream(x->out);
 	if (!c->f)
 		return -errno;
 	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", c->f);
@@ -235,9 +235,7 @@ static int cj_close(struct exporter *x, bool ok)
 			ret = -(errno ? errno : EIO);
 		x->st->bytes = (uint64_t)ftell(c->f);
 	}
-	if (c->f && fclose(c->f) == EOF && ok && !ret)
-		ret = -(errno ? errno : EIO);
-	free(c);
+	free(c); /* the stream is the outfile's */
 	x->priv = NULL;
 	return ret;
 }

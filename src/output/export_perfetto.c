@@ -703,7 +703,7 @@ static int pf_open(struct exporter *x, struct tl_ops *ops)
 	p->bundle_max = x->o->bundle_events ? x->o->bundle_events : 4096;
 	p->tracks = !x->o->no_tracks;
 	p->arch = ctxmon_reader_meta_str(x->r, CTXMON_META_ARCH);
-	p->f = fopen(x->path, "we");
+	p->f = ctxmon_outfile_stream(x->out);
 	if (!p->f) {
 		int err = -errno;
 
@@ -745,8 +745,6 @@ static int pf_close(struct exporter *x, bool ok)
 		if (!ret && fflush(p->f) == EOF)
 			ret = -(errno ? errno : EIO);
 	}
-	if (fclose(p->f) == EOF && !ret && ok)
-		ret = -(errno ? errno : EIO);
 	x->st->bytes = p->bytes;
 	for (size_t i = 0; i < p->ncpus; i++) {
 		struct pf_cpu *c = p->cpus[i];

@@ -584,6 +584,7 @@ static int sq_open(struct exporter *x, struct tl_ops *ops)
 	struct ctxmon_account_opts ao = { .sz = sizeof(ao) };
 	struct ctxmon_causes_opts co = { .sz = sizeof(co) };
 	struct sq *q = calloc(1, sizeof(*q));
+	const char *work;
 	struct stat sb;
 	int rc;
 
@@ -595,18 +596,15 @@ static int sq_open(struct exporter *x, struct tl_ops *ops)
 	q->a = ctxmon_account_new(&ao);
 	if (!q->a || ctxmon_account_enable_causes(q->a, &co) < 0)
 		return -ENOMEM;
-	/* a new file: SQLite would add to an old database; and only ever
-	 * a regular file */
-	if (lstat(x->path, &sb) == 0) {
-		if (!S_ISREG(sb.st_mode))
-			return export__fail(-EINVAL,
-					    "%s is not a regular file: SQLite "
-					    "needs one",
-					    x->path);
-		if (unlink(x->path) < 0)
-			return -errno;
-	}
-	rc = sqlite3_open_v2(x->path, &q->db,
+	/* a new empty file beside the target (the outfile's), never the
+	 * old database, which SQLite would add to; and only ever a regular
+	 * file */
+	work = ctxmon_outfile_work_path(x->out);
+	if (!work || lstat(work, &sb) < 0 || !S_ISREG(sb.st_mode))
+		return export__fail(-EINVAL,
+				    "%s is not a regular file: SQLite needs one",
+				    x->path);
+	rc = sqlite3_open_v2(work, &q->db,
 			     SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
 	if (rc != SQLITE_OK)
 		return export__fail(-EIO, "cannot create %s: %s", x->path,
@@ -662,13 +660,10 @@ static int sq_close(struct exporter *x, bool ok)
 	if (q->db && sqlite3_close(q->db) != SQLITE_OK && ok && !ret)
 		ret = export__fail(-EIO, "closing %s failed", x->path);
 	if (ok && !ret) {
-		FILE *f = fopen(x->path, "re");
+		struct stat sb;
 
-		if (f) {
-			fseek(f, 0, SEEK_END);
-			x->st->bytes = (uint64_t)ftell(f);
-			fclose(f);
-		}
+		if (stat(ctxmon_outfile_work_path(x->out), &sb) == 0)
+			x->st->bytes = (uint64_t)sb.st_size;
 	}
 	free(upid_of);
 	free(q->b);

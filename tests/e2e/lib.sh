@@ -45,7 +45,8 @@ skip() {
 }
 
 # recording_started FILE PID: wait (up to 30 s) until the recorder PID has
-# written the session's metadata to FILE, which it does right after its
+# written the session's metadata to FILE.part (where a capture writes
+# until it ends; FILE itself for -o - or a device), which it does right after its
 # capture started, before any event (the file holds only its header
 # before).  A fixed sleep was not enough: a sanitizer build on a loaded
 # machine took 1.5 s to start.  Returns 1 if the recorder died or the
@@ -53,7 +54,8 @@ skip() {
 recording_started() {
 	local i=0 sz
 	while [ $i -lt 600 ]; do
-		sz=$(stat -c %s "$1" 2>/dev/null || echo 0)
+		sz=$(stat -c %s "$1.part" 2>/dev/null ||
+			stat -c %s "$1" 2>/dev/null || echo 0)
 		[ "$sz" -gt 256 ] && return 0
 		kill -0 "$2" 2>/dev/null || return 1
 		sleep 0.05

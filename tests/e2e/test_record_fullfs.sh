@@ -1,6 +1,7 @@
 #!/bin/bash
 # Acceptance 3: recording onto a 2 MiB tmpfs fills it: a clear message, a
-# non-zero exit status, and a file that report reads (as cut short).
+# non-zero exit status, the recording so far as FILE.part, which report
+# reads (as cut short), and nothing at FILE.
 . "$(dirname "$0")/lib.sh"
 skip_unless_capture
 
@@ -15,8 +16,11 @@ san_check record "$T/rec.err"
 [ $rc != 0 ] || fail "record exited 0 on a full file system"
 grep -q "No space left on device" "$T/rec.err" ||
 	fail "no clear message: $(cat "$T/rec.err")"
+grep -q "report -i $T/small/f.data.part" "$T/rec.err" ||
+	fail "the message does not name f.data.part: $(cat "$T/rec.err")"
+[ ! -e "$T/small/f.data" ] || fail "a failed record wrote f.data"
 
-"$CTXMON" report -i "$T/small/f.data" >"$T/rep.txt" 2>"$T/rep.err"
+"$CTXMON" report -i "$T/small/f.data.part" >"$T/rep.txt" 2>"$T/rep.err"
 rc=$?
 san_check report "$T/rep.err"
 [ $rc = 0 ] || fail "report exited $rc: $(cat "$T/rep.err")"

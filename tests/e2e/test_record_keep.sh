@@ -14,7 +14,7 @@ skip_unless_capture
 
 F=$T/keep.ctxm
 echo precious >"$F"
-leftovers() { ls -A "$T" | grep -c '^\.keep\.ctxm\.' || true; }
+leftovers() { ls -A "$T" | grep -c '^\.keep\.ctxm\.\|^keep\.ctxm\.part$' || true; }
 
 rc=0
 "$CTXMON" record -o "$F" -- "$T/no-such-command" 2>"$T/e1" || rc=$?

@@ -1,17 +1,22 @@
 #!/bin/bash
-# Acceptance 2: a recorder killed with SIGKILL mid-capture leaves a file
-# that reads as truncated, and report and script work on it.
+# Acceptance 2: a recorder killed with SIGKILL mid-capture leaves its
+# recording as FILE.part (the name the capture writes to until it ends),
+# which reads as truncated, and report and script work on it; an earlier
+# file at FILE is as it was.
 . "$(dirname "$0")/lib.sh"
 skip_unless_capture
 
 bg "$WL/pingpong" 2000000
+echo earlier >"$T/k.data"
 "$CTXMON" record -a -o "$T/k.data" 2>"$T/rec.err" &
 rec=$!
 recording_started "$T/k.data" $rec || fail "record did not start: $(cat "$T/rec.err")"
 sleep 1.5
 kill -KILL $rec
 wait $rec 2>/dev/null
-[ -s "$T/k.data" ] || { fail "nothing recorded before the kill"; finish; }
+[ "$(cat "$T/k.data")" = earlier ] || fail "the killed record changed the file at -o"
+[ -s "$T/k.data.part" ] || { fail "nothing recorded before the kill"; finish; }
+mv "$T/k.data.part" "$T/k.data"
 
 "$CTXMON" report -i "$T/k.data" >"$T/rep.txt" 2>"$T/rep.err"
 rc=$?

@@ -1,0 +1,97 @@
+/*
+ * out.c - the output file of a command, all or nothing.
+ *
+ * Every command that writes a file (-o, --html, --svg, ...) opens it here
+ * and ends it with cli__out_end(): the library's ctxmon_outfile writes
+ * beside the target and renames over it only when the command says the
+ * output is whole, so a command that fails leaves an earlier file as it
+ * was.  A fatal signal removes the work files (cli__out_signals()).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+
+#include <ctxmon/outfile.h>
+
+#include "cli/cli.h"
+
+int cli__out_open(const char *cmd, struct cli_out *out, const char *path,
+		  FILE *dflt, unsigned flags)
+{
+	*out = (struct cli_out){ .f = dflt, .path = path };
+	if (!path)
+		return 0;
+	out->o = ctxmon_outfile_open(path, flags);
+	if (out->o)
+		out->f = ctxmon_outfile_stream(out->o);
+	if (!out->f) {
+		if (errno == EEXIST && (flags & CTXMON_OUTFILE_PART))
+			cli__err(cmd, "cannot write %s: %s.part exists (a "
+				      "capture stopped before its end?): read "
+				      "it with 'ctxmon report -i %s.part', then "
+				      "move or remove it",
+				 path, path, path);
+		else if (errno == ESPIPE)
+			cli__err(cmd, "cannot write to standard output: this "
+				      "format needs a file (give -o FILE)");
+		else
+			cli__err(cmd, "cannot write %s: %s", path,
+				 strerror(errno));
+		ctxmon_outfile_discard(out->o, 0);
+		*out = (struct cli_out){ .f = dflt };
+		return -1;
+	}
+	return 0;
+}
+
+int cli__out_end(const char *cmd, struct cli_out *out, bool ok)
+{
+	int ret = 0;
+
+	if (!out->o)
+		return 0;
+	if (ok) {
+		ret = ctxmon_outfile_commit(out->o);
+		if (ret < 0)
+			cli__err(cmd, "writing %s: %s; it is left as it was",
+				 out->path, strerror(-ret));
+	} else {
+		ctxmon_outfile_discard(out->o, 0);
+	}
+	out->o = NULL;
+	out->f = NULL;
+	return ret < 0 ? -1 : 0;
+}
+
+int cli__out_errno(struct cli_out *out, int err)
+{
+	int saved = errno;
+
+	if (err != -EIO && err != 0)
+		return -err;
+	/* stdio's error flag keeps no errno; a second flush of what is
+	 * still buffered meets the cause again (ENOSPC, EFBIG...), and if
+	 * nothing is, the errno of the write that failed is still there
+	 * when we are called right after it */
+	errno = 0;
+	if (out->f && fflush(out->f) == EOF && errno)
+		return errno;
+	return saved ? saved : EIO;
+}
+
+static void on_fatal(int sig)
+{
+	ctxmon_outfile_unlink_all();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+void cli__out_signals(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+	struct sigaction sa = { .sa_handler = on_fatal };
+
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < ARRAY_SIZE(sigs); i++)
+		sigaction(sigs[i], &sa, NULL);
+}
