@@ -5,6 +5,9 @@
 #   make run        install missing Debian packages, build, run the demo job
 #   make test       same set-up, then unit and end-to-end tests (test build:
 #                   -Werror, ASan/UBSan, in build/test)
+#                   T=PATTERN runs the tests whose name matches (tests/run.sh)
+#   make check      the long tier: bounded fuzzing, the whole kernel
+#                   matrix, the fork storms (.ci/run runs it after test)
 #   make bench      benchmarks (not part of make test), see BENCHMARKS.md
 #   make install    PREFIX=/usr/local DESTDIR=: tool, libraries, headers,
 #                   pkg-config file, man pages, bash completion
@@ -107,10 +110,17 @@ $(O)/tool/%.o: src/%.c $(wildcard include/ctxmon/*.h src/*.h src/*/*.h)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
 # NEEDED libctxmon.so.$(SOVER), found next to the tool in the build tree
-# ($ORIGIN) and in the system's library path once installed
+# ($ORIGIN) and in PREFIX/lib once installed ($ORIGIN/../lib), whatever
+# the prefix and whether or not the loader searches it: the tool stays one
+# more user of the shared library, as an embedding program is.  An
+# install whose LIBDIR is elsewhere relinks the tool for it (install).
+TOOL_LINK = $(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(TOOL_OBJS) \
+	-L$(O) -l:libctxmon.so.$(SOVER) $(LIBS)
 $(O)/ctxmon: $(CLI_OBJS) $(TOOL_OBJS) $(O)/libctxmon.so.$(SOVER)
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(TOOL_OBJS) \
-		-L$(O) -l:libctxmon.so.$(SOVER) -Wl,-rpath,'$$ORIGIN' $(LIBS)
+	$(TOOL_LINK) -Wl,-rpath,'$$ORIGIN:$$ORIGIN/../lib'
+$(O)/install/ctxmon: $(CLI_OBJS) $(TOOL_OBJS) $(O)/libctxmon.so.$(SOVER)
+	@mkdir -p $(dir $@)
+	$(TOOL_LINK) -Wl,-rpath,'$$ORIGIN/$(shell realpath -m --relative-to=$(PREFIX)/bin $(LIBDIR))' 
 
 # Man pages and the bash completion, written by the tool from its option
 # tables (src/cli/opts.h), so they say what --help says.
@@ -135,10 +145,13 @@ $(O)/workloads/%: tests/workloads/%.c $(wildcard tests/workloads/*.h)
 workloads: $(WL_BINS)
 unit-bins: $(UNIT_BINS)
 
+# what building and running needs (make run); the tests' tools too
+deps-build:
+	@scripts/setup.sh build
 deps:
-	@scripts/setup.sh
+	@scripts/setup.sh test
 
-run: deps
+run: deps-build
 	@$(MAKE) --no-print-directory all
 	@scripts/run-demo.sh $(O)
 
@@ -146,6 +159,12 @@ test: deps
 	@$(MAKE) --no-print-directory O=build/test SAN=1 all unit-bins
 	@$(MAKE) --no-print-directory all
 	@tests/run.sh build/test
+
+# the long tier: bounded fuzzing, every kernel of the matrix, the storms
+check: deps
+	@$(MAKE) --no-print-directory O=build/test SAN=1 all unit-bins
+	@$(MAKE) --no-print-directory all
+	@CTXMON_LONG=1 tests/run.sh build/test
 
 bench: deps
 	@$(MAKE) --no-print-directory all
@@ -155,19 +174,22 @@ bench: deps
 # (with its soname link) and the static one, the headers, the pkg-config
 # file, the man pages and the bash completion.
 LIBDIR  ?= $(PREFIX)/lib
-install: all
+# the tool's run path points at LIBDIR from where it is installed
+INSTALL_TOOL := $(if $(filter $(abspath $(PREFIX)/lib),$(abspath $(LIBDIR))),$(O)/ctxmon,$(O)/install/ctxmon)
+install: all $(INSTALL_TOOL)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(LIBDIR)/pkgconfig \
 		$(DESTDIR)$(PREFIX)/include/ctxmon \
 		$(DESTDIR)$(PREFIX)/share/man/man1 \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions
-	install -m 755 $(O)/ctxmon $(DESTDIR)$(PREFIX)/bin/
+	install -m 755 $(INSTALL_TOOL) $(DESTDIR)$(PREFIX)/bin/ctxmon
 	install -m 755 $(O)/libctxmon.so.$(VERSION) $(DESTDIR)$(LIBDIR)/
 	ln -sf libctxmon.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libctxmon.so.$(SOVER)
 	ln -sf libctxmon.so.$(SOVER) $(DESTDIR)$(LIBDIR)/libctxmon.so
 	install -m 644 $(O)/libctxmon.a $(DESTDIR)$(LIBDIR)/
 	install -m 644 include/ctxmon/*.h $(DESTDIR)$(PREFIX)/include/ctxmon/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
-		-e 's|@VERSION@|$(VERSION)|' ctxmon.pc.in \
+		-e 's|@VERSION@|$(VERSION)|' \
+		-e 's|@LIBS_PRIVATE@|$(filter -l% -pthread,$(LIBS))|' ctxmon.pc.in \
 		> $(DESTDIR)$(LIBDIR)/pkgconfig/ctxmon.pc
 	install -m 644 $(O)/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 $(O)/completion/ctxmon \
@@ -179,7 +201,7 @@ format:
 clean:
 	rm -rf build
 
-.PHONY: all deps run test bench install format clean workloads unit-bins docs
+.PHONY: all deps deps-build run test check bench install format clean workloads unit-bins docs
 
 # ---- BPF ----
 # The bpf backends (src/capture/bpf*.c) carry two BPF objects as bpftool

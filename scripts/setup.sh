@@ -1,15 +1,28 @@
 #!/bin/sh
-# Install the Debian packages ctxmon needs that are missing; idempotent and
-# quiet when nothing is missing.  Needs root when something must be installed.
+# scripts/setup.sh [build|test] - install the Debian packages ctxmon needs
+# that are missing; idempotent and quiet when nothing is missing.  Needs
+# root when something must be installed.
+#   build  what building ctxmon and running it needs (make, make run)
+#   test   that, and the tools the tests compare ctxmon with or drive it
+#          by (make test, make check, make bench): browsers, qemu and the
+#          stock kernels' tools, Prometheus, bpftrace, perf, trace-cmd, ...
 set -e
-PKGS="gcc make pkg-config libcmocka-dev libtraceevent-dev libtracefs-dev \
+BUILD="gcc make pkg-config libtraceevent-dev libtracefs-dev \
 libzstd-dev libbpf-dev bpftool clang llvm libelf-dev zlib1g-dev \
-libncurses-dev tmux procps util-linux python3 libclang-rt-dev \
-python3-scipy chromium qemu-system-x86 busybox-static cpio \
-libmicrohttpd-dev prometheus curl libsqlite3-dev sqlite3 \
-protobuf-compiler tidy python3-html5lib bpftrace time stress-ng \
-man-db groff-base libtracecmd-dev trace-cmd linux-perf \
-libdw-dev libprotobuf-c-dev protobuf-c-compiler"
+libncurses-dev libmicrohttpd-dev libsqlite3-dev protobuf-compiler \
+libtracecmd-dev libdw-dev libprotobuf-c-dev protobuf-c-compiler \
+procps util-linux man-db groff-base"
+TEST="libcmocka-dev tmux python3 libclang-rt-dev python3-scipy chromium \
+qemu-system-x86 busybox-static cpio prometheus curl sqlite3 tidy \
+python3-html5lib bpftrace time stress-ng trace-cmd linux-perf strace"
+case ${1:-test} in
+build) PKGS=$BUILD ;;
+test) PKGS="$BUILD $TEST" ;;
+*)
+	echo "usage: scripts/setup.sh [build|test]" >&2
+	exit 2
+	;;
+esac
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

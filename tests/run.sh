@@ -11,6 +11,17 @@
 # shown; V=1 shows every test's output.  Ends with one line
 # "N passed, N failed, N skipped" and exits 1 if anything failed.
 #
+# Two tiers.  `make test` runs the unit tests and the e2e tests of the
+# short tier; `make check` (CTXMON_LONG=1) runs the long tier: the tests
+# marked "# tier: long" (slow storms) and, with their long budgets, those
+# marked "# tier: both" (bounded fuzzing instead of a corpus replay, every
+# kernel of the matrix instead of one).  The short run names the tests it
+# leaves to the long tier, and both end with their ten slowest tests.
+#
+# T=PATTERN (make test T=PATTERN) runs only the tests whose name (e.g.
+# unit/test_file, e2e/test_record_kill) matches the extended regular
+# expression PATTERN.
+#
 # The capture tests need tracefs: when it is not mounted and we are root, it
 # is mounted here, saying so (ctxmon itself never mounts it unasked).
 set -u
@@ -20,6 +31,8 @@ if [ $# -ne 1 ] || [ ! -d "$1" ]; then
 	exit 2
 fi
 B=$(cd "$1" && pwd)
+ONLY=${T:-}
+unset T # the e2e tests' own temporary directory
 cd "$(dirname "$0")/.." || exit 2
 
 TRACEFS=/sys/kernel/tracing
@@ -37,9 +50,15 @@ pass=0 failed=0 skipped=0
 failures=""
 TIMEOUT=${TEST_TIMEOUT:-300}
 
+LONG=${CTXMON_LONG:-0}
+export CTXMON_LONG=$LONG
+times=$(mktemp /tmp/ctxmon-times.XXXXXX)
+long_left=""
 for t in "$B"/tests/*; do
+	[ "$LONG" = 0 ] || break
 	[ -f "$t" ] && [ -x "$t" ] || continue
 	name=unit/$(basename "$t")
+	[ -z "$ONLY" ] || echo "$name" | grep -Eq -- "$ONLY" || continue
 	echo "--- $name"
 	rc=0
 	timeout "$TIMEOUT" "$t" || rc=$?
@@ -56,10 +75,17 @@ log=$(mktemp /tmp/ctxmon-test.XXXXXX)
 # the FAIL lines of every failed e2e test, repeated at the end: a long
 # run's log is often read from its tail only
 digest=$(mktemp /tmp/ctxmon-digest.XXXXXX)
-trap 'rm -f "$log" "$digest"' EXIT
+trap 'rm -f "$log" "$digest" "$times"' EXIT
 for t in tests/e2e/test_*.sh; do
 	[ -f "$t" ] || continue
 	name=e2e/$(basename "$t" .sh)
+	[ -z "$ONLY" ] || echo "$name" | grep -Eq -- "$ONLY" || continue
+	tier=$(sed -n 's/^# tier: \([a-z]*\).*/\1/p' "$t" | head -n 1)
+	if [ "$LONG" = 0 ] && [ "$tier" = long ]; then
+		long_left="$long_left ${name#e2e/}"
+		continue
+	fi
+	[ "$LONG" = 0 ] || [ "$tier" = long ] || [ "$tier" = both ] || continue
 	start=${EPOCHREALTIME/./}
 	rc=0
 	# a test may ask for more time: "# test-timeout: SECONDS"
@@ -69,6 +95,7 @@ for t in tests/e2e/test_*.sh; do
 		>"$log" 2>&1 </dev/null || rc=$?
 	ds=$(((${EPOCHREALTIME/./} - start) / 100000))
 	secs=$((ds / 10)).$((ds % 10))
+	echo "$ds $name" >>"$times"
 	case $rc in
 	0)
 		pass=$((pass + 1))
@@ -99,6 +126,15 @@ if [ -s "$digest" ]; then
 	cat "$digest"
 fi
 
+if [ -s "$times" ]; then
+	echo "--- the ten slowest e2e tests"
+	sort -rn "$times" | head -n 10 |
+		while read -r ds name; do
+			printf '%7s s  %s\n' "$((ds / 10)).$((ds % 10))" "$name"
+		done
+fi
+[ -z "$long_left" ] ||
+	echo "long tier (make check) runs$long_left and the long budgets of test_fuzz, test_kernels"
 [ -z "$failures" ] || echo "failed:$failures"
 echo "$pass passed, $failed failed, $skipped skipped"
 [ "$failed" = 0 ]

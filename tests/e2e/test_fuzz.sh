@@ -1,5 +1,10 @@
 #!/bin/bash
 # test-timeout: 1800
+# tier: both
+# In `make test` (the short tier) every seed corpus is replayed once
+# (-runs=0): each input that ever found a problem is a regression test.
+# In `make check` (CTXMON_LONG=1) the bounded fuzzing below runs.
+#
 # A bounded libFuzzer run of the recording reader, the text importer, one
 # EVENTS chunk and the perf.data importer (tests/fuzz/run.sh): any crash,
 # leak, hang, runaway allocation or round-trip violation found on the seed
@@ -20,9 +25,11 @@
 # FUZZ_TIME=600 tests/fuzz/run.sh build/fuzz (10 minutes a target).
 # FUZZ_TIME=N (every target) and FUZZ_TIME_<target>=N shorten it.
 cd "$(dirname "$0")/../.." || exit 1
-if [ -z "${FUZZ_TIME:-}" ]; then
+if [ -z "${FUZZ_TIME:-}" ] && [ "${CTXMON_LONG:-0}" = 1 ]; then
 	export FUZZ_TIME=120
 	export FUZZ_TIME_import=${FUZZ_TIME_import:-900}
+elif [ -z "${FUZZ_TIME:-}" ]; then
+	export FUZZ_TIME=0
 fi
 out=$(tests/fuzz/run.sh build/fuzz 2>&1)
 rc=$?

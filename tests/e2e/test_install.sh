@@ -14,6 +14,9 @@
 #     backend names, each of which stat accepts.
 #  5. The sources: no file of src/cli includes internal.h, and no backend
 #     name appears in src/cli or src/output.
+#  6. Installed under a prefix the loader does not search, the tool runs
+#     (its run path is $ORIGIN/../lib), and the examples link against
+#     libctxmon.a with `pkg-config --static --libs ctxmon`.
 . "$(dirname "$0")/lib.sh"
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -146,6 +149,40 @@ for m in $mets; do
 	"$CTXMON" experiment -n 1 --regress "$m~$m" >/dev/null 2>"$T/m.err"
 	grep -q "bad --regress" "$T/m.err" && fail "completion offers metric '$m', experiment does not know it"
 done
+
+# --- 6. a prefix the loader does not search ---------------------------------
+# The installed tool finds its library through its run path
+# ($ORIGIN/../lib), with no ldconfig and no LD_LIBRARY_PATH; the examples
+# link against the installed libctxmon.a with what `pkg-config --static`
+# says, and run without libctxmon.so.
+P=$T/opt/ctxmon
+if make -s -C "$ROOT" install PREFIX="$P" >"$T/install2.log" 2>&1; then
+	out=$(env -i "$P/bin/ctxmon" --version 2>&1)
+	echo "installed under $P: $out; RUNPATH $(readelf -d "$P/bin/ctxmon" | sed -n 's/.*RUNPATH.*\[\(.*\)\]/\1/p')"
+	[ "$out" = "ctxmon $("$CTXMON" --version | cut -d' ' -f2)" ] ||
+		fail "the tool installed under $P does not run: $out"
+	env -i "$P/bin/ctxmon" import -q "$ROOT/tests/data/traces/pipe-6.18-sched.txt" \
+		-o "$T/i.ctxm" 2>"$T/r.err" &&
+		env -i "$P/bin/ctxmon" report -i "$T/i.ctxm" >/dev/null 2>>"$T/r.err" ||
+		fail "the installed tool cannot import and report: $(cat "$T/r.err")"
+	grep -q "^Libs.private:.*-ldw" "$P/lib/pkgconfig/ctxmon.pc" &&
+		grep -q "^Libs.private:.*-lprotobuf-c" "$P/lib/pkgconfig/ctxmon.pc" ||
+		fail "ctxmon.pc's Libs.private lacks libraries the library links: $(grep Libs.private "$P/lib/pkgconfig/ctxmon.pc")"
+	cp -r "$ROOT/examples" "$T/ex"
+	if make -C "$T/ex" PREFIX="$P" STATIC=1 CFLAGS="-O2 -Werror" >"$T/exs.log" 2>&1; then
+		for x in stream count; do
+			readelf -d "$T/ex/$x" | grep -q 'NEEDED.*libctxmon' &&
+				fail "examples/$x built with STATIC=1 needs libctxmon.so"
+		done
+		echo "examples linked against $P/lib/libctxmon.a: $(ls "$T/ex/stream" "$T/ex/count" | xargs -n1 basename | tr '\n' ' ')"
+	else
+		sed 's/^/  | /' "$T/exs.log" | tail -n 20
+		fail "the examples do not link against libctxmon.a with pkg-config --static"
+	fi
+else
+	sed 's/^/  | /' "$T/install2.log" | tail -n 20
+	fail "make install PREFIX=$P failed"
+fi
 
 # --- 5. sources -------------------------------------------------------------
 # No file of the tool includes the library's internal header.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# tier: long (make check): a storm of tens of thousands of tasks
 # `ctxmon profile -- CMD` follows CMD's processes through a kernel map.
 # The map was never emptied: past its 16384 entries, new processes were
 # not followed, their samples and run time silently missing (24,000

@@ -8,7 +8,9 @@
 # build directory and named in the output.
 #
 #   tests/fuzz/run.sh [BUILD_DIR]      (default build/fuzz)
-#   FUZZ_TIME=20   seconds per target (FUZZ_TIME_import=... for one target)
+#   FUZZ_TIME=20   seconds per target (FUZZ_TIME_import=... for one target);
+#                  0: replay each seed corpus once (-runs=0), a regression
+#                  run of every input ever found
 #   FUZZ_TARGETS="reader import chunk perfdata"   which targets
 #
 # The 10-minute-per-target run (issue 13):
@@ -64,11 +66,17 @@ for t in ${FUZZ_TARGETS:-reader import chunk perfdata hist}; do
 	dict=""
 	[ -f "tests/fuzz/$t.dict" ] && dict="-dict=$PWD/tests/fuzz/$t.dict"
 	tt=$(eval "echo \${FUZZ_TIME_$t:-$T}")
-	echo "fuzz_$t: ${tt}s on $(ls "$corpus" | wc -l) seeds"
+	if [ "$tt" = 0 ]; then
+		bound="-runs=0"
+		echo "fuzz_$t: replaying $(ls "$corpus" | wc -l) seeds"
+	else
+		bound="-max_total_time=$tt"
+		echo "fuzz_$t: ${tt}s on $(ls "$corpus" | wc -l) seeds"
+	fi
 	# shellcheck disable=SC2086
 	if ! (cd "$B" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 		LSAN_OPTIONS=suppressions=$SUPP \
-		"./fuzz_$t" -max_total_time="$tt" -timeout=10 -rss_limit_mb=2048 \
+		"./fuzz_$t" $bound -timeout=10 -rss_limit_mb=2048 \
 		-max_len=65536 -print_final_stats=1 $dict "corpus_$t" \
 		> "fuzz_$t.log" 2>&1); then
 		tail -n 40 "$B/fuzz_$t.log" >&2
