@@ -233,6 +233,9 @@ static void test_delta_max(void **state)
 	assert_true(s.threads[0].lat.max_ts == 0 ||
 		    s.threads[0].lat.max_ts > 1000);
 	assert_int_equal(s.threads[0].lat.max_waker_tid, -1);
+	/* and says it is a bound, not a measurement (issue 45, item 4) */
+	assert_true(s.threads[0].lat.max_is_bound);
+	assert_int_equal(s.threads[0].lat.max_ns, 4095);
 	ctxmon_snapshot_clear(&s);
 	ctxmon_rowset_next(r, 2000);
 
@@ -250,6 +253,7 @@ static void test_delta_max(void **state)
 	assert_int_equal(s.threads[0].lat.max_ns, 5000000);
 	assert_int_equal(s.threads[0].lat.max_ts, 2500);
 	assert_int_equal(s.threads[0].lat.max_waker_tid, 9);
+	assert_false(s.threads[0].lat.max_is_bound);
 	ctxmon_snapshot_clear(&s);
 	ctxmon_rowset_free(r);
 }
