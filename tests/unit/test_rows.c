@@ -160,9 +160,23 @@ static void test_processes(void **state)
 	assert_int_equal(p[0].run_ns, 31);
 	assert_int_equal(p[0].lat.count, 3);
 	assert_int_equal(p[0].lat.max_ns, 900);
+	assert_false(p[0].lat.max_is_bound);
 	assert_false(p[0].exited);
 	assert_int_equal(p[1].tid, 30);
 	assert_int_equal(p[1].nthreads, 1);
+	free(p);
+	/* a bound above the measured maxima: the process's is a bound */
+	th[0].lat.max_ns = 1023;
+	th[0].lat.max_is_bound = true;
+	p = ctxmon_rows_processes(th, 4, &n);
+	assert_int_equal(p[0].lat.max_ns, 1023);
+	assert_true(p[0].lat.max_is_bound);
+	free(p);
+	/* ... and one below them is no more than they */
+	th[0].lat.max_ns = 511;
+	p = ctxmon_rows_processes(th, 4, &n);
+	assert_int_equal(p[0].lat.max_ns, 900);
+	assert_false(p[0].lat.max_is_bound);
 	free(p);
 	p = ctxmon_rows_processes(th, 0, &n);
 	assert_non_null(p);
