@@ -286,10 +286,14 @@ struct backend_ops {
 	 * (exited set).  Where the kernel goes on counting while the rows
 	 * are read, *@now is moved to a time after the read, the one the
 	 * rows end at.  *rows is malloc'd, the caller frees it; comms are
-	 * interned in ctx->strs.  0 or -errno.
+	 * interned in ctx->strs.  0 or -errno.  With @interval, the rows'
+	 * lat.max_* may instead be each row's maximum since the previous
+	 * read with @interval (*@ival_max then true): max_is_bound when the
+	 * backend cannot tell it, and the caller, which knows the
+	 * interval's histogram, gives the bound.
 	 */
 	int (*read_rows)(void *priv, uint64_t *now, struct ctxmon_stats **rows,
-			 size_t *n);
+			 size_t *n, bool interval, bool *ival_max);
 	/* Optional, counting backends: forget the rows of exited threads
 	 * that read_rows has returned (their caller reports intervals). */
 	void (*forget_exited)(void *priv);
@@ -321,7 +325,8 @@ extern const struct backend_ops backend_proc;
 /* Rows of a counting backend, see backend_ops.read_rows; -EOPNOTSUPP
  * for a streaming one.  *@now may move later (the time the rows end). */
 int session__read_rows(struct ctxmon_session *s, uint64_t *now,
-		       struct ctxmon_stats **rows, size_t *n);
+		       struct ctxmon_stats **rows, size_t *n, bool interval,
+		       bool *ival_max);
 /* Per-CPU numbers of a counting backend, see backend_ops.read_cpus;
  * -EOPNOTSUPP when it has none. */
 int session__read_cpus(struct ctxmon_session *s, uint64_t now,

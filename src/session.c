@@ -556,13 +556,15 @@ static bool session_counting(const struct ctxmon_session *s)
 }
 
 int session__read_rows(struct ctxmon_session *s, uint64_t *now,
-		       struct ctxmon_stats **rows, size_t *n)
+		       struct ctxmon_stats **rows, size_t *n, bool interval,
+		       bool *ival_max)
 {
 	int ret;
 
+	*ival_max = false;
 	if (!session_counting(s))
 		return -EOPNOTSUPP;
-	ret = s->be->ops->read_rows(s->priv, now, rows, n);
+	ret = s->be->ops->read_rows(s->priv, now, rows, n, interval, ival_max);
 	if (ret < 0 && !s->err[0])
 		fmt__buf(s->err, sizeof(s->err), "reading counters: %s",
 			 strerror(-ret));

@@ -206,6 +206,15 @@ struct ctxmon_latency {
 	int32_t max_waker_tid;		/* who woke it for the maximum, -1 */
 	int32_t max_cpu;		/* where it then ran */
 	int32_t max_prev_tid;		/* who ran there before it, -1 */
+	bool max_is_bound;		/* max_ns was not measured: it is a
+					 * bound, the upper edge of the
+					 * highest histogram bucket (or less),
+					 * and max_ts and the context are
+					 * unknown.  Set in an interval of a
+					 * counting backend that could not
+					 * tell the interval's own maximum;
+					 * shown as "<=" (in the struct's
+					 * padding: its size is as in 0.2.0) */
 	uint64_t hist[CTXMON_HIST_BUCKETS];
 };
 

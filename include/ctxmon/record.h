@@ -44,6 +44,8 @@ extern "C" {
 #define CTXMON_META_CPUS_ONLINE "cpus.online"	  /* "0-1" */
 #define CTXMON_META_CLOCK	"clock"		  /* "monotonic", ... */
 #define CTXMON_META_BACKEND	"backend"	  /* "perf", "bpf", "text" */
+#define CTXMON_META_BUFFER	"trace.buffer"	  /* trace-cmd buffer instance
+						   * imported; absent: the top */
 #define CTXMON_META_EVENTS	"events"	  /* u64: CTXMON_EVENTS_* */
 /* "on-cpu" when sched_wakeup was kept only for a task still on its CPU
  * (CTXMON_EVENTS_WAKEUP_ALL); absent when every one was kept. */

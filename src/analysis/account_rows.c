@@ -10,10 +10,13 @@
 
 #include "analysis/account.h"
 
+/* @l into @p.  A maximum that is a bound stays one where it is the
+ * larger: the sum's maximum is then known only to be at most it. */
 static void lat_merge(struct ctxmon_latency *p, const struct ctxmon_latency *l)
 {
 	if (l->count && (!p->count || l->max_ns > p->max_ns)) {
 		p->max_ns = l->max_ns;
+		p->max_is_bound = l->max_is_bound;
 		p->max_ts = l->max_ts;
 		p->max_waker_tid = l->max_waker_tid;
 		p->max_cpu = l->max_cpu;

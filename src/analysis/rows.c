@@ -45,10 +45,39 @@ static uint64_t sub(uint64_t a, uint64_t b)
 	return a > b ? a - b : 0;
 }
 
-/* @c less @p, field by field; @c becomes the interval after @p.  Latency
- * maxima cannot be subtracted: a row keeps its maximum when it had
- * latencies in the interval. */
-static void row_sub(struct ctxmon_stats *c, const struct ctxmon_stats *p)
+/* The upper edge of @l's highest histogram bucket with a count, 0 when
+ * none has. */
+static uint64_t hist_bound(const struct ctxmon_latency *l)
+{
+	for (int i = CTXMON_HIST_BUCKETS - 1; i >= 0; i--)
+		if (l->hist[i])
+			return i + 1 >= 64 ? UINT64_MAX : (1ull << (i + 1)) - 1;
+	return 0;
+}
+
+/* @l's maximum is not known, only that it is at most its max_ns and its
+ * highest bucket's upper edge: the lower of the two, marked a bound. */
+static void lat_bound(struct ctxmon_latency *l)
+{
+	uint64_t bound = hist_bound(l);
+
+	if (bound < l->max_ns || !l->max_ns)
+		l->max_ns = bound;
+	l->max_is_bound = true;
+	l->max_ts = 0;
+	l->max_waker_tid = l->max_cpu = l->max_prev_tid = -1;
+}
+
+/*
+ * @c less @p, field by field; @c becomes the interval after @p.  Latency
+ * maxima cannot be subtracted: with @ival_max the backend gave each row
+ * its maximum since the last read (bpf-agg keeps it in the kernel), or
+ * said it does not know it; otherwise a row keeps its maximum when it was
+ * reached in the interval.  Else, and for a row that folds exited threads
+ * (the maximum of one folded in may be older), only a bound is known.
+ */
+static void row_sub(struct ctxmon_stats *c, const struct ctxmon_stats *p,
+		    bool ival_max)
 {
 	struct ctxmon_latency *l = &c->lat;
 
@@ -75,25 +104,16 @@ static void row_sub(struct ctxmon_stats *c, const struct ctxmon_stats *p)
 		l->hist[i] = sub(l->hist[i], p->lat.hist[i]);
 	if (!l->count) {
 		l->max_ns = l->max_ts = 0;
+		l->max_is_bound = false;
 		l->max_waker_tid = l->max_cpu = l->max_prev_tid = -1;
-	} else if (p->lat.count && l->max_ts == p->lat.max_ts &&
-		   l->max_ns == p->lat.max_ns) {
-		/* The kernel keeps one maximum for the whole run; this one
-		 * was reached in an earlier interval.  This interval's own
-		 * is known only to its highest histogram bucket: report that
-		 * bound (never above the old maximum), with no context. */
-		uint64_t bound = 0;
-
-		for (int i = CTXMON_HIST_BUCKETS - 1; i >= 0; i--) {
-			if (l->hist[i]) {
-				bound = (1ull << (i + 1)) - 1;
-				break;
-			}
-		}
-		if (bound < l->max_ns)
-			l->max_ns = bound;
-		l->max_ts = 0;
-		l->max_waker_tid = l->max_cpu = l->max_prev_tid = -1;
+	} else if (c->folded ||
+		   (ival_max ? l->max_is_bound :
+			       p->lat.count && l->max_ts == p->lat.max_ts &&
+				       l->max_ns == p->lat.max_ns)) {
+		/* Without ival_max the backend keeps one maximum for the
+		 * whole run, and this one was reached in an earlier
+		 * interval */
+		lat_bound(l);
 	}
 	if (p->last_ts > c->first_ts)
 		c->first_ts = p->last_ts;
@@ -104,7 +124,7 @@ static void row_sub(struct ctxmon_stats *c, const struct ctxmon_stats *p)
 /* Turn @cur (cumulative, sorted in place) into the interval since the
  * previous call, keeping a copy of the cumulative rows.  0 or -ENOMEM. */
 static int rows_delta(struct ctxmon_rowset *r, struct ctxmon_stats *cur,
-		      size_t n)
+		      size_t n, bool ival_max)
 {
 	struct ctxmon_stats *copy;
 	size_t j = 0;
@@ -119,7 +139,10 @@ static int rows_delta(struct ctxmon_rowset *r, struct ctxmon_stats *cur,
 		while (j < r->nprev && cmp_tid_gen(&r->prev[j], &cur[i]) < 0)
 			j++;
 		if (j < r->nprev && !cmp_tid_gen(&r->prev[j], &cur[i]))
-			row_sub(&cur[i], &r->prev[j]);
+			row_sub(&cur[i], &r->prev[j], ival_max);
+		else if (ival_max && cur[i].lat.count &&
+			 (cur[i].folded || cur[i].lat.max_is_bound))
+			lat_bound(&cur[i].lat); /* new in this interval */
 	}
 	free(r->prev);
 	r->prev = copy;
@@ -359,6 +382,7 @@ static int snapshot_counting(struct ctxmon_rowset *r, uint64_t ts,
 			     struct ctxmon_snapshot *out)
 {
 	struct ctxmon_cpu_stats *c = NULL;
+	bool ival_max = false;
 	int ret;
 
 	if (r->read_rows)
@@ -366,13 +390,14 @@ static int snapshot_counting(struct ctxmon_rowset *r, uint64_t ts,
 				   &out->nthreads);
 	else
 		ret = session__read_rows(r->s, &ts, &out->threads,
-					 &out->nthreads);
+					 &out->nthreads, r->interval,
+					 &ival_max);
 	if (ret < 0)
 		return ret;
 	out->ts = ts;
 	assign_pgen(out->threads, out->nthreads);
 	if (r->interval) {
-		ret = rows_delta(r, out->threads, out->nthreads);
+		ret = rows_delta(r, out->threads, out->nthreads, ival_max);
 		if (ret < 0)
 			return ret;
 	}

@@ -80,6 +80,64 @@ void bpf_row__stats(const struct ctxsw_row *r, uint64_t now,
 	}
 }
 
+/*
+ * Row @r's latency maximum of the interval this read ends, into @l over
+ * the whole run's that bpf_row__stats() put there.  The programs keep a
+ * maximum per value of the row's ireq (imax_add()), which each read with
+ * intervals moves on, G to G + 1, just before it copies a live row
+ * (@bumped; a dead row's copy drained before this read was not).  This
+ * interval's latencies are those after the last read's copy: G's, less
+ * the ones G had before that copy (a moment after G began), and G + 1's
+ * so far.  What G had before the copy is told by the count and G's
+ * maximum at it (seen_*): G's maximum is this interval's when G had
+ * nothing then, or when it is no longer the one seen then.  Otherwise,
+ * unless G + 1's is larger, only a bound is known: max_is_bound, with
+ * max_ns the least bound known here (the caller lowers it to the
+ * interval's highest bucket).
+ */
+void bpf_row__interval_max(const struct ctxsw_row *r, bool bumped,
+			   struct ctxmon_latency *l)
+{
+	uint32_t g = bumped ? r->ireq - 1 : r->ireq;
+	const struct ctxsw_imax *c = &r->lat.icur, *pv = &r->lat.iprev;
+	const struct ctxsw_imax *tail = NULL, *win = NULL, *best = NULL;
+	bool tail_known = true;
+
+	if (c->n && c->gen == g)
+		tail = c;
+	else if (pv->n && pv->gen == g)
+		tail = pv;
+	if (bumped && c->n && c->gen == g + 1)
+		win = c;
+	if (tail && tail->count0 < r->seen_count &&
+	    tail->max_ns == r->seen_max_ns && tail->max_ts == r->seen_max_ts)
+		tail_known = false;
+	if (tail && tail_known)
+		best = tail;
+	if (win && (!best || win->max_ns > best->max_ns))
+		best = win;
+	if (tail && !tail_known && best && best->max_ns < tail->max_ns)
+		best = NULL; /* the part of G not known may hold more */
+	if (best) {
+		l->max_ns = best->max_ns;
+		l->max_ts = best->max_ts;
+		l->max_waker_tid = best->waker_tid;
+		l->max_cpu = best->cpu;
+		l->max_prev_tid = best->prev_tid;
+		l->max_is_bound = false;
+		return;
+	}
+	/* none known: at most G's maximum, which holds the part of G in
+	 * this interval, or the whole run's */
+	l->max_is_bound = r->lat.count > r->seen_count;
+	if (tail && (!win || win->max_ns <= tail->max_ns))
+		l->max_ns = tail->max_ns;
+	l->max_ts = 0;
+	l->max_waker_tid = l->max_cpu = l->max_prev_tid = -1;
+	if (!l->max_is_bound)
+		l->max_ns = 0;
+}
+
 static int fold_dead(struct bpf_priv *p, size_t k);
 
 /* Room for element @n of the array *@v of *@cap elements of @sz bytes
@@ -432,8 +490,30 @@ static bool known_unseen(const struct bpf_priv *p, const struct ctxsw_row *r)
 	return false;
 }
 
+/* What this read saw of live row @r, for the next (bpf_row__interval_max()): in
+ * the row itself, if its slot still holds it. */
+static void seen(struct bpf_priv *p, const struct ctxsw_row *r)
+{
+	const struct ctxsw_imax *c = &r->lat.icur;
+	struct ctxsw_row *src;
+
+	if (!r->slot || r->slot > p->rows_mapped)
+		return;
+	src = slot_at(p, r->slot - 1);
+	if (src->tid != r->tid || src->first_ts != r->first_ts)
+		return;
+	src->seen_count = r->lat.count;
+	if (c->n && c->gen == r->ireq) {
+		src->seen_max_ns = c->max_ns;
+		src->seen_max_ts = c->max_ts;
+	} else {
+		src->seen_max_ns = src->seen_max_ts = 0;
+	}
+}
+
 int bpf_backend__read_rows(void *priv, uint64_t *nowp,
-			   struct ctxmon_stats **rows, size_t *n)
+			   struct ctxmon_stats **rows, size_t *n, bool interval,
+			   bool *ival_max)
 {
 	struct bpf_priv *p = priv;
 	uint64_t now = *nowp;
@@ -450,9 +530,12 @@ int bpf_backend__read_rows(void *priv, uint64_t *nowp,
 	ret = slots_used(p, &used);
 	if (ret < 0)
 		return ret;
+	*ival_max = interval;
+	if (interval)
+		p->ireads++;
 	cpus_ok = bpf__read_cpu_state(p) == 0;	/* before the rows */
 	for (uint32_t i = 0; i < used; i++) {
-		const struct ctxsw_row *src = slot_at(p, i);
+		struct ctxsw_row *src = slot_at(p, i);
 
 		/* free, created and not yet filled in, or dead (drained
 		 * below) */
@@ -462,6 +545,14 @@ int bpf_backend__read_rows(void *priv, uint64_t *nowp,
 		ret = grow((void **)&live, &cap, nlive, sizeof(*live), 256);
 		if (ret < 0)
 			goto out;
+		if (interval) {
+			/* a new interval for the programs' maxima, before the
+			 * copy (bpf_row__interval_max()); a full barrier, so that no
+			 * program that locks the row after the copy still
+			 * sees the old one */
+			src->iread = p->ireads;
+			__atomic_fetch_add(&src->ireq, 1, __ATOMIC_SEQ_CST);
+		}
 		read_row(src, &live[nlive]);
 		if (budget && missed_out(p, &live[nlive], cpus_ok) &&
 		    !known_unseen(p, &live[nlive]))
@@ -490,8 +581,14 @@ int bpf_backend__read_rows(void *priv, uint64_t *nowp,
 		ret = -ENOMEM;
 		goto out;
 	}
-	for (size_t i = 0; i < p->ndead; i++)
-		bpf_row__stats(&p->dead[i], 0, p->ctx->strs, &out[cnt++]);
+	for (size_t i = 0; i < p->ndead; i++) {
+		bpf_row__stats(&p->dead[i], 0, p->ctx->strs, &out[cnt]);
+		if (interval)
+			bpf_row__interval_max(&p->dead[i],
+					      p->dead[i].iread == p->ireads,
+					      &out[cnt].lat);
+		cnt++;
+	}
 	p->nunseen = 0;
 	for (size_t i = 0; i < nlive; i++) {
 		bool stale = false;
@@ -514,10 +611,15 @@ int bpf_backend__read_rows(void *priv, uint64_t *nowp,
 					.state_ts = live[i].state_ts,
 				};
 			bpf_row__stats(&live[i], 0, p->ctx->strs, &out[cnt]);
-			out[cnt++].incomplete = true;
-			continue;
+			out[cnt].incomplete = true;
+		} else {
+			bpf_row__stats(&live[i], now, p->ctx->strs, &out[cnt]);
 		}
-		bpf_row__stats(&live[i], now, p->ctx->strs, &out[cnt++]);
+		if (interval) {
+			bpf_row__interval_max(&live[i], true, &out[cnt].lat);
+			seen(p, &live[i]);
+		}
+		cnt++;
 	}
 	qsort(out, cnt, sizeof(*out), cmp_stats);
 	/* generations of a reused tid, oldest first */

@@ -55,6 +55,7 @@ struct bpf_priv {
 	int nposs; /* possible CPUs, for per-CPU maps */
 	struct ctxsw_cpu *cpubuf; /* nposs entries */
 	uint64_t cpus_read_at;	/* the read_rows() time cpubuf was read for */
+	uint32_t ireads;	/* read_rows() with interval maxima so far */
 	int cb_err; /* first error inside the ring callback */
 	uint64_t bad_records;
 	struct bpf_csw csw;	/* streaming: switch counters by tid */

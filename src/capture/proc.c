@@ -539,13 +539,15 @@ static void to_stats(const struct proc_priv *p, const struct ptask *t,
 }
 
 static int proc_read_rows(void *priv, uint64_t *now, struct ctxmon_stats **rows,
-			  size_t *n)
+			  size_t *n, bool interval, bool *ival_max)
 {
 	struct proc_priv *p = priv;
 	struct ctxmon_stats *out;
 	int ret = 0;
 
 	(void)now;	/* each row ends at its own read */
+	(void)interval;	/* no latencies */
+	*ival_max = false;
 	if (p->enabled)
 		ret = sample(p);
 	if (ret < 0)

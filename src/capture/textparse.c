@@ -19,6 +19,16 @@
  * template can start; its length is bounded, which bounds the work per
  * line.  trace-cmd's sched plugin forms ("comm:pid [prio] S ==> ...") are
  * templates too.
+ *
+ * `trace-cmd report` of a trace with buffer instances puts the instance's
+ * name before the task column of each of its lines, "NAME: " padded to
+ * the longest name, and the task column after it is the same right-aligned
+ * 16 characters as ever (the top buffer's lines have blanks where the name
+ * goes).  A comm is at most 15 characters, so a name is at the very start
+ * of its line, has no blank or '/' (a tracefs directory), ends in ':', and
+ * is followed by two blanks at least (the separator and the comm's
+ * padding); a comm that has a colon ("kworker/u8:1", "Web Content: x") is
+ * indented, or has at most one blank after its colon.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -573,6 +583,7 @@ static bool fill(struct textparse *p, const struct evdef *def,
 
 struct head {
 	const char *task, *task_end; /* "comm-tid (tgid)" */
+	bool col0; /* the task column starts the line: may have a buffer name */
 	bool tgid_col; /* with the "(tgid)" column */
 	int32_t cpu;
 	uint64_t ts;
@@ -700,11 +711,10 @@ static bool parse_perf_task(struct textparse *p, const char *s, const char *d,
 	return true;
 }
 
-/* "comm-tid" with an optional "(tgid)" after it. */
-static bool parse_task(struct textparse *p, struct head *h,
-		       struct textparse_line *out, bool *oom)
+/* "comm-tid" in [@s, @e), with an optional "(tgid)" after it. */
+static bool parse_task_at(struct textparse *p, struct head *h, const char *s,
+			  const char *e, struct textparse_line *out, bool *oom)
 {
-	const char *s = skip_spaces(h->task, h->task_end), *e = h->task_end;
 	const char *d;
 	struct cap c;
 	int64_t v;
@@ -759,6 +769,38 @@ static bool parse_task(struct textparse *p, struct head *h,
 	else
 		out->comm = intern(p, &c, oom);
 	return true;
+}
+
+/*
+ * The task column, after trace-cmd's "NAME: " of a buffer instance when
+ * the line has one (the rule is at the top of this file); the whole
+ * column is the task when what follows the name is not one.
+ */
+static bool parse_task(struct textparse *p, struct head *h,
+		       struct textparse_line *out, bool *oom)
+{
+	const char *s = skip_spaces(h->task, h->task_end), *e = h->task_end;
+	const char *q = s;
+	struct cap c;
+
+	out->instance = NULL;
+	if (!h->col0 || h->perf)
+		return parse_task_at(p, h, s, e, out, oom);
+	while (q < e && *q != ' ' && *q != '\t' && *q != '/')
+		q++;
+	if (q - s >= 2 && q[-1] == ':' && e - q > 2 && q[0] == ' ' &&
+	    (q[1] == ' ' || q[1] == '\t') &&
+	    parse_task_at(p, h, skip_spaces(q, e), e, out, oom)) {
+		c.s = s;
+		c.len = (size_t)(q - 1 - s);
+		out->instance = c.len <= COMM_MAX ? intern(p, &c, oom) : NULL;
+		if (out->instance)
+			return true;
+		if (*oom)
+			return false;
+	}
+	h->tgid_col = false;
+	return parse_task_at(p, h, s, e, out, oom);
 }
 
 /* "CPU:1 [LOST 42 EVENTS]" and trace-cmd's "[42 EVENTS DROPPED]". */
@@ -916,6 +958,7 @@ int textparse__line(struct textparse *p, const char *line, size_t len,
 	from = s;
 	for (int tries = 0; tries < HEAD_TRIES && parse_head(s, e, &from, &h);
 	     tries++) {
+		h.col0 = s == line;
 		ret = parse_event(p, &h, e, out, why);
 		if (ret != -EINVAL)
 			return ret;

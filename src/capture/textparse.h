@@ -38,6 +38,9 @@ struct textparse_line {
 	const char *comm;	/* the line's task comm; NULL for "<...>" */
 	const char *aux_comm;	/* migrate's comm=, fork's parent comm= */
 	const char *irq_name;	/* irq_handler_entry's name= */
+	/* trace-cmd's buffer instance of the line ("NAME: " before its
+	 * task), interned; NULL for the top buffer */
+	const char *instance;
 	int32_t lost_cpu;
 	uint64_t lost_count;
 };

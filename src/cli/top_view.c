@@ -210,7 +210,8 @@ uint64_t top_view__row_dur(const struct top_frame *f,
 void top_view__row(char *buf, size_t len, int width,
 		   const struct ctxmon_stats *r, uint64_t dur_ns, bool procs)
 {
-	char sw[16], vol[16], inv[16], run[16], wait[16], p99[16], mx[16];
+	char sw[16], vol[16], inv[16], run[16], wait[16], p99[16], mx[24];
+	char d[16];
 	char comm[CTXMON_COMM_LEN + 1], id[32];
 	const char *c = r->comm && r->comm[0] ? r->comm : "?";
 	size_t i;
@@ -227,17 +228,24 @@ void top_view__row(char *buf, size_t len, int width,
 	if (r->lat.count) {
 		fmt_short_dur(p99, sizeof(p99),
 			      ctxmon_latency_percentile(&r->lat, 99.0));
-		fmt_short_dur(mx, sizeof(mx), r->lat.max_ns);
+		fmt_short_dur(d, sizeof(d), r->lat.max_ns);
+		/* a bound, not a measured maximum: the sign is one column
+		 * of three bytes */
+		snprintf(mx, sizeof(mx), "%*s%s%s",
+			 (int)(6 - strlen(d) - r->lat.max_is_bound) > 0 ?
+				 (int)(6 - strlen(d) - r->lat.max_is_bound) :
+				 0,
+			 "", r->lat.max_is_bound ? "\u2264" : "", d);
 	} else {
 		strcpy(p99, "-");
-		strcpy(mx, "-");
+		strcpy(mx, "     -");
 	}
 	if (r->folded) /* exited tasks summed by name: how many */
 		snprintf(id, sizeof(id), "%7s %7u", "exited", r->folded);
 	else
 		snprintf(id, sizeof(id), "%7d %7d", r->tid,
 			 procs ? (int)r->nthreads : r->tgid);
-	snprintf(buf, len, "%s %-*.*s %7s %7s %7s %5s %5s %6s %6s", id,
+	snprintf(buf, len, "%s %-*.*s %7s %7s %7s %5s %5s %6s %s", id,
 		 comm_width(width), comm_width(width), comm, sw, vol, inv, run,
 		 wait, p99, mx);
 	if (width > 0 && (size_t)width < len)

@@ -46,6 +46,10 @@ struct import {
 	uint64_t last_ts;
 	char *line;
 	bool oom;
+	/* trace-cmd's buffer instance imported (NULL: the top buffer), the
+	 * first one a line showed; lines of others are skipped */
+	const char *buffer;
+	bool buffer_seen, other_buffer;
 };
 
 /* State of @cpu, NULL for an impossible one or when out of memory
@@ -147,6 +151,38 @@ static int write_lost(struct import *im, int32_t cpu, struct cpu_state *cs,
 	cs->lost_pending = false;
 	cs->lost_count = 0;
 	return write_event(im, &ev);
+}
+
+/*
+ * Whether @l is of the buffer imported.  `trace-cmd report` interleaves
+ * the lines of every buffer instance it recorded, and two buffers of the
+ * same events would count each of them twice: the first buffer seen is
+ * imported (its name kept in the recording's metadata), the others are
+ * skipped, with a warning.
+ */
+static int buffer_of(struct import *im, const struct textparse_line *l,
+		     bool *mine)
+{
+	*mine = true;
+	if (!im->buffer_seen) {
+		im->buffer_seen = true;
+		im->buffer = l->instance;
+		return l->instance ?
+			       ctxmon_record_set_meta_str(
+				       im->w, CTXMON_META_BUFFER, l->instance) :
+			       0;
+	}
+	if (l->instance == im->buffer)
+		return 0;
+	*mine = false;
+	if (!im->other_buffer) {
+		im->other_buffer = true;
+		warn(im, im->buffer ? "lines of another buffer instance than "
+				      "the first one seen: skipped" :
+				      "lines of a buffer instance after "
+				      "the top buffer's: skipped");
+	}
+	return 0;
 }
 
 static int handle(struct import *im, struct textparse_line *l)
@@ -286,6 +322,15 @@ int ctxmon_record_import_text(struct ctxmon_record *w, FILE *in,
 			if (ret == -ENOMEM)
 				goto out;
 			if (ret > 0) {
+				bool mine;
+
+				ret = buffer_of(&im, &l, &mine);
+				if (ret < 0)
+					goto out;
+				if (!mine) {
+					st.skipped++;
+					continue;
+				}
 				ret = handle(&im, &l);
 				if (ret < 0)
 					goto out;

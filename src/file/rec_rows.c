@@ -194,6 +194,11 @@ static int json_rows(struct ctxmon_rowfile *r, const struct json *arr,
 		s->lat.count = u64(lat, "count");
 		s->lat.sum_ns = u64(lat, "mean_ns") * s->lat.count;
 		s->lat.max_ns = u64(lat, "max_ns");
+		/* an interval's bound (stat -I of bpf-agg): kept a bound */
+		if (!s->lat.max_ns && u64(lat, "max_bound_ns")) {
+			s->lat.max_ns = u64(lat, "max_bound_ns");
+			s->lat.max_is_bound = true;
+		}
 	}
 	return 0;
 }

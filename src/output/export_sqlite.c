@@ -28,6 +28,8 @@
  * and gives example queries.
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -551,27 +553,65 @@ out:
 	return x->err;
 }
 
+/* A metadata value of several numbers as "1,2,3" (the caller frees), or
+ * NULL when it is not one or on no memory. */
+static char *meta_list(const struct ctxmon_reader *r, const char *k)
+{
+	size_t n = ctxmon_reader_meta_u64s(r, k, NULL, 0), len = 0;
+	uint64_t *u;
+	char *out = NULL;
+
+	if (n < 2)
+		return NULL;
+	u = calloc(n, sizeof(*u));
+	out = u ? malloc(n * 21) : NULL;
+	if (!out)
+		goto out;
+	ctxmon_reader_meta_u64s(r, k, u, n);
+	for (size_t j = 0; j < n; j++)
+		len += (size_t)sprintf(out + len, "%s%" PRIu64, j ? "," : "",
+				       u[j]);
+out:
+	free(u);
+	return out;
+}
+
+/*
+ * One row per metadata key, as `script --header` shows it: a string in
+ * str_value, a number in int_value, a list of numbers in str_value as
+ * "1,2".  A string of 7 characters is 8 bytes, as a number is: a string
+ * is never also read as one.
+ */
 static int write_meta(struct exporter *x)
 {
 	sqlite3_stmt *s = NULL;
 	const char *k;
+	char *list = NULL;
 	int ret = prepare(x, "INSERT INTO metadata VALUES (?,?,?)", &s);
 
 	for (size_t i = 0; !ret && (k = ctxmon_reader_meta_key(x->r, i)); i++) {
 		const char *v = ctxmon_reader_meta_str(x->r, k);
-		uint64_t u;
+		uint64_t u = 0;
+		bool num = false;
 
 		if (!strncmp(k, CTXMON_META_FORMAT_PREFIX,
 			     strlen(CTXMON_META_FORMAT_PREFIX)))
 			continue;
+		/* read before anything is bound with it: as an argument of
+		 * the same call its value was the previous key's */
+		if (!v)
+			num = ctxmon_reader_meta_u64(x->r, k, &u) == 0;
+		if (!v && !num)
+			v = list = meta_list(x->r, k);
 		sqlite3_bind_text(s, 1, k, -1, SQLITE_TRANSIENT);
 		if (v)
 			sqlite3_bind_text(s, 2, v, -1, SQLITE_TRANSIENT);
 		else
 			sqlite3_bind_null(s, 2);
-		bind_opt(s, 3, ctxmon_reader_meta_u64(x->r, k, &u) == 0,
-			 (int64_t)u);
+		bind_opt(s, 3, num, (int64_t)u);
 		step(x, s);
+		free(list);
+		list = NULL;
 	}
 	sqlite3_finalize(s);
 	return x->err;

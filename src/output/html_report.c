@@ -627,7 +627,8 @@ static void latency_plot(FILE *f, const struct ctxmon_stats *t,
 	for (int k = 0; k < 3; k++)
 		fprintf(f, ", <span style=\"color:%s\">%s %s</span>", qc[k],
 			qn[k], dur(b, sizeof(b), p[k]));
-	fprintf(f, ", max %s</figcaption>\n", dur(b, sizeof(b), l->max_ns));
+	fprintf(f, ", max %s%s</figcaption>\n", l->max_is_bound ? "&le;" : "",
+		dur(b, sizeof(b), l->max_ns));
 	fprintf(f, "<svg class=\"plot lat\" width=\"%d\" height=\"%d\" "
 		   "viewBox=\"0 0 %d %d\" role=\"img\">",
 		w, h, w, h);
@@ -872,18 +873,19 @@ static void table_section(FILE *f, const struct ctxmon_stats *th, size_t n)
 		fprintf(f, "<tr><td class=\"l\">");
 		svg__escape(f, comm_of(t));
 		fprintf(f,
-			"</td><td>%d</td><td>%d</td><td>%" PRIu64 "</td><td>%"
-			PRIu64 "</td><td>%" PRIu64 "</td>"
+			"</td><td>%d</td><td>%d</td><td>%" PRIu64
+			"</td><td>%" PRIu64 "</td><td>%" PRIu64 "</td>"
 			"<td data-v=\"%" PRIu64 "\">%s</td>"
 			"<td data-v=\"%" PRIu64 "\">%s</td>"
 			"<td data-v=\"%" PRIu64 "\">%s</td><td>%" PRIu64
-			"</td><td data-v=\"%" PRIu64 "\">%s</td></tr>\n",
+			"</td><td data-v=\"%" PRIu64 "\">%s%s</td></tr>\n",
 			t->tid, t->tgid, t->switch_out, t->voluntary,
 			t->involuntary, t->run_ns,
 			dur(b[0], sizeof(b[0]), t->run_ns), t->wait_ns,
 			dur(b[1], sizeof(b[1]), t->wait_ns), sleep_of(t),
 			dur(b[2], sizeof(b[2]), sleep_of(t)), t->wakeups,
-			t->lat.max_ns, dur(b[3], sizeof(b[3]), t->lat.max_ns));
+			t->lat.max_ns, t->lat.max_is_bound ? "&le;" : "",
+			dur(b[3], sizeof(b[3]), t->lat.max_ns));
 	}
 	fprintf(f, "</tbody></table></section>\n");
 }

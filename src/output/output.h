@@ -282,6 +282,11 @@ void output__sort(struct ctxmon_stats *rows, size_t n, enum sort_key k);
 int output__report(FILE *f, const struct output_opts *o, struct report *r);
 /* Human duration in a fixed-width-friendly form ("12.3ms"); returns buf. */
 char *output__dur(char *buf, size_t len, uint64_t ns);
+/* @l's maximum as output__dur() gives it, right-aligned to @width
+ * columns, after "\u2264" (<=) when it is a bound (max_is_bound); "-"
+ * when @l has no latency. */
+char *output__lat_max(char *buf, size_t len, const struct ctxmon_latency *l,
+		      int width);
 
 /* ---- causes (causes.c) and latency (latency.c) ---------------------- */
 

@@ -108,6 +108,24 @@ void output__sort(struct ctxmon_stats *rows, size_t n, enum sort_key k)
 		qsort(rows, n, sizeof(*rows), cmp_rows);
 }
 
+char *output__lat_max(char *buf, size_t len, const struct ctxmon_latency *l,
+		      int width)
+{
+	char d[32];
+	int pad;
+
+	if (!l->count) {
+		snprintf(buf, len, "%*s", width, "-");
+		return buf;
+	}
+	output__dur(d, sizeof(d), l->max_ns);
+	/* the sign is one column of three bytes */
+	pad = width - (int)strlen(d) - (l->max_is_bound ? 1 : 0);
+	snprintf(buf, len, "%*s%s%s", pad > 0 ? pad : 0, "",
+		 l->max_is_bound ? "\u2264" : "", d);
+	return buf;
+}
+
 char *output__dur(char *buf, size_t len, uint64_t ns)
 {
 	if (ns < 1000)
@@ -547,7 +565,7 @@ static void table_head(FILE *f, bool procs)
 
 static void table_row(FILE *f, const struct ctxmon_stats *r, bool procs)
 {
-	char run[16], wait[16], slp[16], lavg[16], lmax[16], comm[24];
+	char run[16], wait[16], slp[16], lavg[16], lmax[24], comm[24];
 	char id[32];
 	const char *c = r->comm ? r->comm : "?";
 	size_t i;
@@ -568,16 +586,16 @@ static void table_row(FILE *f, const struct ctxmon_stats *r, bool procs)
 		snprintf(id, sizeof(id), "%8d %8d", r->tid,
 			 procs ? (int)r->nthreads : r->tgid);
 	fprintf(f,
-		"%s %-16s %9" PRIu64 " %9" PRIu64 " %9" PRIu64
-		" %4" PRIu64 " %9s %9s %9s %9s %9s %6" PRIu64 "\n",
-		id, comm, r->switch_out,
-		r->voluntary, r->involuntary, r->exit_switch,
-		output__dur(run, sizeof(run), r->run_ns),
+		"%s %-16s %9" PRIu64 " %9" PRIu64 " %9" PRIu64 " %4" PRIu64
+		" %9s %9s %9s %9s %s %6" PRIu64 "\n",
+		id, comm, r->switch_out, r->voluntary, r->involuntary,
+		r->exit_switch, output__dur(run, sizeof(run), r->run_ns),
 		output__dur(wait, sizeof(wait), r->wait_ns),
 		output__dur(slp, sizeof(slp), sleep_total(r)),
-		r->lat.count ? output__dur(lavg, sizeof(lavg), lat_mean(&r->lat)) : "-",
-		r->lat.count ? output__dur(lmax, sizeof(lmax), r->lat.max_ns) : "-",
-		r->migrations);
+		r->lat.count ?
+			output__dur(lavg, sizeof(lavg), lat_mean(&r->lat)) :
+			"-",
+		output__lat_max(lmax, sizeof(lmax), &r->lat, 9), r->migrations);
 }
 
 static void table_rows(FILE *f, const struct output_opts *o,
@@ -719,13 +737,21 @@ static void json_latency(FILE *f, const struct ctxmon_latency *l)
 {
 	bool first = true;
 
-	fprintf(f,
-		"{\"count\":%" PRIu64 ",\"mean_ns\":%" PRIu64
-		",\"max_ns\":%" PRIu64 ",\"max_ts_ns\":%" PRIu64
-		",\"max_waker_tid\":%d,\"max_cpu\":%d,\"max_prev_tid\":%d"
-		",\"hist\":[",
-		l->count, lat_mean(l), l->max_ns, l->max_ts, l->max_waker_tid,
-		l->max_cpu, l->max_prev_tid);
+	if (l->max_is_bound) /* not measured: at most max_bound_ns */
+		fprintf(f,
+			"{\"count\":%" PRIu64 ",\"mean_ns\":%" PRIu64
+			",\"max_ns\":null,\"max_bound_ns\":%" PRIu64
+			",\"max_ts_ns\":null,\"max_waker_tid\":null"
+			",\"max_cpu\":null,\"max_prev_tid\":null,\"hist\":[",
+			l->count, lat_mean(l), l->max_ns);
+	else
+		fprintf(f,
+			"{\"count\":%" PRIu64 ",\"mean_ns\":%" PRIu64
+			",\"max_ns\":%" PRIu64 ",\"max_bound_ns\":null"
+			",\"max_ts_ns\":%" PRIu64 ",\"max_waker_tid\":%d"
+			",\"max_cpu\":%d,\"max_prev_tid\":%d,\"hist\":[",
+			l->count, lat_mean(l), l->max_ns, l->max_ts,
+			l->max_waker_tid, l->max_cpu, l->max_prev_tid);
 	for (int i = 0; i < CTXMON_HIST_BUCKETS; i++) {
 		if (!l->hist[i])
 			continue;
@@ -949,13 +975,19 @@ static void csv_rows(FILE *f, struct report *r, const struct ctxmon_stats *rows,
 			",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
 			",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
 			",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-			",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
+			",%" PRIu64 ",%" PRIu64 ",",
 			x->switch_out, x->voluntary, x->involuntary,
 			x->exit_switch, x->run_ns, x->wait_ns,
-			x->sleep_ns[CTXMON_SLEEP_S], x->sleep_ns[CTXMON_SLEEP_D],
-			x->sleep_ns[CTXMON_SLEEP_OTHER], x->last_ts - x->first_ts,
-			x->migrations, x->wakeups, x->lat.count,
-			lat_mean(&x->lat), x->lat.max_ns);
+			x->sleep_ns[CTXMON_SLEEP_S],
+			x->sleep_ns[CTXMON_SLEEP_D],
+			x->sleep_ns[CTXMON_SLEEP_OTHER],
+			x->last_ts - x->first_ts, x->migrations, x->wakeups,
+			x->lat.count, lat_mean(&x->lat));
+		/* a bound is not a maximum: its own column */
+		if (x->lat.max_is_bound)
+			fprintf(f, ",%" PRIu64 "\n", x->lat.max_ns);
+		else
+			fprintf(f, "%" PRIu64 ",\n", x->lat.max_ns);
 	}
 }
 
@@ -965,7 +997,8 @@ static void csv_report(FILE *f, const struct output_opts *o, struct report *r)
 		fprintf(f, "interval,level,id,tgid,comm,switches,voluntary,"
 			   "involuntary,exit_switch,run_ns,wait_ns,sleep_s_ns,"
 			   "sleep_d_ns,sleep_other_ns,span_ns,migrations,"
-			   "wakeups,lat_count,lat_mean_ns,lat_max_ns\n");
+			   "wakeups,lat_count,lat_mean_ns,lat_max_ns,"
+			   "lat_max_bound_ns\n");
 	if (o->processes)
 		csv_rows(f, r, r->procs, r->nprocs, true);
 	if (o->threads)

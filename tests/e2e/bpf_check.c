@@ -657,10 +657,11 @@ int main(int argc, char **argv)
 					   .pid_max = c.pid_max };
 			uint64_t gv = 0, gi = 0, ge = 0;
 			size_t ng;
+			bool ival;
 
 			/* disabled: the rows end at stop_ts, as asked */
-			if (bpf_backend__read_rows(apriv, &stop_ts, &g, &ng) <
-			    0) {
+			if (bpf_backend__read_rows(apriv, &stop_ts, &g, &ng,
+						   false, &ival) < 0) {
 				free(rows);
 				rc = 2;
 				goto out;

@@ -11,7 +11,11 @@
 #   run_ns / wait_ns / sleep_*_ns;
 # - the five queries of docs/sqlite.md run, and each answer agrees with
 #   report --json or script;
-# - per thread of a process whose thread execs (threxec), the same times.
+# - per thread of a process whose thread execs (threxec), the same times;
+# - every metadata row = the line of `script --header` for its key (the
+#   rows were once shifted by one: kernel.preempt_rt held the previous
+#   key's number), and, live, cpus.count = nproc and kernel.preempt_rt =
+#   /sys/kernel/realtime (0 when absent).
 . "$(dirname "$0")/lib.sh"
 command -v sqlite3 >/dev/null || skip "sqlite3 not installed (Debian: sqlite3)"
 [ -x "$CTXMON" ] || skip "no ctxmon binary at $CTXMON"
@@ -64,6 +68,32 @@ sys.exit(1 if bad or checked < 5 else 0)
 PY
 }
 
+# meta_rows DB DATA: each metadata row as `script --header` of DATA has it;
+# prints the rows as "key=value" for the live checks
+meta_rows() {
+	"$CTXMON" script --header -i "$2" 2>/dev/null | sed -n 's/^# //p' >"$T/hdr.txt"
+	python3 - "$1" "$T/hdr.txt" <<'PY'
+import sqlite3, sys
+hdr = {}
+for line in open(sys.argv[2]):
+    k, _, v = line.rstrip("\n").partition(": ")
+    hdr[k] = v
+db = sqlite3.connect(sys.argv[1])
+n = bad = 0
+for k, sv, iv in db.execute("select name, str_value, int_value from metadata"):
+    if k not in hdr:
+        continue  # script does not show every key (format.*)
+    n += 1
+    got = sv if sv is not None else "" if iv is None else str(iv % 2**64)
+    if got != hdr[k]:
+        bad += 1
+        print("metadata %s: %r in SQLite, %r in script --header" % (k, got, hdr[k]), file=sys.stderr)
+    print("%s=%s" % (k, got))
+print("%d metadata rows compared, %d differ" % (n, bad), file=sys.stderr)
+sys.exit(1 if bad or n < 5 else 0)
+PY
+}
+
 # ---- 1. a checked-in ftrace text trace ----
 TXT=$D/traces/pipe-6.18-sched.txt
 "$CTXMON" import -q "$TXT" -o "$T/imp.data" 2>"$T/imp.err" ||
@@ -72,6 +102,7 @@ TXT=$D/traces/pipe-6.18-sched.txt
 	fail "export exited $?: $(tail -n 2 "$T/exp.err")"
 san_check export "$T/exp.err"
 switch_ins "$TXT" "$T/imp.db" || fail "imported trace: switch-ins differ"
+meta_rows "$T/imp.db" "$T/imp.data" >/dev/null || fail "imported trace: metadata disagrees with script --header"
 
 # ---- 2. a live recording with syscalls (root, tracefs) ----
 if [ "$(id -u)" != 0 ] || [ ! -e /sys/kernel/tracing/events/sched/sched_switch/format ]; then
@@ -89,6 +120,12 @@ san_check export "$T/exp2.err"
 "$CTXMON" report --json --per-thread --causes -i "$T/m.data" >"$T/m.json" 2>/dev/null ||
 	fail "report exited $?"
 switch_ins "$T/m.txt" "$T/m.db" || fail "live: switch-ins differ"
+meta_rows "$T/m.db" "$T/m.data" >"$T/meta.txt" || fail "live: metadata disagrees with script --header"
+rt=$(cat /sys/kernel/realtime 2>/dev/null || echo 0)
+grep -qx "cpus.count=$(nproc --all)" "$T/meta.txt" ||
+	fail "live: metadata $(grep cpus.count "$T/meta.txt"), nproc --all $(nproc --all)"
+grep -qx "kernel.preempt_rt=$rt" "$T/meta.txt" ||
+	fail "live: metadata $(grep preempt_rt "$T/meta.txt"), /sys/kernel/realtime $rt"
 
 # thread_state against stat's numbers of the run itself (threads not folded)
 python3 - "$T/m.db" "$T/stat.json" <<'PY' || fail "live: thread_state disagrees with stat"

@@ -541,6 +541,96 @@ static void row_stats(void **state)
 	assert_int_equal(s.tgid, 40);
 }
 
+/*
+ * The maximum of an interval of bpf-agg's reads, from what the programs
+ * keep per value of the row's ireq (imax_add()) and what the last read
+ * saw (seen_*).  Times in us for short.
+ */
+static void row_interval_max(void **state)
+{
+	struct ctxsw_row r;
+	struct ctxmon_latency l;
+	const struct ctxsw_imax g3 = { .max_ns = 700,
+				       .max_ts = 50,
+				       .n = 4,
+				       .count0 = 10,
+				       .waker_tid = 8,
+				       .cpu = 1,
+				       .prev_tid = 9,
+				       .gen = 3 };
+
+	(void)state;
+	memset(&r, 0, sizeof(r));
+	r.lat.max_ns = 90000; /* the whole run's, long ago */
+	r.lat.count = 14;
+	r.seen_count = 10;
+	r.ireq = 4; /* the read moved it from 3 */
+	r.lat.icur = g3;
+	memset(&l, 0, sizeof(l));
+	l.max_ns = r.lat.max_ns;
+	/* interval 3 began after the last read's copy: its own maximum */
+	bpf_row__interval_max(&r, true, &l);
+	assert_false(l.max_is_bound);
+	assert_int_equal(l.max_ns, 700);
+	assert_int_equal(l.max_ts, 50);
+	assert_int_equal(l.max_waker_tid, 8);
+	assert_int_equal(l.max_prev_tid, 9);
+
+	/* a latency of interval 4 between the move and the copy: it is
+	 * this read's too, and 3's went to iprev */
+	r.lat.iprev = g3;
+	r.lat.icur = (struct ctxsw_imax){ .max_ns = 900,
+					  .max_ts = 60,
+					  .n = 1,
+					  .count0 = 14,
+					  .waker_tid = 5,
+					  .gen = 4 };
+	r.lat.count = 15;
+	bpf_row__interval_max(&r, true, &l);
+	assert_false(l.max_is_bound);
+	assert_int_equal(l.max_ns, 900);
+	assert_int_equal(l.max_waker_tid, 5);
+
+	/* interval 3 had 2 latencies before the last read's copy, the
+	 * largest 700 then: a later one beat it, so 3's is this read's */
+	memset(&r.lat.iprev, 0, sizeof(r.lat.iprev));
+	r.lat.icur = g3;
+	r.lat.count = 14;
+	r.lat.icur.count0 = 8;
+	r.seen_max_ns = 600;
+	r.seen_max_ts = 20;
+	bpf_row__interval_max(&r, true, &l);
+	assert_false(l.max_is_bound);
+	assert_int_equal(l.max_ns, 700);
+
+	/* ... and when 3's maximum is still the one seen then, this read's
+	 * part of 3 is known only to be no more: a bound */
+	r.seen_max_ns = 700;
+	r.seen_max_ts = 50;
+	bpf_row__interval_max(&r, true, &l);
+	assert_true(l.max_is_bound);
+	assert_int_equal(l.max_ns, 700);
+	assert_int_equal(l.max_ts, 0);
+	assert_int_equal(l.max_waker_tid, -1);
+
+	/* a dead row's copy drained before this read: not moved on */
+	memset(&r, 0, sizeof(r));
+	r.lat.count = 2;
+	r.ireq = 3;
+	r.lat.icur = g3;
+	r.lat.icur.count0 = 0;
+	bpf_row__interval_max(&r, false, &l);
+	assert_false(l.max_is_bound);
+	assert_int_equal(l.max_ns, 700);
+
+	/* no latency since the last read */
+	r.seen_count = 2;
+	r.lat.icur.gen = 2;
+	bpf_row__interval_max(&r, false, &l);
+	assert_false(l.max_is_bound);
+	assert_int_equal(l.max_ns, 0);
+}
+
 /* A row that looked missed (RUNNING on a CPU that went on) is read again
  * once its writer has been at it (its seq moved); one nobody writes is
  * kept as it was after SETTLE_NS, and the budget bounds the wait. */
@@ -603,6 +693,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(loss_placed, setup, teardown),
 		cmocka_unit_test_setup_teardown(row_stats, setup, teardown),
 		cmocka_unit_test(row_settle),
+		cmocka_unit_test(row_interval_max),
 		cmocka_unit_test(ring_size),
 	};
 

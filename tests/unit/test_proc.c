@@ -153,6 +153,7 @@ static void test_backend_command(void **state)
 	struct rusage ru;
 	siginfo_t si;
 	size_t n = 0;
+	bool ival;
 	uint64_t vol = 0, invol = 0, now;
 	int st;
 
@@ -174,7 +175,8 @@ static void test_backend_command(void **state)
 	usleep(5000); /* the zombie's last switch-out */
 	assert_int_equal(ctxmon_session_stop(s, NULL, NULL), 0);
 	now = clock__now_ns();
-	assert_int_equal(session__read_rows(s, &now, &rows, &n), 0);
+	assert_int_equal(session__read_rows(s, &now, &rows, &n, false, &ival),
+			 0);
 	assert_int_equal(ctxmon_session_reap_child(s, true, &st, &ru), 1);
 	for (size_t i = 0; i < n; i++) {
 		if (rows[i].tgid != ctxmon_session_child(s))

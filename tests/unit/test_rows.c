@@ -160,9 +160,23 @@ static void test_processes(void **state)
 	assert_int_equal(p[0].run_ns, 31);
 	assert_int_equal(p[0].lat.count, 3);
 	assert_int_equal(p[0].lat.max_ns, 900);
+	assert_false(p[0].lat.max_is_bound);
 	assert_false(p[0].exited);
 	assert_int_equal(p[1].tid, 30);
 	assert_int_equal(p[1].nthreads, 1);
+	free(p);
+	/* a bound above the measured maxima: the process's is a bound */
+	th[0].lat.max_ns = 1023;
+	th[0].lat.max_is_bound = true;
+	p = ctxmon_rows_processes(th, 4, &n);
+	assert_int_equal(p[0].lat.max_ns, 1023);
+	assert_true(p[0].lat.max_is_bound);
+	free(p);
+	/* ... and one below them is no more than they */
+	th[0].lat.max_ns = 511;
+	p = ctxmon_rows_processes(th, 4, &n);
+	assert_int_equal(p[0].lat.max_ns, 900);
+	assert_false(p[0].lat.max_is_bound);
 	free(p);
 	p = ctxmon_rows_processes(th, 0, &n);
 	assert_non_null(p);
@@ -233,6 +247,9 @@ static void test_delta_max(void **state)
 	assert_true(s.threads[0].lat.max_ts == 0 ||
 		    s.threads[0].lat.max_ts > 1000);
 	assert_int_equal(s.threads[0].lat.max_waker_tid, -1);
+	/* and says it is a bound, not a measurement (issue 45, item 4) */
+	assert_true(s.threads[0].lat.max_is_bound);
+	assert_int_equal(s.threads[0].lat.max_ns, 4095);
 	ctxmon_snapshot_clear(&s);
 	ctxmon_rowset_next(r, 2000);
 
@@ -250,6 +267,7 @@ static void test_delta_max(void **state)
 	assert_int_equal(s.threads[0].lat.max_ns, 5000000);
 	assert_int_equal(s.threads[0].lat.max_ts, 2500);
 	assert_int_equal(s.threads[0].lat.max_waker_tid, 9);
+	assert_false(s.threads[0].lat.max_is_bound);
 	ctxmon_snapshot_clear(&s);
 	ctxmon_rowset_free(r);
 }

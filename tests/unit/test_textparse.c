@@ -306,6 +306,68 @@ static void test_trace_cmd(void **state)
 	assert_int_equal(ev->wake.target_cpu, 1);
 }
 
+/*
+ * trace-cmd report's buffer instances: "NAME: " before the task column of
+ * an instance's line (lines as trace-cmd 3 printed them for -B barsinst
+ * beside the top buffer), and comms with colons that are no such name.
+ */
+static void test_trace_cmd_instance(void **state)
+{
+	struct fx *f = *state;
+	const struct ctxmon_event *ev = &f->l.ev;
+
+	assert_int_equal(
+		parse(f, "barsinst:            sleep-13188 [001]   469.242489: "
+			 "sched_switch:         trace-cmd:13188 [120] R ==> "
+			 "migration/1:23 [0]"),
+		1);
+	assert_string_equal(f->l.instance, "barsinst");
+	assert_string_equal(f->l.comm, "sleep");
+	assert_int_equal(ev->tid, 13188);
+	/* the longest comm: one blank of padding */
+	assert_int_equal(
+		parse(f, "barsinst:  rcu_tasks_trace-31    [000]   457.595268: "
+			 "sched_switch:         rcu_tasks_trace:31 [120] D ==> "
+			 "rcu_exp_gp_kthr:17 [120]"),
+		1);
+	assert_string_equal(f->l.instance, "barsinst");
+	assert_string_equal(f->l.comm, "rcu_tasks_trace");
+	/* the top buffer's line beside them, blanks where a name goes */
+	assert_int_equal(
+		parse(f, "                     sleep-13188 [001]   469.242449: "
+			 "sched_waking:         comm=migration/1 pid=23 prio=0 "
+			 "target_cpu=001"),
+		1);
+	assert_null(f->l.instance);
+	assert_string_equal(f->l.comm, "sleep");
+	/* comms with a colon: indented, or not two blanks after it */
+	assert_int_equal(
+		parse(f,
+		      "    kworker/u8:1-123   [000]  1.000000: sched_waking: "
+		      "comm=a pid=2 prio=120 target_cpu=000"),
+		1);
+	assert_null(f->l.instance);
+	assert_string_equal(f->l.comm, "kworker/u8:1");
+	assert_int_equal(parse(f,
+			       "memfd:sealed-91 [000] 1.000000: sched_waking: "
+			       "comm=a pid=2 prio=120 target_cpu=000"),
+			 1);
+	assert_null(f->l.instance);
+	assert_string_equal(f->l.comm, "memfd:sealed");
+	assert_int_equal(parse(f, "Web Content: x-7 [000] 1.000000: "
+				  "sched_waking: comm=a pid=2 prio=120 "
+				  "target_cpu=000"),
+			 1);
+	assert_null(f->l.instance);
+	assert_string_equal(f->l.comm, "Web Content: x");
+	/* no tracefs directory has a '/' in its name */
+	assert_int_equal(parse(f, "a/b:  x-7 [000] 1.000000: sched_waking: "
+				  "comm=a pid=2 prio=120 target_cpu=000"),
+			 1);
+	assert_null(f->l.instance);
+	assert_string_equal(f->l.comm, "a/b:  x");
+}
+
 /* Android atrace text (tgid column) and systrace HTML. */
 static void test_systrace(void **state)
 {
@@ -1012,6 +1074,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_other_clocks, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_trace_cmd, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_trace_cmd_instance, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_systrace, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_systrace_html, setup,

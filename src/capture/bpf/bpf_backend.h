@@ -51,10 +51,14 @@ int bpf_backend__open(struct backend_ctx *ctx, const struct bpf_backend_opts *o,
  * parent (its real_parent: the forker's parent under CLONE_PARENT), a
  * thread's forking task's tgid, -1 when the fork was not seen.  *rows is malloc'd, the
  * caller frees it; comms are interned in ctx->strs.  0, -EINVAL when not
- * in aggregation mode, or -errno.
+ * in aggregation mode, or -errno.  With @interval, each row's lat.max_*
+ * are its maximum since the previous read with @interval, kept by the
+ * programs (*@ival_max set), or max_is_bound when that is not known
+ * (bpf_row__interval_max() in bpf_agg.c).
  */
-int bpf_backend__read_rows(void *priv, uint64_t *now, struct ctxmon_stats **rows,
-			   size_t *n);
+int bpf_backend__read_rows(void *priv, uint64_t *now,
+			   struct ctxmon_stats **rows, size_t *n, bool interval,
+			   bool *ival_max);
 
 /* Per-CPU busy/idle time and switch counts of aggregation mode, open
  * intervals charged up to @now; for the @now a read of the rows returned,
@@ -110,6 +114,11 @@ int bpf_rec__commit(struct stream *st, struct strtab *strs,
 
 /* A thread's row as struct ctxmon_stats; the state still open is charged
  * up to @now (0: not at all).  The comm is interned in @strs. */
+/* Row @r's latency maximum of the interval a read with intervals ends,
+ * over @l's (bpf_agg.c); @bumped: the read moved r->ireq on before it
+ * copied @r. */
+void bpf_row__interval_max(const struct ctxsw_row *r, bool bumped,
+			   struct ctxmon_latency *l);
 void bpf_row__stats(const struct ctxsw_row *r, uint64_t now,
 		    struct strtab *strs, struct ctxmon_stats *out);
 

@@ -166,11 +166,25 @@ struct ctxsw_sys {
  * is doing and since when) follows them.  The state machine is
  * the one of src/analysis/account.c, so both modes give the same numbers.
  */
+/*
+ * The maximum of one interval of the rows' reads (bpf_agg.c): the
+ * latencies that ended while the row's ireq was @gen, @n of them, the
+ * first when the row's count was @count0.
+ */
+struct ctxsw_imax {
+	__u64 max_ns, max_ts, n, count0;
+	__s32 waker_tid, cpu, prev_tid;
+	__u32 gen;
+};
+
 struct ctxsw_lat {
 	__u64 count, sum_ns, max_ns, max_ts;
 	__s32 max_waker_tid, max_cpu, max_prev_tid;
 	__u32 pad;
 	__u64 hist[CTXSW_HIST_BUCKETS];
+	/* the interval's own maximum (icur), and the one of the interval
+	 * before it (iprev), which a latency of a new interval moves there */
+	struct ctxsw_imax icur, iprev;
 };
 
 /* row.state (account.c's enum tstate) */
@@ -218,6 +232,15 @@ struct ctxsw_row {
 	__u64 exit_preempt;	/* involuntary, either side of it (RT) */
 	__u64 exit_counted;	/* exit switch-out in state Z */
 	__u64 bury_ts;		/* when it was buried (CTXSW_BURIED) */
+	/*
+	 * User space's part, which the programs only read (ireq): the
+	 * interval latencies go to (struct ctxsw_imax), moved on before
+	 * each read of the row; and, of that read, the read's number, the
+	 * latency count and the maximum of the latencies already in the
+	 * new interval (bpf_row__interval_max() in bpf_agg.c).
+	 */
+	__u32 ireq, iread;
+	__u64 seen_count, seen_max_ns, seen_max_ts;
 };
 
 /* ctxsw_row.exited bits */

@@ -388,6 +388,38 @@ static __always_inline void lat_begin(struct ctxsw_row *r, __u64 ts,
 	r->lat_waker = waker < 0 ? -1 : waker;
 }
 
+/*
+ * The maximum of the interval user space reads the rows for: each read
+ * moves the row's ireq on before it copies the row, and the first latency
+ * after that starts a new maximum, keeping the last one in iprev for the
+ * read (bpf_row__interval_max() in bpf_agg.c).  A load and a compare more per
+ * latency where the whole run's maximum alone could say only which log2
+ * bucket an interval's maximum was in.
+ */
+static __always_inline void imax_add(struct ctxsw_row *r, __u64 d, __u64 ts,
+				     __s32 cpu, __s32 prev_tid)
+{
+	struct ctxsw_imax *m = &r->lat.icur;
+	__u32 g = *(volatile __u32 *)&r->ireq;
+
+	if (m->gen != g || !m->n) {
+		if (m->gen != g)
+			r->lat.iprev = *m;
+		m->gen = g;
+		m->n = 0;
+		m->count0 = r->lat.count - 1;
+	} else if (d <= m->max_ns) {
+		m->n++;
+		return;
+	}
+	m->n++;
+	m->max_ns = d;
+	m->max_ts = ts;
+	m->waker_tid = r->lat_waker;
+	m->cpu = cpu;
+	m->prev_tid = prev_tid;
+}
+
 static __always_inline void lat_end(struct ctxsw_row *r, __u64 ts, __s32 cpu,
 				    __s32 prev_tid)
 {
@@ -406,6 +438,7 @@ static __always_inline void lat_end(struct ctxsw_row *r, __u64 ts, __s32 cpu,
 		r->lat.max_cpu = cpu;
 		r->lat.max_prev_tid = prev_tid;
 	}
+	imax_add(r, d, ts, cpu, prev_tid);
 	r->flags &= ~CTXSW_RF_LAT_PENDING;
 }
 
