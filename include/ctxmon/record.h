@@ -252,6 +252,11 @@ const char *ctxmon_reader_error(const struct ctxmon_reader *r);
  */
 struct ctxmon_verdict {
 	bool complete;
+	/* The reading went to the end of the data or to the problem that
+	 * stopped it.  False when the caller stopped it (a callback's
+	 * non-zero return) or it failed (memory, I/O): what follows is then
+	 * unread, not missing, and the verdict is not one on the file. */
+	bool finished;
 	bool truncated;		/* the file stops early (no end marker, a
 				 * partial last chunk, a writer error): read
 				 * up to there */

@@ -49,6 +49,8 @@ struct run_summary {
 				 * this build's */
 	unsigned marks;		/* output__kernel_tree()'s @marks; 0: the
 				 * backend's usual (output__backend_marks()) */
+	/* report: the recording's integrity verdict; NULL for a capture */
+	const struct ctxmon_verdict *verdict;
 };
 
 /*

@@ -26,6 +26,8 @@ void ctxmon_reader_get_verdict(const struct ctxmon_reader *r,
 	uint64_t ncpus = 0;
 
 	memset(out, 0, sizeof(*out));
+	out->finished = r->state == R_DONE &&
+			(r->result == 0 || r->result == -EBADMSG);
 	out->truncated = r->info.truncated;
 	out->damaged = r->info.damaged;
 	out->problem_offset = r->info.problem_offset;

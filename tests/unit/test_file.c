@@ -1029,6 +1029,7 @@ static void test_verdict(void **state)
 	strs = small_file(&m, &in, 600, 100);
 	verdict_of(m.p, m.len, false, 1, &v, line, sizeof(line), &json);
 	assert_true(v.complete);
+	assert_true(v.finished);
 	assert_false(v.truncated || v.damaged);
 	assert_int_equal(v.checksum_failures, 0);
 	assert_int_equal(v.events, in.n);
@@ -1049,6 +1050,7 @@ static void test_verdict(void **state)
 		verdict_of(m.p, cut, !(cut % 2), 1, &w, line2, sizeof(line2),
 			   &json2);
 		assert_false(v.complete);
+		assert_true(v.finished);
 		assert_true(v.truncated);
 		assert_false(v.damaged);
 		assert_true(v.problem_offset <= cut);
@@ -1085,6 +1087,7 @@ static void test_verdict(void **state)
 	verdict_of(buf, m.len, true, 3, &v, line, sizeof(line), &json);
 	verdict_of(buf, m.len, false, 1, &w, line2, sizeof(line2), &json2);
 	assert_false(v.complete);
+	assert_true(v.finished);
 	assert_true(v.damaged);
 	assert_int_equal(v.checksum_failures, 1);
 	assert_int_equal(v.problem_offset, evchunk);
@@ -1101,6 +1104,24 @@ static void test_verdict(void **state)
 	assert_string_equal(json, json2);
 	free(json);
 	free(json2);
+
+	/* a reading its caller stopped is not a verdict on the file */
+	{
+		struct ctxmon_reader *r = ctxmon_reader_open_mem(m.p, m.len);
+		struct evs out = { .stop_at = 10 };
+
+		assert_non_null(r);
+		assert_int_equal(ctxmon_reader_read(r, collect, &out), 5);
+		ctxmon_reader_get_verdict(r, &v);
+		assert_false(v.finished);
+		assert_false(v.complete);
+		assert_int_equal(ctxmon_reader_read(r, collect, &out), 0);
+		ctxmon_reader_get_verdict(r, &v);
+		assert_true(v.finished);
+		assert_true(v.complete);
+		ctxmon_reader_close(r);
+		free(out.v);
+	}
 
 	/* the line is cut to fit, its length told as snprintf() tells it */
 	assert_int_equal(ctxmon_verdict_format(&w, "f.data", line2, 10),
