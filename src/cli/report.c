@@ -797,10 +797,13 @@ int cmd_report(int argc, char **argv)
 			r.out.limit = 25;
 	}
 	if (r.html) {
+		char line[1024];
+
+		/* the page says what stderr says */
+		ctxmon_verdict_format(&verdict, r.path, line, sizeof(line));
 		ret = recording__html(r.outpath, r.html, r.a, &s, r.r,
-				      info.damaged || info.truncated ?
-					      ctxmon_reader_error(r.r) :
-					      NULL);
+				      info.damaged || info.truncated ? line :
+								       NULL);
 		if (ret < 0) {
 			cli__err(CMD, "writing %s: %s",
 				 r.outpath ? r.outpath : "the report",

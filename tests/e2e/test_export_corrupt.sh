@@ -73,5 +73,8 @@ rc=0
 
 "$CTXMON" report --html -i "$T/cut.data" -o "$T/cut.html" 2>/dev/null ||
 	fail "report --html of the cut recording exited $?"
-grep -q "TRUNCATED:" "$T/cut.html" || fail "the HTML page of a cut recording does not say so"
+grep -q "INCOMPLETE:" "$T/cut.html" || fail "the HTML page of a cut recording does not say so"
+# in the words of every other reader (docs/integrity.md)
+grep -qF "$(sed -n 's/^ctxmon script: //p' "$T/cut.script.err" | head -n 1)" "$T/cut.html" ||
+	fail "the HTML page does not give the recording's verdict line"
 finish
