@@ -17,6 +17,7 @@
 #include <stddef.h>
 
 #include <ctxmon/ctxmon.h>
+#include <ctxmon/record.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -48,6 +49,13 @@ const struct ctxmon_stats *ctxmon_rowfile_rows(const struct ctxmon_rowfile *r,
 					      enum ctxmon_rows kind, size_t *n);
 /* The capture window of the recording (stop - start), ns. */
 uint64_t ctxmon_rowfile_duration(const struct ctxmon_rowfile *r);
+/*
+ * The integrity verdict of the recording @r was read from (record.h); its
+ * strings and array are @r's, valid until it is freed.  0, or -ENOENT
+ * for rows read from a JSON output, which has none.
+ */
+int ctxmon_rowfile_get_verdict(const struct ctxmon_rowfile *r,
+			       struct ctxmon_verdict *out);
 
 /* Fields compared. */
 enum ctxmon_diff_field {

@@ -99,8 +99,10 @@ struct ctxmon_html_info {
 	const char *backend, *kernel, *host, *cmdline;
 	uint64_t start_ts, stop_ts;	/* the window shown */
 	uint64_t lost, lost_records;	/* loss reported by the capture */
-	bool truncated;			/* the recording stops early */
-	const char *problem;		/* why, when truncated */
+	bool truncated;			/* the recording stops early (cut or
+					 * damaged) */
+	const char *problem;		/* why, when truncated: report gives
+					 * its verdict line */
 	/* The kernel's own counters of a launched command, when known. */
 	bool has_rusage;
 	uint64_t ru_nvcsw, ru_nivcsw;

@@ -197,8 +197,9 @@ void ctxmon_reader_set_task_fn(struct ctxmon_reader *r, ctxmon_task_fn fn,
 /*
  * Deliver every event, in file order (the stream's order), to @fn; comm
  * pointers stay valid until the reader is closed.  Returns 0 when the
- * file was read to its end or to where it stops (see ctxmon_reader_info:
- * a cut-short file is not an error here), a callback's non-zero return,
+ * file was read to its end or to where it stops (see
+ * ctxmon_reader_get_verdict(): a cut-short file is not an error here), a
+ * callback's non-zero return,
  * -EBADMSG when damaged data stopped the reading (events before it were
  * delivered), or another negative errno.  Reads the file once.
  *
@@ -243,6 +244,73 @@ void ctxmon_reader_get_info(const struct ctxmon_reader *r,
 /* What stopped the reading, with the file offset ("chunk at offset 123:
  * checksum mismatch"), or "" when nothing did. */
 const char *ctxmon_reader_error(const struct ctxmon_reader *r);
+
+/*
+ * The integrity verdict of a recording: what a reader got of it, given
+ * the same way by every command that reads one (docs/integrity.md).
+ * Complete means every event the capture saw is in the file and was
+ * read: the end marker was reached, nothing was cut or damaged, and the
+ * capture lost nothing.
+ */
+struct ctxmon_verdict {
+	bool complete;
+	/* The reading went to the end of the data or to the problem that
+	 * stopped it.  False when the caller stopped it (a callback's
+	 * non-zero return) or it failed (memory, I/O): what follows is then
+	 * unread, not missing, and the verdict is not one on the file. */
+	bool finished;
+	bool truncated;		/* the file stops early (no end marker, a
+				 * partial last chunk, a writer error): read
+				 * up to there */
+	bool damaged;		/* a checksum or a structure was wrong: not
+				 * read past it */
+	uint64_t problem_offset;	/* file offset of the cut or damage */
+	const char *problem;	/* ctxmon_reader_error(): "offset N: why",
+				 * "" when nothing stopped the reading */
+	/* Chunks that failed their checksum.  The reading stops at the
+	 * first (what follows it cannot be trusted to be in order), so
+	 * 0 or 1; damage of another kind counts 0. */
+	unsigned checksum_failures;
+	uint64_t events;	/* events read */
+	uint64_t bytes;		/* file bytes read whole */
+	uint64_t lost;		/* events the capture lost, as its loss
+				 * records count them */
+	uint64_t lost_records;	/* loss records read */
+	uint64_t lost_unknown;	/* of which with no count: an unknown
+				 * number lost */
+	/* Events lost per CPU, @nlost_cpu entries (CPUs past them lost
+	 * none); the array belongs to whoever filled the verdict. */
+	const uint64_t *lost_per_cpu;
+	size_t nlost_cpu;
+	unsigned ncpus;		/* CPUs of the recording ("cpus.count", or
+				 * the highest that lost events + 1) */
+};
+
+/*
+ * The verdict on what @r has read so far: call it once
+ * ctxmon_reader_read() (or read_batch()) returned, stopping where it did.
+ * The strings and the array in @out are @r's, valid until it is closed.
+ */
+void ctxmon_reader_get_verdict(const struct ctxmon_reader *r,
+			       struct ctxmon_verdict *out);
+
+/*
+ * The verdict as the one line every command prints (no newline, no
+ * command prefix), @name being the file as the user named it:
+ * "run.data: incomplete: truncated at offset 81920 (file ends inside a
+ * chunk (512 of 4096 bytes)); 12345 events read; 0 checksum failures;
+ * nothing lost".  Written into @buf (NUL terminated, cut to fit @len);
+ * returns the length of the whole line, as snprintf() does.
+ */
+int ctxmon_verdict_format(const struct ctxmon_verdict *v, const char *name,
+			  char *buf, size_t len);
+
+/*
+ * Write the verdict to @f as one JSON object (docs/integrity.md lists
+ * its fields): {"complete":false,"truncated_at":81920,...}.  0, or a
+ * negative errno when @f failed.
+ */
+int ctxmon_verdict_write_json(const struct ctxmon_verdict *v, FILE *f);
 
 /* Metadata read so far (all of it once ctxmon_reader_read() returned).
  * NULL when absent; the pointer is the reader's. */

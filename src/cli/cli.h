@@ -221,6 +221,18 @@ int cli__parse_seconds(const char *s, bool zero, double *out);
 int cli__parse_uint(const char *s, unsigned long max, unsigned long *out);
 /* The process of thread @tid (/proc/TID/status), or -1. */
 pid_t cli__tgid_of(pid_t tid);
+struct ctxmon_verdict;
+/*
+ * Tell the verdict on recording @path (as the user named it) after it was
+ * read: nothing when it is complete or the reading was stopped short of
+ * the file's end by the command itself, else the library's one line on
+ * stderr ("ctxmon CMD: PATH: incomplete: truncated at offset N: ...").
+ * Returns the exit status it asks for: EXIT_FAIL for an incomplete
+ * recording with @strict (--strict), else EXIT_OK.
+ */
+int cli__verdict(const char *cmd, const char *path,
+		 const struct ctxmon_verdict *v, bool strict);
+
 /* The recording a reading command names after its options (argv[optind]),
  * into *@path unless an option gave one; DEFAULT_RECORDING when neither.
  * -1, said, when there are more. */

@@ -52,6 +52,7 @@ static const struct cli_opt diff_opts[] = {
 	{ "alpha", 0, O_ALPHA, "A",
 	  "significance level for experiment files (default 0.05)" },
 	{ "json", 0, O_JSON, NULL, "JSON" },
+	CLI_OPT_STRICT,
 	{ "output", O_OUTPUT, O_OUTPUT, "FILE", "write to FILE (default stdout)",
 	  NULL, true },
 	{ "help", O_HELP, O_HELP, NULL, "this help" },
@@ -84,13 +85,14 @@ const struct cli_doc diff_doc = {
 		{ "diff before.csv after.csv", "two experiments' runs, tested" },
 		{ NULL },
 	},
+	.notes = CLI_NOTE_RECORDING,
 };
 
 struct diff_run {
 	const char *a, *b, *outpath;
 	unsigned sort;
 	unsigned long limit;
-	bool procs, all, json;
+	bool procs, all, json, strict;
 	double alpha;
 };
 
@@ -133,6 +135,9 @@ static int parse(struct diff_run *d, int argc, char **argv)
 			break;
 		case O_JSON:
 			d->json = true;
+			break;
+		case CLI_KEY_STRICT:
+			d->strict = true;
 			break;
 		case O_OUTPUT:
 			d->outpath = optarg;
@@ -215,12 +220,25 @@ static int diff_rows(FILE *f, const struct diff_run *d, bool ja, bool jb)
 	const struct ctxmon_stats *sa, *sb;
 	size_t na, nb, n, shown;
 	unsigned s = d->sort;
-	int status = EXIT_FAIL;
+	struct ctxmon_verdict verd_a, verd_b;
+	bool has_va = false, has_vb = false;
+	int status = EXIT_FAIL, verdict_status = EXIT_OK;
 
 	ra = load_rows(d, d->a, ja);
 	rb = ra ? load_rows(d, d->b, jb) : NULL;
 	if (!ra || !rb)
 		goto out;
+	/* each recording's verdict, as every reader gives it */
+	if (!ctxmon_rowfile_get_verdict(ra, &verd_a)) {
+		has_va = true;
+		if (cli__verdict(CMD, d->a, &verd_a, d->strict) != EXIT_OK)
+			verdict_status = EXIT_FAIL;
+	}
+	if (!ctxmon_rowfile_get_verdict(rb, &verd_b)) {
+		has_vb = true;
+		if (cli__verdict(CMD, d->b, &verd_b, d->strict) != EXIT_OK)
+			verdict_status = EXIT_FAIL;
+	}
 	sa = ctxmon_rowfile_rows(ra, kind, &na);
 	sb = ctxmon_rowfile_rows(rb, kind, &nb);
 	rows = ctxmon_diff_rows(sa, na, sb, nb, kind, s, &n);
@@ -244,7 +262,19 @@ static int diff_rows(FILE *f, const struct diff_run *d, bool ja, bool jb)
 			fputs(i ? ",\n" : "\n", f);
 			json_row(f, &rows[i]);
 		}
-		fputs("]}\n", f);
+		fputc(']', f);
+		/* null for a stat --json input, which has no verdict */
+		fputs(",\"integrity_a\":", f);
+		if (has_va)
+			(void)ctxmon_verdict_write_json(&verd_a, f);
+		else
+			fputs("null", f);
+		fputs(",\"integrity_b\":", f);
+		if (has_vb)
+			(void)ctxmon_verdict_write_json(&verd_b, f);
+		else
+			fputs("null", f);
+		fputs("}\n", f);
 	} else {
 		const char *u = ctxmon_diff_field_unit(s);
 
@@ -286,6 +316,8 @@ static int diff_rows(FILE *f, const struct diff_run *d, bool ja, bool jb)
 			fprintf(f, "(%zu more; --limit 0 shows all)\n", n - shown);
 	}
 	status = written(f, d);
+	if (status == EXIT_OK)
+		status = verdict_status;
 out:
 	free(rows);
 	ctxmon_rowfile_free(ra);

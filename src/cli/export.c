@@ -14,12 +14,13 @@
 #include "cli/cli.h"
 #include "cli/opts.h"
 #include "cli/recording.h"
+#include "output/output.h"
 
 static const char *const CMD = "export";
 
 enum { OPT_FORMAT = 'f', OPT_INPUT = 'i', OPT_OUTPUT = 'o', OPT_HELP = 'h',
        OPT_QUIET = 'q', OPT_PARTIAL = 0x100, OPT_BUNDLE, OPT_NO_TRACKS,
-       OPT_JSON };
+       OPT_JSON, OPT_STRICT = CLI_KEY_STRICT };
 
 /* "perfetto, sqlite, chrome-json": the names --format takes. */
 static const char *export_formats(void)
@@ -38,7 +39,8 @@ static const struct cli_opt export_opts[] = {
 	  export_formats },
 	{ "partial", 0, OPT_PARTIAL, NULL,
 	  "export what a damaged or truncated recording holds up to the "
-	  "damage (default: refuse it)" },
+	  "damage (default: refuse it, exit 1)" },
+	CLI_OPT_STRICT,
 	{ "bundle-events", 0, OPT_BUNDLE, "N",
 	  "perfetto: events per CPU bundle (default 4096)" },
 	{ "no-tracks", 0, OPT_NO_TRACKS, NULL,
@@ -79,12 +81,16 @@ const struct cli_doc export_doc = {
 		  "what a truncated recording holds" },
 		{ NULL },
 	},
+	.notes = CLI_NOTE_RECORDING
+	"  Without --partial, a truncated or damaged\n"
+	"recording is not exported (exit 1): the trace would not show that\n"
+	"it is partial.",
 };
 
 struct export_run {
 	const char *in, *out;
 	struct ctxmon_export_opts o;
-	bool quiet, json;
+	bool quiet, json, strict;
 };
 
 static int parse(struct export_run *e, int argc, char **argv)
@@ -114,6 +120,9 @@ static int parse(struct export_run *e, int argc, char **argv)
 			break;
 		case OPT_PARTIAL:
 			e->o.partial = true;
+			break;
+		case OPT_STRICT:
+			e->strict = true;
 			break;
 		case OPT_BUNDLE:
 			if (cli__parse_uint(optarg, 1u << 20, &v) < 0 || !v) {
@@ -153,8 +162,9 @@ int cmd_export(int argc, char **argv)
 {
 	struct export_run e = { .o = { .sz = sizeof(e.o) } };
 	struct ctxmon_export_stats st;
+	struct ctxmon_verdict v;
 	struct ctxmon_reader *r;
-	int ret;
+	int ret, status;
 
 	ret = parse(&e, argc, argv);
 	if (ret)
@@ -166,14 +176,15 @@ int cmd_export(int argc, char **argv)
 		return EXIT_FAIL;
 	}
 	ret = ctxmon_export_recording(r, e.out, &e.o, &st);
-	ctxmon_reader_close(r);
+	ctxmon_reader_get_verdict(r, &v);
+	/* the recording's verdict as the other readers give it, whether
+	 * the export went on (--partial) or refused it */
+	status = cli__verdict(CMD, e.in, &v, e.strict);
 	if (ret < 0) {
 		cli__err(CMD, "%s: %s", e.in, ctxmon_export_last_error());
+		ctxmon_reader_close(r);
 		return EXIT_FAIL;
 	}
-	if (st.partial)
-		cli__err(CMD, "warning: %s stops early; exported the %" PRIu64
-			 " events before that", e.in, st.events);
 	if (e.json) {
 		printf("{\"input\": \"%s\", \"output\": \"%s\", \"format\": "
 		       "\"%s\", \"events\": %" PRIu64 ", \"switches\": %" PRIu64
@@ -181,11 +192,13 @@ int cmd_export(int argc, char **argv)
 		       ", \"processes\": %" PRIu64 ", \"thread_states\": %" PRIu64
 		       ", \"sched\": %" PRIu64 ", \"wakeups\": %" PRIu64
 		       ", \"lost\": %" PRIu64 ", \"bytes\": %" PRIu64
-		       ", \"partial\": %s}\n",
+		       ", \"partial\": %s",
 		       e.in, e.out, ctxmon_export_format_name(e.o.format),
 		       st.events, st.switches, st.wakings, st.threads,
 		       st.processes, st.spans, st.sched, st.wakeups, st.lost,
 		       st.bytes, st.partial ? "true" : "false");
+		output__verdict_json(stdout, &v);
+		printf("}\n");
 	} else if (!e.quiet) {
 		printf("%s: %" PRIu64 " events, %" PRIu64 " threads, %" PRIu64
 		       " processes -> %s (%s", e.in, st.events, st.threads,
@@ -199,5 +212,6 @@ int cmd_export(int argc, char **argv)
 			       " events; intervals around the losses are "
 			       "incomplete\n", st.lost);
 	}
-	return EXIT_OK;
+	ctxmon_reader_close(r);
+	return status;
 }

@@ -22,6 +22,7 @@
 #include "cli/cli.h"
 #include "cli/opts.h"
 #include "cli/hist.h"
+#include "output/output.h"
 
 static const char *const CMD = "hist";
 
@@ -55,6 +56,7 @@ static const struct cli_opt hist_opts[] = {
 	{ "tid", 't', 't', "TID[,TID]", "these threads" },
 	{ "input", 'i', O_INPUT, "FILE",
 	  "evaluate over a recording (ctxmon record) instead", NULL, true },
+	CLI_OPT_STRICT,
 	{ "duration", 0, CAP_OPT_DURATION, "SEC", "stop after SEC seconds" },
 	{ "interval", 'I', O_INTERVAL, "MS",
 	  "print the tables every MS milliseconds, then clear them (live "
@@ -117,7 +119,8 @@ const struct cli_doc hist_doc = {
 		{ NULL },
 	},
 	.notes = "Errors in a trigger are reported as the kernel's error_log does, with a\n"
-		 "caret under the bad token (exit 2).  Capture needs root or CAP_PERFMON.",
+		 "caret under the bad token (exit 2).  Capture needs root or CAP_PERFMON.\n\n"
+		 CLI_NOTE_RECORDING,
 	.operands_in_order = true,
 };
 
@@ -129,6 +132,8 @@ struct hist_run {
 	unsigned interval_ms;
 	bool json, check, kernel;
 	struct cli_out of;	/* -o FILE */
+	bool strict; /* --strict */
+	const struct ctxmon_verdict *verdict; /* -i: the recording's */
 	FILE *f;
 	bool whole;		/* the last table was written in full */
 	struct ctxmon_hist *h;
@@ -193,6 +198,9 @@ static int parse(struct hist_run *r, int argc, char **argv)
 		case O_INPUT:
 			r->input = optarg;
 			break;
+		case CLI_KEY_STRICT:
+			r->strict = true;
+			break;
 		case O_INTERVAL:
 			if (cli__parse_uint(optarg, 86400000, &v) < 0 || !v) {
 				cli__err(CMD, "bad interval '%s': give "
@@ -236,6 +244,10 @@ static int parse(struct hist_run *r, int argc, char **argv)
 		}
 		return capture__input(CMD, &r->cap, false);
 	}
+	if (r->strict) {
+		cli__err(CMD, "--strict is for a recording: give -i FILE");
+		return -1;
+	}
 	return capture__finish(CMD, &r->cap, argc, argv);
 }
 
@@ -267,12 +279,22 @@ static int emit(struct hist_run *r)
 {
 	char *s = ctxmon_hist_format(r->h, r->json ? CTXMON_HIST_JSON :
 						    CTXMON_HIST_TEXT);
+	size_t n;
 
 	if (!s) {
 		cli__err(CMD, "out of memory");
 		return -1;
 	}
-	fputs(s, r->f);
+	n = strlen(s);
+	if (r->json && r->verdict && n >= 2 && !strcmp(s + n - 2, "}\n")) {
+		/* the recording's verdict in the document, as every command
+		 * that reads one has it */
+		fwrite(s, 1, n - 2, r->f);
+		output__verdict_json(r->f, r->verdict);
+		fputs("}\n", r->f);
+	} else {
+		fputs(s, r->f);
+	}
 	free(s);
 	r->whole = fflush(r->f) != EOF;
 	if (!r->whole) {
@@ -315,7 +337,8 @@ static int feed_run(const struct ctxmon_event *evs, size_t n, void *ctx)
 static int run_input(struct hist_run *r)
 {
 	struct ctxmon_reader *rd = ctxmon_reader_open(r->input);
-	int ret;
+	struct ctxmon_verdict verdict;
+	int ret, status;
 
 	if (!rd) {
 		cli__err(CMD, "cannot read %s: %s", r->input,
@@ -326,10 +349,11 @@ static int run_input(struct hist_run *r)
 	warn_thinned(r, rd);
 	ctxmon_reader_set_task_fn(rd, add_task, r->h);
 	ret = ctxmon_reader_read_batch(rd, feed_run, r->h);
-	if (ret == -EBADMSG) {
-		fprintf(stderr, "ctxmon hist: %s: %s; using the events before "
-				"it\n", r->input, ctxmon_reader_error(rd));
-	} else if (ret < 0) {
+	ctxmon_reader_get_verdict(rd, &verdict);
+	r->verdict = &verdict;
+	if (ret == -EBADMSG || ret == 0) {
+		status = cli__verdict(CMD, r->input, &verdict, r->strict);
+	} else {
 		cli__err(CMD, "%s: %s", r->input,
 			 ctxmon_reader_error(rd)[0] ? ctxmon_reader_error(rd) :
 						      strerror(-ret));
@@ -337,7 +361,8 @@ static int run_input(struct hist_run *r)
 		return EXIT_FAIL;
 	}
 	/* comm pointers of the recording live as long as the reader */
-	ret = emit(r) < 0 ? EXIT_FAIL : EXIT_OK;
+	ret = emit(r) < 0 ? EXIT_FAIL : status;
+	r->verdict = NULL;
 	ctxmon_reader_close(rd);
 	return ret;
 }

@@ -53,12 +53,16 @@ struct lat_run {
 	uint64_t start_ts, end_ts;
 	bool child_done;
 	int wstatus;
+	bool strict; /* --strict */
+	struct ctxmon_verdict verdict; /* -i: the recording's */
+	int verdict_status; /* -i: what cli__verdict() asked for */
 };
 
 static const struct cli_opt latency_in_opts[] = {
 	{ "input", 'i', 'i', "FILE",
 	  "read a recording (ctxmon record) instead; -a, -p and -t then "
 	  "choose among its tasks", NULL, true },
+	CLI_OPT_STRICT,
 	{ NULL },
 };
 
@@ -105,7 +109,8 @@ const struct cli_doc latency_doc = {
 		{ "latency -i trace.ctxmon --json", "a recording, as JSON" },
 		{ NULL },
 	},
-	.notes = "Capture needs root or CAP_PERFMON (and read access to tracefs).",
+	.notes = "Capture needs root or CAP_PERFMON (and read access to tracefs).\n\n"
+		 CLI_NOTE_RECORDING,
 	.stop_at_operand = true,
 };
 
@@ -127,6 +132,9 @@ static int parse(struct lat_run *r, int argc, char **argv)
 			return -1;
 		case 'i':
 			r->input = optarg;
+			break;
+		case CLI_KEY_STRICT:
+			r->strict = true;
 			break;
 		case OPT_PER_THREAD:
 			r->per_thread = true;
@@ -181,6 +189,9 @@ static int parse(struct lat_run *r, int argc, char **argv)
 		}
 		if (capture__input(CMD, &r->cap, true) < 0)
 			return -1;
+	} else if (r->strict) {
+		cli__err(CMD, "--strict is for a recording: give -i FILE");
+		return -1;
 	} else if (capture__finish(CMD, &r->cap, argc, argv) < 0) {
 		return -1;
 	}
@@ -310,6 +321,7 @@ static int emit(struct lat_run *r)
 			pairs[k++] = pairs[i];
 	rep.backend = r->backend;
 	rep.source = r->input;
+	rep.verdict = r->input ? &r->verdict : NULL;
 	rep.duration_ns = r->end_ts > r->start_ts ? r->end_ts - r->start_ts : 0;
 	rep.cap = r->st;
 	rep.anomalies = ctxmon_account_anomalies(r->a);
@@ -403,11 +415,11 @@ static int run_input(struct lat_run *r)
 	ctxmon_reader_set_task_fn(r->rd, seed_task, r->a);
 	ret = ctxmon_reader_read_batch(r->rd, ctxmon_account_feed_batch_cb,
 				       r->a);
-	if (ret == -EBADMSG)
-		fprintf(stderr,
-			"ctxmon %s: %s: %s; using the events before it\n", CMD,
-			r->input, ctxmon_reader_error(r->rd));
-	else if (ret < 0) {
+	ctxmon_reader_get_verdict(r->rd, &r->verdict);
+	if (ret == -EBADMSG || ret == 0) {
+		r->verdict_status =
+			cli__verdict(CMD, r->input, &r->verdict, r->strict);
+	} else if (ret < 0) {
 		cli__err(CMD, "%s: %s", r->input,
 			 ctxmon_reader_error(r->rd)[0] ?
 				 ctxmon_reader_error(r->rd) :
@@ -424,6 +436,9 @@ static int run_input(struct lat_run *r)
 	    v > r->end_ts)
 		r->end_ts = v;
 	r->st.events = info.events;
+	/* the capture's losses, as the recording's records count them */
+	r->st.lost = r->verdict.lost;
+	r->st.lost_records = r->verdict.lost_records;
 	return 0;
 }
 
@@ -540,7 +555,10 @@ int cmd_latency(int argc, char **argv)
 	}
 	if (r.child_done)
 		status = capture__exit_status(r.wstatus);
-	if (cli__out_end(CMD, &r.of, true) < 0)
+	if (r.input)
+		status = r.verdict_status;
+	/* --strict makes an incomplete input a failure: nothing written */
+	if (cli__out_end(CMD, &r.of, !r.input || status == EXIT_OK) < 0)
 		status = EXIT_FAIL;
 out:
 	cli__out_end(CMD, &r.of, false);

@@ -74,6 +74,28 @@ extern const struct cli_opt cli_capture_opts[];
 	  "buffers overflow.  The command, its children and ctxmon's other " \
 	  "threads keep their own policy" }
 
+/* --strict, in the table of every command that reads a recording: the
+ * exit status rule of docs/integrity.md, said once.  Its key is above
+ * every command's own (capture__opt()'s from 0x100, serve's 0x200). */
+#define CLI_KEY_STRICT 0x7000
+#define CLI_OPT_STRICT                                                       \
+	{ "strict", 0, CLI_KEY_STRICT, NULL,                                 \
+	  "exit 1 when the recording is incomplete (cut short, damaged, or " \
+	  "the capture lost events).  Without it such a recording is read "  \
+	  "up to where it stops, one line on stderr says what is missing, "  \
+	  "and the exit status is 0" }
+
+/* The notes of every command that reads a recording: its exit status
+ * (docs/integrity.md), in --help and the man page alike. */
+#define CLI_NOTE_RECORDING                                                   \
+	"A recording cut short, damaged, or whose capture lost events is\n"  \
+	"read up to where it stops; one line on stderr says what is\n"      \
+	"missing, the same line whichever command reads it, and --json\n"   \
+	"carries it as the \"integrity\" object (docs/integrity.md).\n\n"  \
+	"Exit status: 0 when the recording was read (complete or not), 1\n" \
+	"when it could not be, or when it is incomplete and --strict was\n" \
+	"given, 2 for a bad option."
+
 /* "a, b, c": the names @name gives for 0 .. @n - 1 (a NULL one is left
  * out), written once into @buf (len @len) and returned: for an option's
  * values function, which keeps @buf static. */

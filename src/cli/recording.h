@@ -49,6 +49,8 @@ struct run_summary {
 				 * this build's */
 	unsigned marks;		/* output__kernel_tree()'s @marks; 0: the
 				 * backend's usual (output__backend_marks()) */
+	/* report: the recording's integrity verdict; NULL for a capture */
+	const struct ctxmon_verdict *verdict;
 };
 
 /*
@@ -68,7 +70,8 @@ int recording__emit(FILE *f, struct output_opts *o, bool want_threads,
  * Finish @a at s->cap.stop_ts and write the HTML report of it and of @h's
  * time series to @path ("-" or NULL: stdout).  @r (may be NULL) gives the
  * recording's metadata; @problem, when not NULL, says why the recording
- * stops early.  0 or -errno.
+ * stops early (report: its verdict line, ctxmon_verdict_format()).
+ * 0 or -errno.
  */
 struct ctxmon_html;
 int recording__html(const char *path, struct ctxmon_html *h,

@@ -70,6 +70,7 @@ int recording__emit(FILE *f, struct output_opts *o, bool want_threads,
 	rep.text_reader = s->backend &&
 			  (ctxmon_backend_caps(s->backend) & CTXMON_CAP_TEXT);
 	rep.source = s->source;
+	rep.verdict = s->verdict;
 	rep.duration_ns = s->cap.stop_ts > s->cap.start_ts ?
 				  s->cap.stop_ts - s->cap.start_ts :
 				  0;
@@ -150,6 +151,7 @@ struct rep_run {
 	size_t ncpu_set;
 	bool has_time;
 	bool causes; /* --causes */
+	bool strict; /* --strict */
 	struct ctxmon_html *html; /* --html */
 	double t0, t1; /* --time, seconds from the start */
 	uint64_t from_ts, to_ts; /* the window on the session clock */
@@ -168,6 +170,7 @@ struct rep_run {
 static const struct cli_opt report_in_opts[] = {
 	{ "input", 'i', 'i', "FILE",
 	  "the recording (default " DEFAULT_RECORDING ")", NULL, true },
+	CLI_OPT_STRICT,
 	{ NULL },
 };
 
@@ -213,8 +216,9 @@ const struct cli_doc report_doc = {
 		"record` or `ctxmon import`: per-thread and per-process switches,\n"
 		"voluntary and involuntary, run / wait / sleep time, wakeup latency,\n"
 		"migrations, per-CPU busy time, and where events were lost.  A\n"
-		"recording cut short (killed recorder, full disk) is read up to its\n"
-		"last complete chunk, with a warning.",
+		"recording cut short (killed recorder, full disk) or damaged is read\n"
+		"up to where it stops, and one line on stderr says so; the JSON's\n"
+		"\"integrity\" object carries the same (docs/integrity.md).",
 	.groups = (const struct cli_optgroup[]){
 		{ "input", report_in_opts },
 		{ "filters", report_filter_opts },
@@ -229,6 +233,7 @@ const struct cli_doc report_doc = {
 		  "nginx's threads from 2 s to 5 s, as JSON" },
 		{ NULL },
 	},
+	.notes = CLI_NOTE_RECORDING,
 };
 
 static void help(void)
@@ -309,6 +314,9 @@ static int parse(struct rep_run *r, int argc, char **argv)
 		switch (opt) {
 		case 'i':
 			r->path = optarg;
+			break;
+		case CLI_KEY_STRICT:
+			r->strict = true;
 			break;
 		case 'p':
 			if (parse_list("pid", optarg, 0x7fffffff, false,
@@ -617,12 +625,13 @@ int cmd_report(int argc, char **argv)
 	struct rep_run r = { .out = { .sort = SORT_SWITCHES } };
 	struct ctxmon_account_opts ao = { .sz = sizeof(ao) };
 	struct ctxmon_reader_info info;
+	struct ctxmon_verdict verdict;
 	struct run_summary s = { 0 };
 	uint64_t *tpids = NULL, start, stop, ws, v;
 	const char *backend;
 	struct cli_out of = { .f = stdout };
 	FILE *f = stdout;
-	int status = EXIT_FAIL, ret;
+	int status = EXIT_FAIL, done = EXIT_OK, ret;
 	size_t n;
 
 	ret = parse(&r, argc, argv);
@@ -703,18 +712,13 @@ int cmd_report(int argc, char **argv)
 	if (r.has_time)
 		open_window(&r); /* none of the events was in it */
 	ctxmon_reader_get_info(r.r, &info);
-	if (info.damaged)
-		cli__err(CMD,
-			 "%s is damaged at %s; the numbers cover the %" PRIu64
-			 " events before it",
-			 r.path, ctxmon_reader_error(r.r), info.events);
-	else if (info.truncated)
-		cli__err(CMD,
-			 "%s is truncated (%s); the numbers cover the %" PRIu64
-			 " events recorded before that",
-			 r.path, ctxmon_reader_error(r.r), info.events);
-	else if (ret < 0)
+	ctxmon_reader_get_verdict(r.r, &verdict);
+	s.verdict = &verdict;
+	done = cli__verdict(CMD, r.path, &verdict, r.strict);
+	if (ret < 0 && !info.damaged && !info.truncated) {
 		cli__err(CMD, "reading %s: %s", r.path, strerror(-ret));
+		done = EXIT_FAIL;
+	}
 
 	/* The capture window: the recorder's, cut to the events kept. */
 	if (!start)
@@ -794,17 +798,20 @@ int cmd_report(int argc, char **argv)
 			r.out.limit = 25;
 	}
 	if (r.html) {
+		char line[1024];
+
+		/* the page says what stderr says */
+		ctxmon_verdict_format(&verdict, r.path, line, sizeof(line));
 		ret = recording__html(r.outpath, r.html, r.a, &s, r.r,
-				      info.damaged || info.truncated ?
-					      ctxmon_reader_error(r.r) :
-					      NULL);
+				      info.damaged || info.truncated ? line :
+								       NULL);
 		if (ret < 0) {
 			cli__err(CMD, "writing %s: %s",
 				 r.outpath ? r.outpath : "the report",
 				 strerror(-ret));
 			goto out;
 		}
-		status = info.damaged ? EXIT_FAIL : EXIT_OK;
+		status = done;
 		goto out;
 	}
 	if (cli__out_open(CMD, &of, r.outpath, stdout, 0) < 0)
@@ -820,9 +827,10 @@ int cmd_report(int argc, char **argv)
 			 strerror(ret < 0 ? -ret : EIO));
 		goto out;
 	}
-	status = info.damaged ? EXIT_FAIL : EXIT_OK;
-	/* the report of a damaged recording is whole: it says so */
-	if (cli__out_end(CMD, &of, true) < 0)
+	status = done;
+	/* the report of an incomplete recording is whole: it says so; with
+	 * --strict it is a failure, which writes nothing */
+	if (cli__out_end(CMD, &of, status == EXIT_OK) < 0)
 		status = EXIT_FAIL;
 	goto out;
 oom:

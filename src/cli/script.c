@@ -25,11 +25,13 @@ struct script_run {
 	struct ctxmon_reader *r;
 	FILE *f;
 	int werr;
+	bool strict;
 };
 
 static const struct cli_opt script_opts[] = {
 	{ "input", 'i', 'i', "FILE",
 	  "the recording (default " DEFAULT_RECORDING ")", NULL, true },
+	CLI_OPT_STRICT,
 	{ "ns", 0, 'N', NULL,
 	  "nanosecond timestamps (default: microseconds, rounded like "
 	  "trace_pipe)" },
@@ -67,6 +69,7 @@ const struct cli_doc script_doc = {
 		{ "script | ctxmon import - -o copy.data", "a round trip" },
 		{ NULL },
 	},
+	.notes = CLI_NOTE_RECORDING,
 };
 
 static void help(void)
@@ -119,6 +122,9 @@ static int parse(struct script_run *s, int argc, char **argv)
 		switch (opt) {
 		case 'i':
 			s->path = optarg;
+			break;
+		case CLI_KEY_STRICT:
+			s->strict = true;
 			break;
 		case 'N':
 			s->flags |= CTXMON_TEXT_NS;
@@ -217,6 +223,7 @@ int cmd_script(int argc, char **argv)
 	struct script_run s = { 0 };
 	struct cli_out of = { .f = stdout };
 	struct ctxmon_reader_info info;
+	struct ctxmon_verdict verdict;
 	int status = EXIT_FAIL, ret;
 	size_t nkeys = 0;
 
@@ -255,19 +262,15 @@ int cmd_script(int argc, char **argv)
 		goto out;
 	}
 	ctxmon_reader_get_info(s.r, &info);
-	if (info.damaged || info.truncated)
-		cli__err(CMD,
-			 "%s is %s (%s); printed the %" PRIu64 " events before "
-			 "that",
-			 s.path, info.damaged ? "damaged" : "truncated",
-			 ctxmon_reader_error(s.r), info.events);
-	else if (ret < 0)
+	ctxmon_reader_get_verdict(s.r, &verdict);
+	status = cli__verdict(CMD, s.path, &verdict, s.strict);
+	if (ret < 0 && !info.damaged && !info.truncated) {
 		cli__err(CMD, "reading %s: %s", s.path, strerror(-ret));
-	status = info.damaged || (ret < 0 && !info.truncated) ? EXIT_FAIL :
-								EXIT_OK;
-	/* the events of a damaged recording up to the damage are whole */
-	if (cli__out_end(CMD, &of, ret >= 0 || info.damaged ||
-					   info.truncated) < 0)
+		status = EXIT_FAIL;
+	}
+	/* the events before a cut or damage are whole; --strict makes an
+	 * incomplete input a failure, which writes nothing */
+	if (cli__out_end(CMD, &of, status == EXIT_OK) < 0)
 		status = EXIT_FAIL;
 out:
 	cli__out_end(CMD, &of, false);

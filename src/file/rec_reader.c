@@ -36,6 +36,7 @@ static void vnote(struct rerr *e, uint64_t off, bool damaged,
 {
 	e->set = true;
 	e->damaged = damaged;
+	e->crc = false;
 	e->off = off;
 	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
 }
@@ -59,6 +60,8 @@ void reader__tell(struct ctxmon_reader *r, const struct rerr *e)
 		return;
 	if (e->damaged)
 		r->info.damaged = true;
+	if (e->crc)
+		r->crc_failures++;
 	else
 		r->info.truncated = true;
 	r->info.problem_offset = e->off;
@@ -241,6 +244,7 @@ int reader__chunk_read(struct ctxmon_reader *r, struct chunk *ch,
 	}
 	if (le32_get(h + 20) != crc32c__sum(0, h, 20)) {
 		note(e, at, true, "chunk header checksum mismatch");
+		e->crc = true;
 		return -EBADMSG;
 	}
 	ch->type = le16_get(h + 4);
@@ -288,6 +292,7 @@ int reader__chunk_unpack(struct chunk *ch, struct fbuf *stored,
 
 	if (ch->crc != crc32c__sum(0, stored->p, ch->stored)) {
 		note(e, ch->off, true, "chunk checksum mismatch");
+		e->crc = true;
 		return -EBADMSG;
 	}
 	if (!(ch->flags & CHUNK_F_ZSTD)) {
@@ -574,6 +579,7 @@ void ctxmon_reader_close(struct ctxmon_reader *r)
 	strtab__free(r->strs);
 	free(r->sbuf);
 	free(r->smeta);
+	free(r->lost_cpu);
 	free(r);
 }
 
@@ -613,6 +619,32 @@ int reader__deliver_task(struct ctxmon_reader *r, const struct ctxmon_event *t)
 			    0;
 }
 
+int reader__lost(struct ctxmon_reader *r, const struct ctxmon_event *ev)
+{
+	r->lost_records++;
+	r->lost += ev->lost.count;
+	if (!ev->lost.count)
+		r->lost_unknown++;
+	/* a CPU number past any machine's is the file's word, not a size to
+	 * allocate: counted in the total only */
+	if (ev->cpu >= 0 && ev->cpu < 65536) {
+		size_t c = (size_t)ev->cpu;
+
+		if (c >= r->nlost_cpu) {
+			uint64_t *l = realloc(r->lost_cpu, (c + 1) * sizeof(*l));
+
+			if (!l)
+				return -ENOMEM;
+			memset(l + r->nlost_cpu, 0,
+			       (c + 1 - r->nlost_cpu) * sizeof(*l));
+			r->lost_cpu = l;
+			r->nlost_cpu = c + 1;
+		}
+		r->lost_cpu[c] += ev->lost.count;
+	}
+	return 0;
+}
+
 /* A record a batch run goes on through: not a task declaration, and
  * nothing new for the task table (news that change nothing, such as an
  * idle task's name shown again, count as none). */
@@ -647,6 +679,13 @@ bool reader__deliver_array(struct ctxmon_reader *r,
 		r->info.last_ts = evs[e - 1].ts;
 		r->info.events += e - i;
 		*pos = e;
+		for (size_t k = i; k < e; k++) {
+			if (__builtin_expect(evs[k].type == CTXMON_EV_LOST, 0) &&
+			    reader__lost(r, &evs[k]) < 0) {
+				*ret = reader__finish(r, -ENOMEM);
+				return false;
+			}
+		}
 		*ret = s->batch(&evs[i], e - i, s->ctx);
 		if (meta[e - 1] &&
 		    tasktab__apply_new(r->tasks, &evs[e - 1], meta[e - 1]) < 0)

@@ -78,11 +78,19 @@ struct ctxmon_reader {
 
 	struct ctxmon_reader_info info;
 	char err[256];
+	/* For the verdict (ctxmon_reader_get_verdict()): chunks that failed
+	 * their checksum, and the capture's losses as its LOST records
+	 * count them, per CPU (@nlost_cpu entries). */
+	unsigned crc_failures;
+	uint64_t lost, lost_records, lost_unknown;
+	uint64_t *lost_cpu;
+	size_t nlost_cpu;
 };
 
 /* A problem found, not yet told. */
 struct rerr {
 	bool set, damaged;
+	bool crc; /* the damage is a checksum that does not match */
 	uint64_t off;
 	char msg[200];
 };
@@ -125,6 +133,8 @@ bool reader__stream(struct ctxmon_reader *r, struct codec *c,
 /* Stop reading with @ret (the pool's threads are ended). */
 int reader__finish(struct ctxmon_reader *r, int ret);
 int reader__deliver_task(struct ctxmon_reader *r, const struct ctxmon_event *t);
+/* Count a LOST record for the verdict; 0 or -ENOMEM. */
+int reader__lost(struct ctxmon_reader *r, const struct ctxmon_event *ev);
 
 /* Hand one decoded record (@ev, @meta) to the caller: 0 to go on, or
  * what read() returns now.  Inline: it runs for every event, on the one
@@ -141,6 +151,9 @@ static inline int reader__deliver(struct ctxmon_reader *r,
 		r->info.first_ts = ev->ts;
 	r->info.last_ts = ev->ts;
 	r->info.events++;
+	if (__builtin_expect(ev->type == CTXMON_EV_LOST, 0) &&
+	    reader__lost(r, ev) < 0)
+		return reader__finish(r, -ENOMEM);
 	ret = s->fn ? s->fn(ev, s->ctx) : 0;
 	/* After the callback: it sees the names as they were. */
 	if (meta && tasktab__apply_new(r->tasks, ev, meta) < 0)

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <ctxmon/diff.h>
@@ -26,6 +27,12 @@ struct ctxmon_rowfile {
 	uint64_t duration;
 	char **owned;		/* comms of rows read from JSON */
 	size_t nowned;
+	/* the reader's verdict, its string and array copied here (the
+	 * reader is closed); has_verdict false for rows from JSON */
+	bool has_verdict;
+	struct ctxmon_verdict verdict;
+	char problem[256];
+	uint64_t *lost_cpu;
 };
 
 static int on_task(pid_t tid, pid_t tgid, const char *comm, void *ctx)
@@ -39,6 +46,29 @@ static uint64_t meta_u64(const struct ctxmon_reader *rd, const char *key,
 	uint64_t v;
 
 	return ctxmon_reader_meta_u64(rd, key, &v) == 0 ? v : dflt;
+}
+
+/* Copy the reader's verdict into @r, which outlives the reader. */
+static int keep_verdict(struct ctxmon_rowfile *r,
+			const struct ctxmon_reader *rd)
+{
+	struct ctxmon_verdict *v = &r->verdict;
+
+	ctxmon_reader_get_verdict(rd, v);
+	snprintf(r->problem, sizeof(r->problem), "%s", v->problem);
+	v->problem = r->problem;
+	if (v->nlost_cpu) {
+		r->lost_cpu = calloc(v->nlost_cpu, sizeof(*r->lost_cpu));
+		if (!r->lost_cpu) {
+			file__set_error("out of memory");
+			return -ENOMEM;
+		}
+		memcpy(r->lost_cpu, v->lost_per_cpu,
+		       v->nlost_cpu * sizeof(*r->lost_cpu));
+	}
+	v->lost_per_cpu = r->lost_cpu;
+	r->has_verdict = true;
+	return 0;
 }
 
 struct ctxmon_rowfile *ctxmon_rowfile_from_recording(const char *path, bool all)
@@ -89,6 +119,9 @@ struct ctxmon_rowfile *ctxmon_rowfile_from_recording(const char *path, bool all)
 		file__set_error("reading %s: %s", path, strerror(-ret));
 		goto out;
 	}
+	ret = keep_verdict(r, rd);
+	if (ret < 0)
+		goto out;
 	start = meta_u64(rd, CTXMON_META_TIME_START, info.first_ts);
 	stop = meta_u64(rd, CTXMON_META_TIME_STOP, 0);
 	if (!stop || !info.complete)
@@ -124,6 +157,7 @@ void ctxmon_rowfile_free(struct ctxmon_rowfile *r)
 	for (size_t i = 0; i < r->nowned; i++)
 		free(r->owned[i]);
 	free(r->owned);
+	free(r->lost_cpu);
 	ctxmon_account_free(r->a);
 	free(r);
 }
@@ -138,6 +172,15 @@ const struct ctxmon_stats *ctxmon_rowfile_rows(const struct ctxmon_rowfile *r,
 uint64_t ctxmon_rowfile_duration(const struct ctxmon_rowfile *r)
 {
 	return r->duration;
+}
+
+int ctxmon_rowfile_get_verdict(const struct ctxmon_rowfile *r,
+			       struct ctxmon_verdict *out)
+{
+	if (!r->has_verdict)
+		return -ENOENT;
+	*out = r->verdict;
+	return 0;
 }
 
 /* ---- from `ctxmon stat --json` -------------------------------------- */

@@ -306,9 +306,11 @@ static void status_box(FILE *f, const struct ctxmon_html_info *in,
 	else
 		fprintf(f, "<div><b>No events lost.</b></div>\n");
 	if (in->truncated) {
-		fprintf(f, "<div><b>TRUNCATED:</b> the recording stops early (");
-		svg__escape(f, in->problem ? in->problem : "no end marker");
-		fprintf(f, "); this report covers what was readable.</div>\n");
+		/* cut or damaged: the problem says which */
+		fprintf(f, "<div><b>INCOMPLETE:</b> ");
+		svg__escape(f, in->problem ? in->problem :
+					     "the recording stops early");
+		fprintf(f, ". This report covers what was read.</div>\n");
 	}
 	fprintf(f, "</section>\n");
 }

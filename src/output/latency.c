@@ -342,6 +342,7 @@ static int json_latency(FILE *f, const struct latency_report *r)
 	}
 	fputc(']', f);
 	output__pairs_json(f, r->pairs, r->npairs);
+	output__verdict_json(f, r->verdict);
 	fprintf(f, "}\n");
 	return 0;
 }

@@ -16,6 +16,8 @@
 #include <ctxmon/features.h>
 #include <ctxmon/rows.h>
 
+struct ctxmon_verdict;
+
 enum out_format { OUT_TABLE, OUT_JSON, OUT_CSV };
 
 enum sort_key {
@@ -262,6 +264,8 @@ struct report {
 	bool text_reader;		/* the backend parses text
 					 * (CTXMON_CAP_TEXT): the slowest */
 	const struct causes_report *causes;	/* NULL: not asked for */
+	/* the recording's integrity (report), or NULL for a capture */
+	const struct ctxmon_verdict *verdict;
 };
 
 struct output_opts {
@@ -280,6 +284,9 @@ const char *output__sort_keys(void);
 void output__sort(struct ctxmon_stats *rows, size_t n, enum sort_key k);
 /* Write @r; 0, or -errno when writing failed (e.g. -ENOSPC). */
 int output__report(FILE *f, const struct output_opts *o, struct report *r);
+/* ',"integrity":{...}' (ctxmon_verdict_write_json()) when @v is not NULL:
+ * the one way every command's JSON carries a recording's verdict. */
+void output__verdict_json(FILE *f, const struct ctxmon_verdict *v);
 /* Human duration in a fixed-width-friendly form ("12.3ms"); returns buf. */
 char *output__dur(char *buf, size_t len, uint64_t ns);
 /* @l's maximum as output__dur() gives it, right-aligned to @width
@@ -336,6 +343,8 @@ struct latency_report {
 	size_t npairs;
 	unsigned buckets;		/* 0: log2 histograms, else linear */
 	size_t limit;			/* groups and pairs shown, 0: all */
+	/* the recording's integrity (-i), or NULL for a capture */
+	const struct ctxmon_verdict *verdict;
 };
 
 /* Write @r as text (runqlat-style histograms) or JSON; 0 or -errno. */

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include <ctxmon/features.h>
+#include <ctxmon/record.h>
 
 #include "output/json_out.h"
 #include "analysis/rusage.h"
@@ -830,6 +831,15 @@ static void json_rows(FILE *f, const char *name, const struct ctxmon_stats *rows
 	output__causes_index_free(&ix);
 }
 
+void output__verdict_json(FILE *f, const struct ctxmon_verdict *v)
+{
+	if (!v)
+		return;
+	fputs(",\"integrity\":", f);
+	/* @f's error is the caller's to check, with the rest */
+	(void)ctxmon_verdict_write_json(v, f);
+}
+
 static void json_report(FILE *f, struct report *r)
 {
 	const struct ctxmon_session_stats *c = &r->cap;
@@ -850,10 +860,13 @@ static void json_report(FILE *f, struct report *r)
 		",\"complete\":%s,\"lost_per_cpu\":[",
 		r->duration_ns, c->events, c->lost, c->lost_records,
 		c->order_violations, r->anomalies,
-		c->lost_records ? "false" : "true");
+		c->lost_records || (r->verdict && !r->verdict->complete) ?
+			"false" :
+			"true");
 	for (int i = 0; c->lost_per_cpu && i < c->ncpus; i++)
 		fprintf(f, "%s%" PRIu64, i ? "," : "", c->lost_per_cpu[i]);
 	fprintf(f, "]}");
+	output__verdict_json(f, r->verdict);
 	json_rows(f, "threads", r->threads, r->nthreads, false, r->causes);
 	json_rows(f, "processes", r->procs, r->nprocs, true, r->causes);
 	fprintf(f, ",\"cpus\":[");

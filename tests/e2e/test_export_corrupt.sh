@@ -1,8 +1,9 @@
 #!/bin/bash
 # Issue 17, acceptance 4: a truncated or damaged recording is refused by
-# `export` with the reader's own error (the one `script` prints), and no
-# output file is left; with --partial, what the readable part holds is
-# exported: as many switches as `script` prints from the same file.
+# `export` with the recording's verdict (the line `script` prints, issue
+# 45), and no output file is left; with --partial, what the readable part
+# holds is exported (with the same line): as many switches as `script`
+# prints from the same file.
 # `report --html` shows the cut prominently.
 . "$(dirname "$0")/lib.sh"
 skip_unless_capture
@@ -21,8 +22,9 @@ head -c 10 "$T/ok.data" >"$T/tiny.data"
 
 for k in cut bad; do
 	"$CTXMON" script -i "$T/$k.data" >"$T/$k.txt" 2>"$T/$k.script.err"
-	# the reader's words, as script gives them: "... (offset N: why)"
-	why=$(sed -n 's/.*(\(offset [0-9]*: [^)]*\).*/\1/p' "$T/$k.script.err" | head -n 1)
+	# the recording's verdict, as script gives it (docs/integrity.md):
+	# "ctxmon script: FILE: incomplete: truncated at offset N: why; ..."
+	why=$(sed -n 's/^ctxmon script: \(.*: incomplete: .* at offset [0-9]*: .*\)/\1/p' "$T/$k.script.err" | head -n 1)
 	[ -n "$why" ] || { fail "$k: script names no problem: $(cat "$T/$k.script.err")"; continue; }
 	for fmt in perfetto sqlite chrome-json; do
 		rc=0
@@ -38,7 +40,7 @@ for k in cut bad; do
 	# --partial: the readable part
 	"$CTXMON" export --partial -i "$T/$k.data" -o "$T/$k.pftrace" >/dev/null 2>"$T/$k.p.err" ||
 		fail "$k: export --partial exited $?"
-	grep -q "stops early" "$T/$k.p.err" || fail "$k: --partial gives no warning"
+	grep -qxF "ctxmon export: $why" "$T/$k.p.err" || fail "$k: --partial gives not the verdict: $(cat "$T/$k.p.err")"
 	protoc --decode=perfetto.protos.Trace -I "$D/perfetto" ctxmon_perfetto.proto \
 		<"$T/$k.pftrace" >"$T/$k.dec" 2>"$T/$k.perr" || fail "$k: protoc cannot decode the partial export"
 	got=$(grep -c 'switch_timestamp:' "$T/$k.dec")
@@ -71,5 +73,8 @@ rc=0
 
 "$CTXMON" report --html -i "$T/cut.data" -o "$T/cut.html" 2>/dev/null ||
 	fail "report --html of the cut recording exited $?"
-grep -q "TRUNCATED:" "$T/cut.html" || fail "the HTML page of a cut recording does not say so"
+grep -q "INCOMPLETE:" "$T/cut.html" || fail "the HTML page of a cut recording does not say so"
+# in the words of every other reader (docs/integrity.md)
+grep -qF "$(sed -n 's/^ctxmon script: //p' "$T/cut.script.err" | head -n 1)" "$T/cut.html" ||
+	fail "the HTML page does not give the recording's verdict line"
 finish

@@ -6,13 +6,19 @@
 . "$(dirname "$0")/lib.sh"
 skip_unless_capture
 
-# same FILE_A FILE_B WHAT: the JSON documents are equal but for "source".
+# same FILE_A FILE_B WHAT: the JSON documents are equal but for what only
+# a recording has: "source", and "integrity" (docs/integrity.md), which
+# must say the recording is complete.
 same() {
 	python3 - "$1" "$2" <<'PY' || fail "$3: report differs from stat"
 import json, sys
 a = json.load(open(sys.argv[1])); b = json.load(open(sys.argv[2]))
 for d in (a, b):
     d.pop("source", None)
+    v = d.pop("integrity", {"complete": True})
+    if v["complete"] is not True:
+        print("integrity: %s" % v, file=sys.stderr)
+        sys.exit(1)
 if a != b:
     for k in sorted(set(a) | set(b)):
         if a.get(k) != b.get(k):

@@ -948,6 +948,237 @@ static void test_zero_tail(void **state)
 }
 
 /* Every single flipped bit is noticed. */
+/* ---- the integrity verdict ------------------------------------------ */
+
+static int collect_batch(const struct ctxmon_event *evs, size_t n, void *ctx)
+{
+	for (size_t i = 0; i < n; i++)
+		evs_push(ctx, &evs[i]);
+	return 0;
+}
+
+/* @v as JSON, in a buffer the caller frees. */
+static char *verdict_json(const struct ctxmon_verdict *v)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	assert_int_equal(ctxmon_verdict_write_json(v, f), 0);
+	assert_int_equal(fclose(f), 0);
+	return buf;
+}
+
+/* Read @buf whole by @batch or one event at a time, with @threads
+ * helpers, and return its verdict's line and JSON. */
+static void verdict_of(const uint8_t *buf, size_t len, bool batch,
+		       int threads, struct ctxmon_verdict *v, char *line,
+		       size_t linelen, char **json)
+{
+	static char problem[256];
+	static uint64_t lost[64];
+	struct ctxmon_reader *r;
+	struct evs out = { 0 };
+	char n[16];
+
+	snprintf(n, sizeof(n), "%d", threads);
+	setenv("CTXMON_READ_THREADS", n, 1);
+	r = ctxmon_reader_open_mem(buf, len);
+	assert_non_null(r);
+	if (batch)
+		(void)ctxmon_reader_read_batch(r, collect_batch, &out);
+	else
+		(void)ctxmon_reader_read(r, collect, &out);
+	ctxmon_reader_get_verdict(r, v);
+	ctxmon_verdict_format(v, "f.data", line, linelen);
+	*json = verdict_json(v);
+	/* the verdict's events are what the callbacks got */
+	assert_int_equal(v->events, out.n);
+	/* what the verdict points to is the reader's: kept past its close
+	 * for the caller's checks */
+	snprintf(problem, sizeof(problem), "%s", v->problem);
+	v->problem = problem;
+	assert_true(v->nlost_cpu <= 64);
+	if (v->nlost_cpu)
+		memcpy(lost, v->lost_per_cpu, v->nlost_cpu * sizeof(*lost));
+	v->lost_per_cpu = lost;
+	ctxmon_reader_close(r);
+	unsetenv("CTXMON_READ_THREADS");
+	free(out.v);
+}
+
+/*
+ * Issue 45, item 3: every reader gives one verdict.  A whole file is
+ * complete; a cut anywhere after the header is truncated at the offset
+ * the reader names, a flipped byte in an events chunk is damaged with one
+ * checksum failure; the line and the JSON say so, the same whether the
+ * events came one at a time or in runs, with helper threads or none.
+ */
+static void test_verdict(void **state)
+{
+	struct ctxmon_verdict v, w;
+	struct evs in = { 0 };
+	struct strtab *strs;
+	struct memrec m;
+	char line[512], line2[512], *json, *json2, want[128];
+	uint8_t *buf;
+	size_t evchunk = 0;
+
+	(void)state;
+	strs = small_file(&m, &in, 600, 100);
+	verdict_of(m.p, m.len, false, 1, &v, line, sizeof(line), &json);
+	assert_true(v.complete);
+	assert_true(v.finished);
+	assert_false(v.truncated || v.damaged);
+	assert_int_equal(v.checksum_failures, 0);
+	assert_int_equal(v.events, in.n);
+	assert_int_equal(v.lost_records, 0);
+	assert_string_equal(v.problem, "");
+	snprintf(want, sizeof(want), "f.data: complete: read to its end; %zu "
+				     "events read; 0 checksum failures; nothing "
+				     "lost", in.n);
+	assert_string_equal(line, want);
+	assert_non_null(strstr(json, "{\"complete\":true,\"truncated_at\":null,"
+				     "\"damaged_at\":null,\"problem\":null,"
+				     "\"checksum_failures\":0,"));
+	free(json);
+
+	for (size_t cut = 40; cut < m.len; cut += 7) {
+		verdict_of(m.p, cut, cut % 2, 1 + (int)(cut % 3), &v, line,
+			   sizeof(line), &json);
+		verdict_of(m.p, cut, !(cut % 2), 1, &w, line2, sizeof(line2),
+			   &json2);
+		assert_false(v.complete);
+		assert_true(v.finished);
+		assert_true(v.truncated);
+		assert_false(v.damaged);
+		assert_true(v.problem_offset <= cut);
+		snprintf(want, sizeof(want),
+			 "f.data: incomplete: truncated at offset %" PRIu64
+			 ": ", v.problem_offset);
+		assert_memory_equal(line, want, strlen(want));
+		snprintf(want, sizeof(want), "\"truncated_at\":%" PRIu64
+					     ",\"damaged_at\":null",
+			 v.problem_offset);
+		assert_non_null(strstr(json, want));
+		assert_non_null(strstr(json, "\"complete\":false"));
+		assert_string_equal(line, line2);
+		assert_string_equal(json, json2);
+		free(json);
+		free(json2);
+	}
+
+	/* a byte in the middle of the second events chunk */
+	for (size_t o = 32, k = 0; o + 24 <= m.len; k++) {
+		uint32_t stored;
+
+		memcpy(&stored, m.p + o + 8, 4);
+		if (k == 2) {
+			evchunk = o;
+			break;
+		}
+		o += 24 + stored;
+	}
+	assert_true(evchunk > 0);
+	buf = malloc(m.len);
+	memcpy(buf, m.p, m.len);
+	buf[evchunk + 24 + 10] ^= 0x20;
+	verdict_of(buf, m.len, true, 3, &v, line, sizeof(line), &json);
+	verdict_of(buf, m.len, false, 1, &w, line2, sizeof(line2), &json2);
+	assert_false(v.complete);
+	assert_true(v.finished);
+	assert_true(v.damaged);
+	assert_int_equal(v.checksum_failures, 1);
+	assert_int_equal(v.problem_offset, evchunk);
+	snprintf(want, sizeof(want),
+		 "f.data: incomplete: damaged at offset %zu: chunk checksum "
+		 "mismatch, not read past it; ", evchunk);
+	assert_memory_equal(line, want, strlen(want));
+	assert_non_null(strstr(line, "; 1 checksum failure; nothing lost"));
+	snprintf(want, sizeof(want), "\"truncated_at\":null,\"damaged_at\":%zu",
+		 evchunk);
+	assert_non_null(strstr(json, want));
+	assert_non_null(strstr(json, "\"checksum_failures\":1,"));
+	assert_string_equal(line, line2);
+	assert_string_equal(json, json2);
+	free(json);
+	free(json2);
+
+	/* a reading its caller stopped is not a verdict on the file */
+	{
+		struct ctxmon_reader *r = ctxmon_reader_open_mem(m.p, m.len);
+		struct evs out = { .stop_at = 10 };
+
+		assert_non_null(r);
+		assert_int_equal(ctxmon_reader_read(r, collect, &out), 5);
+		ctxmon_reader_get_verdict(r, &v);
+		assert_false(v.finished);
+		assert_false(v.complete);
+		assert_int_equal(ctxmon_reader_read(r, collect, &out), 0);
+		ctxmon_reader_get_verdict(r, &v);
+		assert_true(v.finished);
+		assert_true(v.complete);
+		ctxmon_reader_close(r);
+		free(out.v);
+	}
+
+	/* the line is cut to fit, its length told as snprintf() tells it */
+	assert_int_equal(ctxmon_verdict_format(&w, "f.data", line2, 10),
+			 (int)strlen(line));
+	assert_int_equal(strlen(line2), 9);
+	free(buf);
+	free(in.v);
+	memrec_free(&m);
+	strtab__free(strs);
+}
+
+/* Losses, per CPU: a file read whole is not complete when the capture
+ * lost events, and a loss without a count makes the total a bound. */
+static void test_verdict_lost(void **state)
+{
+	struct ctxmon_event ev = { .type = CTXMON_EV_LOST };
+	struct ctxmon_record *w;
+	struct ctxmon_verdict v;
+	struct memrec m;
+	char line[512], *json;
+
+	(void)state;
+	w = memrec_open(&m, 0);
+	assert_int_equal(ctxmon_record_set_meta_u64(w, CTXMON_META_NCPUS, 4),
+			 0);
+	ev.ts = 100;
+	ev.cpu = 1;
+	ev.lost.count = 5;
+	assert_int_equal(ctxmon_record_write(w, &ev), 0);
+	ev.ts = 200;
+	ev.cpu = 2;
+	ev.lost.count = 0;
+	assert_int_equal(ctxmon_record_write(w, &ev), 0);
+	ev.ts = 300;
+	ev.cpu = 1;
+	ev.lost.count = 7;
+	assert_int_equal(ctxmon_record_write(w, &ev), 0);
+	assert_int_equal(ctxmon_record_close(w), 0);
+	memrec_load(&m);
+	verdict_of(m.p, m.len, true, 1, &v, line, sizeof(line), &json);
+	assert_false(v.complete);
+	assert_false(v.truncated || v.damaged);
+	assert_int_equal(v.lost, 12);
+	assert_int_equal(v.lost_records, 3);
+	assert_int_equal(v.lost_unknown, 1);
+	assert_int_equal(v.ncpus, 4);
+	assert_string_equal(line, "f.data: incomplete: read to its end; 3 "
+				  "events read; 0 checksum failures; lost at "
+				  "least 12 events in 3 records (1 without a "
+				  "count); CPU 1: 12");
+	assert_non_null(strstr(json, "\"lost\":12,\"lost_records\":3,"
+				     "\"lost_unknown\":1,\"lost_per_cpu\":"
+				     "[0,12,0,0]}"));
+	free(json);
+	memrec_free(&m);
+}
+
 static void test_bitflips(void **state)
 {
 	struct evs in = { 0 };
@@ -1639,6 +1870,8 @@ int main(void)
 		cmocka_unit_test(test_pipe_live),
 		cmocka_unit_test(test_helper_threads),
 		cmocka_unit_test(test_read_batch),
+		cmocka_unit_test(test_verdict),
+		cmocka_unit_test(test_verdict_lost),
 	};
 
 	/* Every test on one thread, then with two helper threads decoding
