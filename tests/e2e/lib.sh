@@ -497,3 +497,14 @@ _stat_kcount() {
 	thread_checks "$out" "$pid" ||
 		fail "$name: per-thread run + wait + sleep != span"
 }
+
+# zstat NAME BACKEND N MODE [--json]: stat --check of zombies N MODE into
+# $T/NAME.out; its exit status must be 0
+zstat() {
+	local name=$1 b=$2 rc=0
+	"$CTXMON" stat --backend "$b" --check ${5:-} -o "$T/$name.out" -- \
+		"$WL/zombies" "$3" "$4" >/dev/null 2>"$T/$name.err" || rc=$?
+	san_check "$name" "$T/$name.err"
+	sed "s/^/  | $name: /" "$T/$name.err"
+	[ "$rc" = 0 ] || fail "$name: stat --backend $b --check -- zombies $3 $4 exited $rc"
+}
