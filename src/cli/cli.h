@@ -15,6 +15,8 @@
 #include <ctxmon/outfile.h>
 #include <ctxmon/rows.h>
 
+#include "output/output.h"
+
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 struct cli_doc;
@@ -58,6 +60,10 @@ int cli__out_end(const char *cmd, struct cli_out *out, bool ok);
  * real cause where a formatter said only -EIO (stdio's ferror()).  Call
  * it right after the failure: errno may be the cause. */
 int cli__out_errno(struct cli_out *out, int err);
+/* --json or --csv (@want) into *@fmt: -1 after saying so when the other
+ * one was given too (the last one used to win, silently). */
+int cli__out_format(const char *cmd, enum out_format *fmt,
+		    enum out_format want);
 /* Until a command catches signals itself (cli__signals()), SIGINT,
  * SIGTERM, SIGHUP and SIGQUIT remove the work files of open outputs and
  * end the process as they would have. */

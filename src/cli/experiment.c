@@ -398,10 +398,11 @@ static int parse(struct exp_run *x, int argc, char **argv)
 			x->ro.tracefs = optarg;
 			break;
 		case O_JSON:
-			x->fmt = OUT_JSON;
-			break;
 		case O_CSV:
-			x->fmt = OUT_CSV;
+			if (cli__out_format(CMD, &x->fmt, opt == O_JSON ?
+								  OUT_JSON :
+								  OUT_CSV) < 0)
+				return -1;
 			break;
 		case O_OUTPUT:
 			x->outpath = optarg;

@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <ctxmon/export.h>
 
@@ -34,8 +35,12 @@ static const struct cli_opt export_opts[] = {
 	{ "input", OPT_INPUT, OPT_INPUT, "FILE",
 	  "the recording (default " DEFAULT_RECORDING ")", NULL, true },
 	{ "output", OPT_OUTPUT, OPT_OUTPUT, "FILE",
-	  "the file to write (required)", NULL, true },
-	{ "format", OPT_FORMAT, OPT_FORMAT, "FMT", "the format (default perfetto)",
+	  "the file to write (required), - for standard output (perfetto, "
+	  "chrome-json)", NULL, true },
+	{ "format", OPT_FORMAT, OPT_FORMAT, "FMT",
+	  "the format (default: from -o's extension: .pftrace or "
+	  ".perfetto-trace perfetto, .db or .sqlite sqlite, .json chrome-json; "
+	  "perfetto for -)",
 	  export_formats },
 	{ "partial", 0, OPT_PARTIAL, NULL,
 	  "export what a damaged or truncated recording holds up to the "
@@ -75,8 +80,10 @@ const struct cli_doc export_doc = {
 	.examples = (const struct cli_example[]){
 		{ "record -o run.data -- ./myprog", "a recording to export" },
 		{ "export -i run.data -o run.pftrace", "a Perfetto trace of it" },
-		{ "export -i run.data --format sqlite -o run.db",
+		{ "export -i run.data -o run.db",
 		  "a database (sqlite3 run.db to query its thread_state)" },
+		{ "export -i run.data -f chrome-json -o - | gzip > run.json.gz",
+		  "a Chrome JSON trace on standard output" },
 		{ "export -i cut.data --partial -o cut.pftrace",
 		  "what a truncated recording holds" },
 		{ NULL },
@@ -90,8 +97,79 @@ const struct cli_doc export_doc = {
 struct export_run {
 	const char *in, *out;
 	struct ctxmon_export_opts o;
-	bool quiet, json, strict;
+	bool quiet, json, strict, format_set;
 };
+
+/* The format an output's name asks for: a format, -1 for none known,
+ * -2 for a report's name (.html). */
+static int format_of_name(const char *path)
+{
+	static const struct {
+		const char *ext;
+		int format;
+	} exts[] = {
+		{ ".pftrace", CTXMON_EXPORT_PERFETTO },
+		{ ".perfetto-trace", CTXMON_EXPORT_PERFETTO },
+		{ ".db", CTXMON_EXPORT_SQLITE },
+		{ ".sqlite", CTXMON_EXPORT_SQLITE },
+		{ ".sqlite3", CTXMON_EXPORT_SQLITE },
+		{ ".json", CTXMON_EXPORT_CHROME_JSON },
+		{ ".html", -2 },
+		{ ".htm", -2 },
+	};
+	const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
+
+	if (!dot || (slash && dot < slash))
+		return -1;
+	for (size_t i = 0; i < ARRAY_SIZE(exts); i++)
+		if (!strcasecmp(dot, exts[i].ext))
+			return exts[i].format;
+	return -1;
+}
+
+/* -f, or the format -o's name asks for: 0, or -1 after saying why not. */
+static int pick_format(struct export_run *e)
+{
+	int f;
+
+	if (!strcmp(e->out, "-")) {
+		/* standard output has no name to go by */
+		if (!e->format_set)
+			e->o.format = CTXMON_EXPORT_PERFETTO;
+		if (e->o.format == CTXMON_EXPORT_SQLITE) {
+			cli__err(CMD, "SQLite writes a database by name, not "
+				      "to standard output: give -o FILE.db");
+			return -1;
+		}
+		return 0;
+	}
+	f = format_of_name(e->out);
+	if (f == -2) {
+		cli__err(CMD, "%s: export writes no HTML; for the report as a "
+			      "page: ctxmon report --html -i %s -o %s",
+			 e->out, e->in, e->out);
+		return -1;
+	}
+	if (e->format_set) {
+		if (f >= 0 && (unsigned)f != e->o.format) {
+			cli__err(CMD, "%s is named as a %s file, and --format "
+				      "says %s: rename it or drop --format",
+				 e->out, ctxmon_export_format_name((unsigned)f),
+				 ctxmon_export_format_name(e->o.format));
+			return -1;
+		}
+		return 0;
+	}
+	if (f < 0) {
+		cli__err(CMD, "cannot tell the format of %s from its name: "
+			      "give --format %s, or a name ending in .pftrace, "
+			      ".db or .json",
+			 e->out, export_formats());
+		return -1;
+	}
+	e->o.format = (unsigned)f;
+	return 0;
+}
 
 static int parse(struct export_run *e, int argc, char **argv)
 {
@@ -117,6 +195,7 @@ static int parse(struct export_run *e, int argc, char **argv)
 				return -1;
 			}
 			e->o.format = (unsigned)fmt;
+			e->format_set = true;
 			break;
 		case OPT_PARTIAL:
 			e->o.partial = true;
@@ -155,7 +234,7 @@ static int parse(struct export_run *e, int argc, char **argv)
 		cli__err(CMD, "no output file: give -o FILE (see --help)");
 		return -1;
 	}
-	return 0;
+	return pick_format(e);
 }
 
 int cmd_export(int argc, char **argv)

@@ -14,6 +14,7 @@
 #include <ctxmon/outfile.h>
 
 #include "cli/cli.h"
+#include "output/output.h"
 
 int cli__out_open(const char *cmd, struct cli_out *out, const char *path,
 		  FILE *dflt, unsigned flags)
@@ -77,6 +78,17 @@ int cli__out_errno(struct cli_out *out, int err)
 	if (out->f && fflush(out->f) == EOF && errno)
 		return errno;
 	return saved ? saved : EIO;
+}
+
+int cli__out_format(const char *cmd, enum out_format *fmt,
+		    enum out_format want)
+{
+	if (*fmt != OUT_TABLE && *fmt != want) {
+		cli__err(cmd, "--json and --csv: give one of them");
+		return -1;
+	}
+	*fmt = want;
+	return 0;
 }
 
 static void on_fatal(int sig)

@@ -393,10 +393,11 @@ static int parse(struct rep_run *r, int argc, char **argv)
 			r->causes = true;
 			break;
 		case 'J':
-			r->out.fmt = OUT_JSON;
-			break;
 		case 'V':
-			r->out.fmt = OUT_CSV;
+			if (cli__out_format(CMD, &r->out.fmt, opt == 'J' ?
+								     OUT_JSON :
+								     OUT_CSV) < 0)
+				return -1;
 			break;
 		case 'W':
 			r->html = ctxmon_html_new();

@@ -341,10 +341,11 @@ static int parse(struct stat_run *r, int argc, char **argv)
 			r->out.show_cpus = true;
 			break;
 		case 'J':
-			r->out.fmt = OUT_JSON;
-			break;
 		case 'V':
-			r->out.fmt = OUT_CSV;
+			if (cli__out_format(CMD, &r->out.fmt, opt == 'J' ?
+								     OUT_JSON :
+								     OUT_CSV) < 0)
+				return -1;
 			break;
 		case OPT_CAUSES:
 			r->causes = true;

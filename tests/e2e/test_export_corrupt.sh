@@ -62,7 +62,7 @@ done
 # name points to otherwise (here a symlink; /dev/full was the case found)
 : >"$T/target"
 ln -s "$T/target" "$T/link"
-"$CTXMON" export -i "$T/cut.data" -o "$T/link" >/dev/null 2>&1 &&
+"$CTXMON" export -f perfetto -i "$T/cut.data" -o "$T/link" >/dev/null 2>&1 &&
 	fail "export of the cut recording to a symlink succeeded"
 [ -L "$T/link" ] || fail "a failed export removed the symlink it was given"
 
