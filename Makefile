@@ -118,7 +118,8 @@ TOOL_LINK = $(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(TOOL_OBJS) \
 	-L$(O) -l:libctxmon.so.$(SOVER) $(LIBS)
 $(O)/ctxmon: $(CLI_OBJS) $(TOOL_OBJS) $(O)/libctxmon.so.$(SOVER)
 	$(TOOL_LINK) -Wl,-rpath,'$$ORIGIN:$$ORIGIN/../lib'
-$(O)/install/ctxmon: $(CLI_OBJS) $(TOOL_OBJS) $(O)/libctxmon.so.$(SOVER)
+# (relinked at every install: its run path depends on PREFIX and LIBDIR)
+$(O)/install/ctxmon: $(CLI_OBJS) $(TOOL_OBJS) $(O)/libctxmon.so.$(SOVER) FORCE
 	@mkdir -p $(dir $@)
 	$(TOOL_LINK) -Wl,-rpath,'$$ORIGIN/$(shell realpath -m --relative-to=$(PREFIX)/bin $(LIBDIR))' 
 
@@ -201,7 +202,8 @@ format:
 clean:
 	rm -rf build
 
-.PHONY: all deps deps-build run test check bench install format clean workloads unit-bins docs
+FORCE:
+.PHONY: FORCE all deps deps-build run test check bench install format clean workloads unit-bins docs
 
 # ---- BPF ----
 # The bpf backends (src/capture/bpf*.c) carry two BPF objects as bpftool

@@ -142,8 +142,8 @@ void capture__account_opts(const struct capture_opts *c,
 			   struct ctxmon_account_opts *ao);
 void capture__free(struct capture_opts *c);
 /* The reader's nice by default: a stream's reader must keep up with the
- * CPUs it reads, and at the workload's own weight it may not (README,
- * known limits: stress-ng --affinity 2 kept it off the CPUs 80% of the
+ * CPUs it reads, and at the workload's own weight it may not (docs/limits.md:
+ * stress-ng --affinity 2 kept it off the CPUs 80% of the
  * time at nice 0). */
 #define READER_NICE (-10)
 /* --nice N: -20..19 into *nice; 0, or -1 after printing an error. */

@@ -35,7 +35,7 @@ static const struct cli_cmd commands[] = {
 	  &report_doc },
 	{ "script", cmd_script, "a recording as ftrace text, one line per event",
 	  &script_doc },
-	{ "import", cmd_import, "an ftrace text trace into a recording",
+	{ "import", cmd_import, "a trace (ftrace, trace-cmd, perf script or systrace text, perf.data, trace.dat) into a recording",
 	  &import_doc },
 	{ "hist", cmd_hist, "the kernel's hist-trigger language over the "
 			    "event stream, live or on a recording",

@@ -274,6 +274,38 @@ static void paragraphs(FILE *f, const char *text)
 	}
 }
 
+/* What every command shares: its exit statuses and the environment. */
+static const char man_exit_status[] =
+	".SH EXIT STATUS\n"
+	".TP\n.B 0\nsuccess (a recording read whole or, without "
+	"\\fB\\-\\-strict\\fR, incomplete: the one-line verdict on "
+	"stderr says so)\n"
+	".TP\n.B 1\na failure, said in one line on stderr; a file named "
+	"by an output option is then as it was before the command "
+	"(docs/outputs.md); with \\fB\\-\\-strict\\fR, a recording "
+	"that is not complete\n"
+	".TP\n.B 2\nbad options or arguments\n"
+	".TP\n.B 3\nstat \\fB\\-\\-check\\fR: the counts do not "
+	"match the kernel's\n"
+	".TP\n.I N\na command run after \\fB\\-\\-\\fR: its own "
+	"exit status (128 + the signal that ended it; 126: not executable, "
+	"127: not found)\n";
+
+static const char man_environment[] =
+	".SH ENVIRONMENT\n"
+	".TP\n.B CTXMON_READ_THREADS\nthreads that decode a recording, the "
+	"caller's included (default: one per CPU this process may use, at "
+	"most four; 1 decodes on the caller's alone)\n"
+	".TP\n.B CTXMON_BPF_ROWS\nrows of the bpf\\-agg backend's "
+	"per-thread table (default: sized by pid_max and threads\\-max); a "
+	"thread that finds none free is counted as lost\n"
+	".TP\n.B CTXMON_BTF\nthe kernel BTF file to use instead of "
+	"/sys/kernel/btf/vmlinux (a missing file shows what a kernel without "
+	"BTF does)\n"
+	".TP\n.B TERM\nthe terminal of \\fBctxmon top\\fR\n"
+	".PP\nCTXMON_BPF_NO_LOOP, CTXMON_CGAGG_UNSEEN_IN and "
+	"CTXMON_PROF_UNSEEN_IN select code paths for the tests only.\n";
+
 void cli__man(FILE *f, const struct cli_cmd *c)
 {
 	const struct cli_doc *d = c->doc;
@@ -325,6 +357,8 @@ void cli__man(FILE *f, const struct cli_cmd *c)
 		fputs(".SH NOTES\n", f);
 		paragraphs(f, d->notes);
 	}
+	fputs(man_exit_status, f);
+	fputs(man_environment, f);
 	fputs(".SH SEE ALSO\n.BR ctxmon (1)\n", f);
 }
 
@@ -356,8 +390,10 @@ void cli__man_main(FILE *f, const struct cli_cmd *cmds, size_t n)
 	      ".TP\n.B ctxmon stat \\-a \\-I 1000\n"
 	      "the whole machine, once a second\n"
 	      ".TP\n.B ctxmon stat \\-p 1234 \\-\\-json\n"
-	      "one process, as JSON\n"
-	      ".SH SEE ALSO\n", f);
+	      "one process, as JSON\n", f);
+	fputs(man_exit_status, f);
+	fputs(man_environment, f);
+	fputs(".SH SEE ALSO\n", f);
 	for (size_t i = 0, k = 0; i < n; i++)
 		if (cmds[i].doc)
 			fprintf(f, "%s.BR ctxmon\\-%s (1)", k++ ? ",\n" : "",

@@ -8,7 +8,7 @@
 #     function the public headers declare; the static library defines no
 #     other global symbol.
 #  3. Each command's man page, rendered by man -l, names every option its
-#     --help lists.
+#     --help lists, and has EXIT STATUS and ENVIRONMENT.
 #  4. The completion, sourced in bash: `ctxmon st<TAB>` gives stat,
 #     `ctxmon stat --ba<TAB>` gives --backend, and after --backend the
 #     backend names, each of which stat accepts.
@@ -83,6 +83,10 @@ for c in $cmds; do
 		col -b >"$T/man.$c"
 	[ -s "$T/man.$c" ] || { fail "man -l ctxmon-$c.1 rendered nothing"; continue; }
 	grep -q EXAMPLES "$T/man.$c" || fail "ctxmon-$c.1 has no EXAMPLES"
+	for sec in "EXIT STATUS" ENVIRONMENT; do
+		grep -q "^$sec" "$T/man.$c" || fail "ctxmon-$c.1 has no $sec"
+	done
+	grep -q CTXMON_READ_THREADS "$T/man.$c" || fail "ctxmon-$c.1 does not name CTXMON_READ_THREADS"
 	n=0
 	for o in $("$CTXMON" "$c" --help | grep -oE '^ +(-[a-zA-Z], )?--[a-z][a-z-]*' |
 		grep -oE -- '--[a-z][a-z-]*'); do
