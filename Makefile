@@ -32,7 +32,7 @@ endif
 CFLAGS  ?=
 CFLAGS  += $(CFLAGS_BASE)
 LIBS    := $(shell pkg-config --libs libtraceevent 2>/dev/null || echo -ltraceevent) \
-	-lzstd -lm $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw)
+	-lzstd -llzma -lz -lm $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw)
 LDFLAGS += $(LDFLAGS_SAN)
 
 # The library: src/ but the tool's own code (cli/).  The shared library

@@ -8,13 +8,14 @@
 #          stock kernels' tools, Prometheus, bpftrace, perf, trace-cmd, ...
 set -e
 BUILD="gcc make pkg-config libtraceevent-dev libtracefs-dev \
-libzstd-dev libbpf-dev bpftool clang llvm libelf-dev zlib1g-dev \
+libzstd-dev liblzma-dev libbpf-dev bpftool clang llvm libelf-dev zlib1g-dev \
 libncurses-dev libmicrohttpd-dev libsqlite3-dev protobuf-compiler \
 libtracecmd-dev libdw-dev libprotobuf-c-dev protobuf-c-compiler \
 procps util-linux man-db groff-base"
 TEST="libcmocka-dev tmux python3 libclang-rt-dev python3-scipy chromium \
 qemu-system-x86 busybox-static cpio prometheus curl sqlite3 tidy \
-python3-html5lib bpftrace time stress-ng trace-cmd linux-perf strace"
+python3-html5lib bpftrace time stress-ng trace-cmd linux-perf strace \
+gzip zstd xz-utils bzip2"
 case ${1:-test} in
 build) PKGS=$BUILD ;;
 test) PKGS="$BUILD $TEST" ;;

@@ -271,6 +271,9 @@ static int next_line(struct import *im, FILE *in, size_t *len)
 		if (ch == '\n')
 			break;
 	}
+	/* a line cut by a read error (a truncated .gz) is not a line */
+	if (ch == EOF && ferror(in))
+		return -EIO;
 	if (!n)
 		return 0;
 	if (n > TEXTPARSE_LINE_MAX + 1 ||
@@ -308,6 +311,8 @@ int ctxmon_record_import_text(struct ctxmon_record *w, FILE *in,
 		ret = next_line(&im, in, &len);
 		if (ret == 0)
 			break;
+		if (ret == -EIO)
+			goto out;
 		st.lines++;
 		if (ret == -E2BIG) {
 			why = "line too long";

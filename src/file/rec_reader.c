@@ -86,6 +86,7 @@ static void problem(struct ctxmon_reader *r, uint64_t off, bool damaged,
 static ssize_t src_read(struct ctxmon_reader *r, void *buf, size_t n)
 {
 	size_t got = 0;
+	ssize_t k;
 
 	if (r->fd < 0) {
 		size_t left = r->off < r->memlen ? r->memlen - (size_t)r->off :
@@ -98,20 +99,17 @@ static ssize_t src_read(struct ctxmon_reader *r, void *buf, size_t n)
 		r->off += got;
 		return (ssize_t)got;
 	}
-	while (got < n) {
-		ssize_t k = read(r->fd, (uint8_t *)buf + got, n - got);
-
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (k == 0)
-			break;
-		got += (size_t)k;
+	k = input__read(r->in, buf, n);
+	if (k < 0) {
+		/* damage in the compression around the recording; only the
+		 * caller's thread reads a compressed input (rec_reader_par.c) */
+		if (input__codec(r->in) && input__error(r->in)[0])
+			problem(r, r->off, !input__cut(r->in), "%s",
+				input__error(r->in));
+		return k;
 	}
-	r->off += got;
-	return (ssize_t)got;
+	r->off += (size_t)k;
+	return k;
 }
 
 /* Bytes left, when the source knows (memory); SIZE_MAX otherwise. */
@@ -452,7 +450,7 @@ static int reader_start(struct ctxmon_reader *r)
 
 	if (n < 0) {
 		file__set_error("reading the file header: %s",
-				strerror((int)-n));
+				r->err[0] ? r->err : strerror((int)-n));
 		return (int)n;
 	}
 	if (n == 0) {
@@ -461,7 +459,10 @@ static int reader_start(struct ctxmon_reader *r)
 	}
 	if ((size_t)n < FILE_MAGIC_LEN ||
 	    memcmp(h, FILE_MAGIC, FILE_MAGIC_LEN)) {
-		file__set_error("not a ctxmon recording (bad magic)");
+		const char *what = input__foreign_kind(h, (size_t)n);
+
+		file__set_error("not a ctxmon recording (%s)",
+				what ? what : "bad magic");
 		return -EINVAL;
 	}
 	if (n < (ssize_t)sizeof(h)) {
@@ -534,9 +535,21 @@ static struct ctxmon_reader *open_common(struct ctxmon_reader *r)
 struct ctxmon_reader *ctxmon_reader_fdopen(int fd)
 {
 	struct ctxmon_reader *r = reader_new(fd, NULL, 0);
+	int err;
 
-	if (!r)
+	if (!r) {
 		close(fd);
+		return open_common(r);
+	}
+	r->in = input__fdopen(fd);	/* closes fd on failure */
+	if (!r->in) {
+		err = errno;
+		file__set_error("%s", strerror(err));
+		r->fd = -1;
+		ctxmon_reader_close(r);
+		errno = err;
+		return NULL;
+	}
 	return open_common(r);
 }
 
@@ -563,8 +576,7 @@ void ctxmon_reader_close(struct ctxmon_reader *r)
 {
 	if (!r)
 		return;
-	if (r->fd >= 0)
-		close(r->fd);
+	input__close(r->in);	/* and r->fd */
 	for (size_t i = 0; i < r->nmeta; i++) {
 		free(r->meta[i].key);
 		free(r->meta[i].val);

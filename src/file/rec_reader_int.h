@@ -19,6 +19,7 @@
 #include <ctxmon/record.h>
 
 #include "file/file.h"
+#include "file/input.h"
 
 struct meta_ent {
 	char *key;
@@ -45,6 +46,7 @@ struct rsink {
 
 struct ctxmon_reader {
 	int fd; /* -1: reading from memory */
+	struct input *in; /* fd, decompressed when it is gzip/zstd/xz */
 	const uint8_t *mem;
 	size_t memlen;
 	uint64_t off; /* offset of the next unread byte */

@@ -276,7 +276,10 @@ static bool reads_ahead_freely(const struct ctxmon_reader *r)
 {
 	struct stat st;
 
-	return r->fd < 0 || (fstat(r->fd, &st) == 0 && S_ISREG(st.st_mode));
+	/* A compressed input is one stream: decoded in order, on the
+	 * caller's thread (its errors are told from there). */
+	return r->fd < 0 || (!input__codec(r->in) && fstat(r->fd, &st) == 0 &&
+			     S_ISREG(st.st_mode));
 }
 
 struct rpool *rpool__new(struct ctxmon_reader *r)

@@ -25,7 +25,7 @@ SUPP=$PWD/tests/fuzz/lsan.supp
 T=${FUZZ_TIME:-20}
 CC=${FUZZ_CC:-clang}
 SRCS="src/file/rec_codec.c src/file/rec_codec_tab.c src/file/rec_import.c src/file/rec_reader.c src/file/rec_reader_par.c
-src/file/rec_tasks.c src/file/rec_util.c src/file/rec_writer.c
+src/file/rec_tasks.c src/file/rec_util.c src/file/rec_writer.c src/file/input.c
 src/capture/textparse.c src/capture/textformat.c src/strtab.c src/util.c"
 HIST_SRCS="$(echo src/analysis/hist_*.c) src/output/json_out.c src/analysis/syscalls_x86_64.c src/analysis/syscalls_aarch64.c
 src/analysis/causes.c src/analysis/hist.c src/strtab.c"
@@ -55,7 +55,7 @@ for t in ${FUZZ_TARGETS:-reader import chunk perfdata hist}; do
 	[ "$t" = perfdata ] && srcs="$SRCS $IMPORT_SRCS -ltraceevent"
 	[ "$t" = hist ] && srcs=$HIST_SRCS
 	# shellcheck disable=SC2086
-	if ! "$CC" $CFLAGS -o "$B/fuzz_$t" "tests/fuzz/fuzz_$t.c" $srcs -lzstd -pthread; then
+	if ! "$CC" $CFLAGS -o "$B/fuzz_$t" "tests/fuzz/fuzz_$t.c" $srcs -lzstd -llzma -lz -pthread; then
 		echo "FAIL: building fuzz_$t" >&2
 		exit 1
 	fi

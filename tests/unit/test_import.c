@@ -174,6 +174,7 @@ static void test_sniff(void **state)
 	static const uint8_t tracing[] = { 0x17, 0x08, 0x44, 't', 'r', 'a',
 					   'c',	 'i',  'n',  'g', '6', 0 };
 	static const char nul[] = "abc\0def";
+	char blk[4096];
 
 	(void)state;
 	assert_int_equal(ctxmon_import_sniff("PERFILE2\x68", 9),
@@ -188,6 +189,12 @@ static void test_sniff(void **state)
 	assert_int_equal(ctxmon_import_sniff("a-1 [000] 1.0: x: y\n"
 					     "a-1 [000] 1.1:\0x: y\n", 40),
 			 CTXMON_IMPORT_TEXT);
+	/* printable bytes with NULs every 16: a binary format */
+	memset(blk, 'a', sizeof(blk));
+	for (size_t i = 0; i < sizeof(blk); i += 16)
+		blk[i] = 0;
+	assert_int_equal(ctxmon_import_sniff(blk, sizeof(blk)),
+			 CTXMON_IMPORT_BINARY);
 	assert_int_equal(ctxmon_import_sniff("", 0), CTXMON_IMPORT_EMPTY);
 }
 
