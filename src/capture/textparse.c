@@ -28,7 +28,8 @@
  * of its line, has no blank or '/' (a tracefs directory), ends in ':', and
  * is followed by two blanks at least (the separator and the comm's
  * padding); a comm that has a colon ("kworker/u8:1", "Web Content: x") is
- * indented, or has at most one blank after its colon.
+ * indented, or has at most one blank after its colon.  The rule holds in
+ * trace-cmd's output only, which its header ("cpus=N") tells.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -784,7 +785,11 @@ static bool parse_task(struct textparse *p, struct head *h,
 	struct cap c;
 
 	out->instance = NULL;
-	if (!h->col0 || h->perf)
+	/* only in `trace-cmd report` output (its "cpus=N" header said so):
+	 * elsewhere, a comm of 16 characters or more that has a colon starts
+	 * the line too (ctxmon script prints such a comm there, and its own
+	 * import must read it back as the comm) */
+	if (!h->col0 || h->perf || p->flavour != FL_TRACECMD)
 		return parse_task_at(p, h, s, e, out, oom);
 	while (q < e && *q != ' ' && *q != '\t' && *q != '/')
 		q++;

@@ -316,6 +316,15 @@ static void test_trace_cmd_instance(void **state)
 	struct fx *f = *state;
 	const struct ctxmon_event *ev = &f->l.ev;
 
+	/* not before trace-cmd's header: elsewhere a line may start with a
+	 * long comm that has a colon (ctxmon script prints one there) */
+	assert_int_equal(
+		parse(f, "sched_fork:  bash-1234    [000]  7345.120700: "
+			 "sched_waking: comm=a pid=2 prio=120 target_cpu=000"),
+		1);
+	assert_null(f->l.instance);
+	assert_string_equal(f->l.comm, "sched_fork:  bash");
+	assert_int_equal(parse(f, "cpus=2"), 0);
 	assert_int_equal(
 		parse(f, "barsinst:            sleep-13188 [001]   469.242489: "
 			 "sched_switch:         trace-cmd:13188 [120] R ==> "
