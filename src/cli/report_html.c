@@ -11,6 +11,7 @@
 #include <ctxmon/features.h>
 #include <ctxmon/outfile.h>
 
+#include "cli/cli.h"
 #include "cli/recording.h"
 
 int recording__html(const char *path, struct ctxmon_html *h,
@@ -72,10 +73,10 @@ int recording__html(const char *path, struct ctxmon_html *h,
 	if (!o)
 		return fflush(f) == EOF && !ret ? -errno : ret;
 	if (ret < 0) {
-		/* stdio keeps no errno: a second flush finds the cause */
-		errno = 0;
-		if (ret == -EIO && fflush(f) == EOF && errno)
-			ret = -errno;
+		struct cli_out out = { .o = o, .f = f, .path = path };
+
+		/* the cause, where the writer said only -EIO */
+		ret = -cli__out_errno(&out, ret);
 		ctxmon_outfile_discard(o, 0);
 		return ret;
 	}
