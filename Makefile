@@ -156,15 +156,17 @@ run: deps-build
 	@$(MAKE) --no-print-directory all
 	@scripts/run-demo.sh $(O)
 
+# the builds of test and check use every CPU unless make was given -j
+PAR = $(if $(filter -j% j%,$(MAKEFLAGS)),,-j$(shell nproc))
 test: deps
-	@$(MAKE) --no-print-directory O=build/test SAN=1 all unit-bins
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory $(PAR) O=build/test SAN=1 all unit-bins
+	@$(MAKE) --no-print-directory $(PAR) all
 	@tests/run.sh build/test
 
 # the long tier: bounded fuzzing, every kernel of the matrix, the storms
 check: deps
-	@$(MAKE) --no-print-directory O=build/test SAN=1 all unit-bins
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory $(PAR) O=build/test SAN=1 all unit-bins
+	@$(MAKE) --no-print-directory $(PAR) all
 	@CTXMON_LONG=1 tests/run.sh build/test
 
 bench: deps

@@ -12,10 +12,21 @@
  * four reads found it, the same thread each time (its start time); one
  * that started or ended during the capture, and the processes followed
  * through their forks, are counted apart.
+ *
+ * The kernel counts a switch a few instructions before its tracepoint
+ * fires, on the switching CPU with interrupts off.  Read 2 can see a
+ * count whose tracepoint has not run yet, and a capture stopped at once
+ * would miss it: read 2 therefore ends by running this thread on every
+ * CPU it may use (settle()).  To run it, each CPU has finished the switch
+ * it was in, tracepoint and ring-buffer commit included, so everything
+ * read 2 counted is in the capture before it stops.  A CPU this thread
+ * may not use (a cpuset) keeps that window of nanoseconds open.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "pidcheck.h"
@@ -101,6 +112,34 @@ static int scan_one(pid_t tid, pid_t tgid, const char *comm, void *ctx)
 	return take(sc->pc, tgid, tid, sc->k);
 }
 
+/* Run on each CPU this thread may use, then where it was allowed. */
+static void settle(void)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+	size_t sz;
+	cpu_set_t *saved, *one;
+
+	if (ncpu < 1)
+		return;
+	sz = CPU_ALLOC_SIZE(ncpu);
+	saved = CPU_ALLOC(ncpu);
+	one = CPU_ALLOC(ncpu);
+	if (saved && one && sched_getaffinity(0, sz, saved) == 0) {
+		for (long c = 0; c < ncpu; c++) {
+			if (!CPU_ISSET_S(c, sz, saved))
+				continue;
+			CPU_ZERO_S(sz, one);
+			CPU_SET_S(c, sz, one);
+			/* returns once this thread runs there; an offline
+			 * CPU refuses and has no switch in flight */
+			(void)sched_setaffinity(0, sz, one);
+		}
+		(void)sched_setaffinity(0, sz, saved);
+	}
+	CPU_FREE(saved);
+	CPU_FREE(one);
+}
+
 int pidcheck__read(struct pidcheck *pc, int k)
 {
 	struct scan sc = { pc, k };
@@ -118,6 +157,8 @@ int pidcheck__read(struct pidcheck *pc, int k)
 	}
 	if (k == 0 && pc->n > 1)
 		qsort(pc->t, pc->n, sizeof(*pc->t), cmp_tid);
+	if (k == PIDCHECK_STOPPING)
+		settle();
 	return 0;
 }
 

@@ -69,6 +69,16 @@ fail() {
 	NFAIL=$((NFAIL + 1))
 }
 
+# not_judged CHECK REASON: a check of a test that runs was not made (a
+# backend that does not load here, a tool that is missing).  tests/run.sh
+# counts each such line as a skip and prints it even when the test passes;
+# a test none of whose checks could be made exits with skip() instead.
+not_judged() {
+	local what=$1
+	shift
+	echo "NOT JUDGED: $what: $*"
+}
+
 # Exit with the verdict: 1 if fail() was called, 0 otherwise.
 finish() {
 	if [ "$NFAIL" -ne 0 ]; then

@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/bin/bash
 # tests/fuzz/run.sh - build the libFuzzer targets (recording reader, text
 # importer, one EVENTS chunk's payload behind valid checksums, perf.data
 # importer, the hist trigger parser and evaluator) with clang,
@@ -49,29 +49,40 @@ if ! echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { (void)d;
 	exit 0
 fi
 
-fail=0
-for t in ${FUZZ_TARGETS:-reader import chunk perfdata hist}; do
-	srcs=$SRCS
+TARGETS=${FUZZ_TARGETS:-reader import chunk perfdata hist}
+# the targets build, then run, FUZZ_JOBS at a time (default: one a CPU);
+# each libFuzzer run is one process on one CPU
+JOBS=${FUZZ_JOBS:-$(nproc)}
+
+# build TARGET: the target's binary and its working copy of the corpus
+build() {
+	local t=$1 srcs=$SRCS
 	[ "$t" = perfdata ] && srcs="$SRCS $IMPORT_SRCS -ltraceevent"
 	[ "$t" = hist ] && srcs=$HIST_SRCS
 	# shellcheck disable=SC2086
-	if ! "$CC" $CFLAGS -o "$B/fuzz_$t" "tests/fuzz/fuzz_$t.c" $srcs -lzstd -llzma -lz -pthread; then
-		echo "FAIL: building fuzz_$t" >&2
-		exit 1
+	if ! "$CC" $CFLAGS -o "$B/fuzz_$t" "tests/fuzz/fuzz_$t.c" $srcs \
+		-lzstd -llzma -lz -pthread >"$B/build_$t.log" 2>&1; then
+		cat "$B/build_$t.log"
+		echo "FAIL: building fuzz_$t"
+		return 1
 	fi
-	corpus="$B/corpus_$t"
-	rm -rf "$corpus"
-	mkdir -p "$corpus"
-	cp tests/fuzz/corpus/$t/* "$corpus/"
-	dict=""
+	rm -rf "$B/corpus_$t"
+	mkdir -p "$B/corpus_$t"
+	cp tests/fuzz/corpus/$t/* "$B/corpus_$t/"
+}
+
+# fuzz TARGET: replay its corpus (FUZZ_TIME 0) or fuzz it for FUZZ_TIME s;
+# everything it says goes to $B/out_TARGET, shown when all have ended
+fuzz() {
+	local t=$1 tt bound dict=""
 	[ -f "tests/fuzz/$t.dict" ] && dict="-dict=$PWD/tests/fuzz/$t.dict"
 	tt=$(eval "echo \${FUZZ_TIME_$t:-$T}")
 	if [ "$tt" = 0 ]; then
 		bound="-runs=0"
-		echo "fuzz_$t: replaying $(ls "$corpus" | wc -l) seeds"
+		echo "fuzz_$t: replaying $(ls "$B/corpus_$t" | wc -l) seeds"
 	else
 		bound="-max_total_time=$tt"
-		echo "fuzz_$t: ${tt}s on $(ls "$corpus" | wc -l) seeds"
+		echo "fuzz_$t: ${tt}s on $(ls "$B/corpus_$t" | wc -l) seeds"
 	fi
 	# shellcheck disable=SC2086
 	if ! (cd "$B" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
@@ -79,11 +90,36 @@ for t in ${FUZZ_TARGETS:-reader import chunk perfdata hist}; do
 		"./fuzz_$t" $bound -timeout=10 -rss_limit_mb=2048 \
 		-max_len=65536 -print_final_stats=1 $dict "corpus_$t" \
 		> "fuzz_$t.log" 2>&1); then
-		tail -n 40 "$B/fuzz_$t.log" >&2
-		echo "FAIL: fuzz_$t found a problem; log in $B/fuzz_$t.log" >&2
-		fail=1
-	else
-		grep -E 'stat::number_of_executed_units|cov:' "$B/fuzz_$t.log" | tail -n 2
+		tail -n 40 "$B/fuzz_$t.log"
+		echo "FAIL: fuzz_$t found a problem; log in $B/fuzz_$t.log"
+		return 1
 	fi
-done
-exit $fail
+	grep -E 'stat::number_of_executed_units|cov:' "$B/fuzz_$t.log" | tail -n 2
+}
+
+# each ACTION TARGET... runs ACTION on every target, JOBS at a time; 1 if
+# any failed, after showing what each said, in the targets' order
+each() {
+	local action=$1 t n=0 fail=0
+	shift
+	for t in "$@"; do
+		if [ "$n" -ge "$JOBS" ]; then
+			wait -n
+			n=$((n - 1))
+		fi
+		( "$action" "$t" >"$B/out_$t" 2>&1; echo $? >"$B/rc_$t" ) &
+		n=$((n + 1))
+	done
+	wait
+	for t in "$@"; do
+		cat "$B/out_$t"
+		[ "$(cat "$B/rc_$t" 2>/dev/null)" = 0 ] || fail=1
+		rm -f "$B/out_$t" "$B/rc_$t"
+	done
+	return $fail
+}
+
+# shellcheck disable=SC2086
+each build $TARGETS || exit 1
+# shellcheck disable=SC2086
+each fuzz $TARGETS
