@@ -5,11 +5,25 @@
 # test uses build/test): unit tests are BUILDDIR/tests/*, the ctxmon under
 # test is BUILDDIR/ctxmon, the workloads are in BUILDDIR/workloads.
 #
-# Runs every unit test binary (cmocka prints its own summary), then every
-# tests/e2e/test_*.sh with CTXMON and WL set; an e2e test exits 0 (pass), 77
-# (skip) or anything else (fail).  A failing or skipped e2e test's output is
-# shown; V=1 shows every test's output.  Ends with one line
-# "N passed, N failed, N skipped" and exits 1 if anything failed.
+# Runs every unit test binary (cmocka prints its own summary; a case that
+# called skip() counts as a skip), then the tests/e2e/test_*.sh with CTXMON
+# and WL set, TEST_JOBS (default 2) at a time; an e2e test exits 0 (pass),
+# 77 (skip, its reason on its last line) or anything else (fail).  A line
+# "NOT JUDGED: CHECK: REASON" of a test (lib.sh's not_judged) is a check it
+# could not make: it counts as a skip and is printed whatever the verdict.
+# A failing or skipped e2e test's output is shown; V=1 shows every test's
+# output.  Ends with the reasons of every skip, and one line
+# "N passed, N failed, N skipped"; exits 1 if anything failed.
+#
+# How a test shares the machine, from a line near its top:
+#   # runs: alone   it measures the whole machine or time (loss, run time,
+#                   a storm of processes): it runs after the others, with
+#                   nothing of the suite beside it
+#   # runs: early   a long one (the kernel matrix, one CPU under qemu):
+#                   started first, the others fill the other slot
+# and any other test shares the machine with one more.  The suite must hold
+# under load (a test's truth is the kernel's counters, not time), which is
+# also what running two at a time keeps checking.
 #
 # Two tiers.  `make test` runs the unit tests and the e2e tests of the
 # short tier; `make check` (CTXMON_LONG=1) runs the long tier: the tests
@@ -52,8 +66,16 @@ TIMEOUT=${TEST_TIMEOUT:-300}
 
 LONG=${CTXMON_LONG:-0}
 export CTXMON_LONG=$LONG
-times=$(mktemp /tmp/ctxmon-times.XXXXXX)
+JOBS=${TEST_JOBS:-2}
+W=$(mktemp -d /tmp/ctxmon-run.XXXXXX)
+trap 'rm -rf "$W"' EXIT
+# an interrupted run takes its tests down with it
+trap 'kill $(jobs -p) 2>/dev/null; wait; exit 130' INT TERM
 long_left=""
+notjudged=""
+
+# --- unit tests, one after another (a few seconds in all); cmocka prints
+# its own summary, and a case that called skip() is a skip here
 for t in "$B"/tests/*; do
 	[ "$LONG" = 0 ] || break
 	[ -f "$t" ] && [ -x "$t" ] || continue
@@ -61,7 +83,11 @@ for t in "$B"/tests/*; do
 	[ -z "$ONLY" ] || echo "$name" | grep -Eq -- "$ONLY" || continue
 	echo "--- $name"
 	rc=0
-	timeout "$TIMEOUT" "$t" || rc=$?
+	timeout "$TIMEOUT" "$t" >"$W/unit.log" 2>&1 || rc=$?
+	cat "$W/unit.log"
+	# a skipped case is named while running and again in the summary
+	cases=$(grep -E '^\[  SKIPPED \] ' "$W/unit.log" | grep -v 'test(s)' |
+		sed 's/^\[  SKIPPED \] //' | sort -u)
 	if [ "$rc" = 0 ]; then
 		pass=$((pass + 1))
 	else
@@ -69,13 +95,20 @@ for t in "$B"/tests/*; do
 		failures="$failures $name"
 		echo "FAIL $name (exit $rc)"
 	fi
+	for c in $cases; do
+		skipped=$((skipped + 1))
+		echo "SKIP $name: case $c called skip()"
+		notjudged="$notjudged
+  $name: case $c called skip()"
+	done
 done
 
-log=$(mktemp /tmp/ctxmon-test.XXXXXX)
-# the FAIL lines of every failed e2e test, repeated at the end: a long
-# run's log is often read from its tail only
-digest=$(mktemp /tmp/ctxmon-digest.XXXXXX)
-trap 'rm -f "$log" "$digest" "$times"' EXIT
+# --- end-to-end tests, JOBS at a time.  A test marked "# runs: alone"
+# (it measures the whole machine, or time) runs with nothing else of the
+# suite beside it, after the others; one marked "# runs: early" (the long
+# ones: the kernel matrix) starts first so that the rest fill the other
+# slots while it runs.
+early="" shared="" alone=""
 for t in tests/e2e/test_*.sh; do
 	[ -f "$t" ] || continue
 	name=e2e/$(basename "$t" .sh)
@@ -86,16 +119,48 @@ for t in tests/e2e/test_*.sh; do
 		continue
 	fi
 	[ "$LONG" = 0 ] || [ "$tier" = long ] || [ "$tier" = both ] || continue
-	start=${EPOCHREALTIME/./}
-	rc=0
+	case $(sed -n 's/^# runs: \([a-z]*\).*/\1/p' "$t" | head -n 1) in
+	alone) alone="$alone $t" ;;
+	early) early="$early $t" ;;
+	*) shared="$shared $t" ;;
+	esac
+done
+
+declare -A NAME START
+running=0
+
+# start TEST: run it in the background, its output in $W/NAME.log and its
+# exit status in $W/NAME.rc
+start() {
+	local t=$1 base tt
+	base=$(basename "$t" .sh)
 	# a test may ask for more time: "# test-timeout: SECONDS"
 	tt=$(sed -n 's/^# test-timeout: \([0-9]*\)$/\1/p' "$t" | head -n 1)
-	CTXMON=$B/ctxmon CTXMON_REL=$(pwd)/build/ctxmon WL=$B/workloads \
-		timeout "${tt:-$TIMEOUT}" bash "$t" \
-		>"$log" 2>&1 </dev/null || rc=$?
-	ds=$(((${EPOCHREALTIME/./} - start) / 100000))
+	echo "${tt:-$TIMEOUT}" >"$W/$base.limit"
+	(
+		rc=0
+		CTXMON=$B/ctxmon CTXMON_REL=$(pwd)/build/ctxmon WL=$B/workloads \
+			timeout "${tt:-$TIMEOUT}" bash "$t" \
+			>"$W/$base.log" 2>&1 </dev/null || rc=$?
+		echo "$rc" >"$W/$base.rc"
+	) &
+	NAME[$!]=$base
+	START[$!]=${EPOCHREALTIME/./}
+	running=$((running + 1))
+}
+
+# collect: wait for one running test to end and report it
+collect() {
+	local pid base name rc ds secs log
+	wait -n -p pid
+	running=$((running - 1))
+	base=${NAME[$pid]}
+	name=e2e/$base
+	log=$W/$base.log
+	ds=$(((${EPOCHREALTIME/./} - START[$pid]) / 100000))
 	secs=$((ds / 10)).$((ds % 10))
-	echo "$ds $name" >>"$times"
+	echo "$ds $name" >>"$W/times"
+	rc=$(cat "$W/$base.rc" 2>/dev/null || echo 255)
 	case $rc in
 	0)
 		pass=$((pass + 1))
@@ -105,33 +170,59 @@ for t in tests/e2e/test_*.sh; do
 	77)
 		skipped=$((skipped + 1))
 		echo "SKIP $name: $(tail -n 1 "$log" | sed 's/^SKIP: //')"
+		notjudged="$notjudged
+  $name: $(tail -n 1 "$log" | sed 's/^SKIP: //')"
 		;;
 	*)
 		failed=$((failed + 1))
 		failures="$failures $name"
-		[ "$rc" = 124 ] && echo "FAIL $name: timed out after ${tt:-$TIMEOUT} s" ||
+		if [ "$rc" = 124 ]; then
+			echo "FAIL $name: timed out after $(cat "$W/$base.limit") s"
+		else
 			echo "FAIL $name (exit $rc, ${secs} s)"
+		fi
 		sed 's/^/    /' "$log"
 		{
 			echo "$name:"
 			grep -E '^(FAIL|.*MISMATCH|.*timed out|.*ERROR: AddressSanitizer|.*runtime error)' "$log" |
 				head -n 12 | sed 's/^/    /'
-		} >>"$digest"
+		} >>"$W/digest"
 		;;
 	esac
-done
+	# a check the test could not make is a skip, whatever its verdict
+	while IFS= read -r line; do
+		skipped=$((skipped + 1))
+		echo "  ${line}"
+		notjudged="$notjudged
+  $name: ${line#NOT JUDGED: }"
+	done < <(grep '^NOT JUDGED: ' "$log")
+	unset "NAME[$pid]" "START[$pid]"
+}
 
-if [ -s "$digest" ]; then
+for t in $early $shared; do
+	[ "$running" -lt "$JOBS" ] || collect
+	start "$t"
+done
+for t in $alone; do
+	while [ "$running" -gt 0 ]; do collect; done
+	start "$t"
+done
+while [ "$running" -gt 0 ]; do collect; done
+
+if [ -s "$W/digest" ]; then
 	echo "--- why the failed e2e tests failed (their FAIL lines)"
-	cat "$digest"
+	cat "$W/digest"
 fi
 
-if [ -s "$times" ]; then
+if [ -s "$W/times" ]; then
 	echo "--- the ten slowest e2e tests"
-	sort -rn "$times" | head -n 10 |
+	sort -rn "$W/times" | head -n 10 |
 		while read -r ds name; do
 			printf '%7s s  %s\n' "$((ds / 10)).$((ds % 10))" "$name"
 		done
+fi
+if [ -n "$notjudged" ]; then
+	echo "--- not judged (each counts as a skip)$notjudged"
 fi
 [ -z "$long_left" ] ||
 	echo "long tier (make check) runs$long_left and the long budgets of test_fuzz, test_kernels"

@@ -1,6 +1,7 @@
 #!/bin/bash
 # test-timeout: 1800
 # tier: both
+# runs: early
 # In `make test` (the short tier) every seed corpus is replayed once
 # (-runs=0): each input that ever found a problem is a regression test.
 # In `make check` (CTXMON_LONG=1) the bounded fuzzing below runs.

@@ -1,6 +1,7 @@
 #!/bin/bash
-# test-timeout: 2400
+# test-timeout: 3000
 # tier: both
+# runs: early
 # `make test` boots one stock kernel (6.1 cloud, the oldest of the
 # matrix); `make check` (CTXMON_LONG=1) all three.  KERNELS overrides.
 # The qemu kernel matrix (issue 12) as part of `make test`: Debian's stock

@@ -1,5 +1,6 @@
 #!/bin/bash
 # tier: long (make check): a storm of tens of thousands of tasks
+# runs: alone (the storm owns the machine: pids, memory, both CPUs)
 # `ctxmon profile -- CMD` follows CMD's processes through a kernel map.
 # The map was never emptied: past its 16384 entries, new processes were
 # not followed, their samples and run time silently missing (24,000

@@ -1,5 +1,6 @@
 #!/bin/bash
 # tier: long (make check): a storm of tens of thousands of tasks
+# runs: alone (the storm owns the machine: pids, memory, both CPUs)
 # Pids used again at once: stress-ng's vforkmany stressor (a program we did
 # not write) fills the pid space with a chain of vfork()ed processes, so a
 # pid freed by a reaped process goes to the next one within the RCU grace

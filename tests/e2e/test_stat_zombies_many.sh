@@ -1,5 +1,6 @@
 #!/bin/bash
 # tier: long (make check): 20000 processes alive at once
+# runs: alone (the storm owns the machine: pids, memory, both CPUs)
 # The zombies workload, mode 2 (tests/workloads/zombies.c; modes 0 and 1
 # are test_stat_zombies.sh): the middle process starts 20000 children,
 # alive at once, and reaps them.  Under the bpf stream the map of followed
