@@ -24,15 +24,19 @@ skip_unless_capture
 
 probe='sleep 0.3; echo "cmd=$(nice) reader=$(cut -d" " -f19 /proc/$PPID/stat)"'
 check() { # NAME EXPECTED ctxmon-args...
-	local name=$1 want=$2 got
+	local name=$1 want=$2 got rc=0
 	shift 2
-	got=$("$@" -o /dev/null -- sh -c "${PROBE:-$probe}" 2>"$T/$name.err" | tail -n 1)
+	# the probe's line is the command's last line of output; ctxmon's
+	# exit status is kept apart (a pipe into tail lost it)
+	"$@" -o /dev/null -- sh -c "${PROBE:-$probe}" >"$T/$name.out" 2>"$T/$name.err" || rc=$?
+	got=$(tail -n 1 "$T/$name.out")
 	san_check "$name" "$T/$name.err"
-	echo "$name: $got"
-	if grep -q "not available\|cannot use" "$T/$name.err"; then
-		echo "  (backend not available here)"
+	echo "$name: $got (exit $rc)"
+	if [ "$rc" != 0 ] && grep -q "not available\|cannot use" "$T/$name.err"; then
+		not_judged "$name" "$(grep -m 1 "not available\|cannot use" "$T/$name.err")"
 		return
 	fi
+	[ "$rc" = 0 ] || fail "$name: ctxmon exited $rc: $(tail -n 1 "$T/$name.err")"
 	[ "$got" = "$want" ] || fail "$name: '$got', expected '$want'"
 }
 check bpf "cmd=0 reader=-10" "$CTXMON" stat --backend bpf
@@ -113,6 +117,6 @@ if command -v stress-ng >/dev/null; then
 	STAT_OPTS="--realtime 99" STAT_BACKENDS=bpf \
 		stat_kcount rt-mutex - stress-ng --mutex 2 -t 2
 else
-	echo "note: stress-ng not installed: the real-time load was not run"
+	not_judged "rt-mutex" "stress-ng not installed: the real-time load was not run"
 fi
 finish

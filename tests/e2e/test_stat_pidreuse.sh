@@ -42,7 +42,7 @@ for r in bpf-1 bpf-2 bpf-3 bpf-agg-1 bpf-agg-2 perf-1; do
 	grep -E '^capture|^kernel counters' "$T/$r.txt" | sed "s/^/  $r: /"
 	if ! grep -q "^capture: $b backend, .* 0 lost" "$T/$r.txt"; then
 		# perf reads every CPU's ring: a busy machine may overrun it
-		[ "$b" = perf ] && { echo "  $r: events lost, not judged"; continue; }
+		[ "$b" = perf ] && { not_judged "$r" "perf lost events (it reads every CPU's ring)"; continue; }
 		fail "$r: events lost or not the $b backend: $(grep '^capture' "$T/$r.txt")"
 	fi
 	[ "$rc" = 0 ] || fail "$r: stat --check exited $rc"
@@ -73,6 +73,6 @@ if grep -q '^capture: ftrace backend, .* 0 lost' "$T/ftrace.txt"; then
 		fail "ftrace: stat --check exited $rc"
 	fi
 else
-	echo "  ftrace: events lost, not judged"
+	not_judged ftrace "the ftrace capture lost events"
 fi
 finish
