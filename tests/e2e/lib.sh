@@ -12,6 +12,8 @@ set -u
 : "${WL:?WL must name the workloads directory}"
 
 T=$(mktemp -d /tmp/ctxmon-e2e.XXXXXX)
+# this directory: the python helpers beside lib.sh (proctree.py)
+E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 BG_PIDS=""
 NFAIL=0
 
@@ -62,6 +64,20 @@ recording_started() {
 		i=$((i + 1))
 	done
 	return 1
+}
+
+# wait_for TIMEOUT CMD...: run CMD every 50 ms until it succeeds (status
+# 0) or TIMEOUT seconds have passed (status 1).  For waiting on an event
+# (a file written, a process started, a line printed) instead of sleeping
+# a fixed time that a loaded machine can outlast.
+wait_for() {
+	local end=$((SECONDS + $1))
+	shift
+	while :; do
+		"$@" && return 0
+		[ "$SECONDS" -lt "$end" ] || return 1
+		sleep 0.05
+	done
 }
 
 fail() {
@@ -192,8 +208,10 @@ PY
 # cannot place against the fold; 0 elsewhere.
 # found=0 when there is no row for ROOT.
 tree_sums() {
-	python3 - "$1" "$2" <<'PY'
+	python3 - "$1" "$2" "$E2E_DIR" <<'PY'
 import json, sys
+sys.path.insert(0, sys.argv[3])
+from proctree import tree
 j = json.load(open(sys.argv[1]))
 root = int(sys.argv[2])
 rows = {p["pid"]: p for p in j["processes"]}
@@ -201,13 +219,7 @@ if root not in rows:
     print("found=0"); sys.exit()
 # orphans (reparented away, so reaped by init, not in the root's rusage)
 # are left out, as the kernel leaves them out; what they reaped with them
-keep, grew = {root}, True
-while grew:
-    grew = False
-    for p in rows.values():
-        if (p["pid"] not in keep and p.get("ppid", -1) in keep and
-                not p.get("orphaned")):
-            keep.add(p["pid"]); grew = True
+keep = tree(rows, root, orphans=False)
 s = {"found": 1, "nproc": len(keep)}
 s["orphans"] = sum(1 for p in rows.values() if p.get("orphaned"))
 for f in ("nthreads", "voluntary", "involuntary", "exit_switch"):
@@ -241,17 +253,14 @@ PY
 
 # proc_tree FILE ROOT: one line per process row in ROOT's tree (for logs).
 proc_tree() {
-	python3 - "$1" "$2" <<'PY'
+	python3 - "$1" "$2" "$E2E_DIR" <<'PY'
 import json, sys
+sys.path.insert(0, sys.argv[3])
+from proctree import tree
 j = json.load(open(sys.argv[1]))
 root = int(sys.argv[2])
 rows = {p["pid"]: p for p in j["processes"]}
-keep, grew = {root}, True
-while grew:
-    grew = False
-    for p in rows.values():
-        if p["pid"] not in keep and p.get("ppid", -1) in keep:
-            keep.add(p["pid"]); grew = True
+keep = tree(rows, root)
 for pid in sorted(keep & set(rows)):
     p = rows[pid]
     print("  pid=%d ppid=%s comm=%s nthreads=%s vol=%s invol=%s exit_switch=%s"
@@ -270,17 +279,14 @@ PY
 # (seen on this 6.18 VM: none on CPU 1, with ftrace and perf alike), which
 # leaves ctxmon nothing to count.
 thread_checks() {
-	python3 - "$1" "$2" <<'PY'
+	python3 - "$1" "$2" "$E2E_DIR" <<'PY'
 import json, sys
+sys.path.insert(0, sys.argv[3])
+from proctree import tree
 j = json.load(open(sys.argv[1]))
 root = int(sys.argv[2])
 rows = {p["pid"]: p for p in j["processes"]}
-keep, grew = {root}, True
-while grew:
-    grew = False
-    for p in rows.values():
-        if p["pid"] not in keep and p.get("ppid", -1) in keep:
-            keep.add(p["pid"]); grew = True
+keep = tree(rows, root)
 bad_in = bad_t = 0
 for t in j["threads"]:
     if t.get("tgid") not in keep:
@@ -298,6 +304,33 @@ for t in j["threads"]:
             print("  thread %d (%s): run+wait+sleep %d ns, span %d ns"
                   % (t["tid"], t["comm"], tot, t["span_ns"]))
 sys.exit(1 if bad_t else 0)
+PY
+}
+
+# heavy_switchers: the pids of the processes (summed over their threads)
+# that switch more than 1000 times in 0.5 s now, one a line: someone
+# else's load, which may rank above a test's own in a machine-wide view
+# (test_top_batch, test_top_tui).
+heavy_switchers() {
+	python3 - <<'PY'
+import glob, time
+def counts():
+    c = {}
+    for f in glob.glob("/proc/[0-9]*/task/*/status"):
+        try:
+            text = open(f).read()
+        except OSError:
+            continue
+        pid = int(f.split("/")[2])
+        c[pid] = c.get(pid, 0) + sum(int(l.split()[1]) for l in text.splitlines()
+                                     if "ctxt_switches" in l)
+    return c
+a = counts()
+time.sleep(0.5)
+b = counts()
+for pid, n in b.items():
+    if n - a.get(pid, n) > 1000:
+        print(pid)
 PY
 }
 
