@@ -1,4 +1,8 @@
 #!/bin/bash
+# runs: alone
+# (it compares the machine-wide top-level tracefs state before and
+# after, and counts the instances of dead ctxmons, which another test's
+# killed capture (test_record_kill) or tracer would change)
 # The ftrace backends work in a private instance (instances/ctxmon-<pid>)
 # and must leave the top-level tracefs state exactly as they found it:
 # tracing_on, current_tracer, set_event, buffer sizes, trace_clock,
