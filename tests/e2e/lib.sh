@@ -251,7 +251,8 @@ print(" ".join("%s=%d" % kv for kv in s.items()))
 PY
 }
 
-# proc_tree FILE ROOT: one line per process row in ROOT's tree (for logs).
+# proc_tree FILE ROOT: one line per process row in ROOT's tree (for logs;
+# the first 30 of a larger tree).
 proc_tree() {
 	python3 - "$1" "$2" "$E2E_DIR" <<'PY'
 import json, sys
@@ -261,7 +262,11 @@ j = json.load(open(sys.argv[1]))
 root = int(sys.argv[2])
 rows = {p["pid"]: p for p in j["processes"]}
 keep = tree(rows, root)
-for pid in sorted(keep & set(rows)):
+pids = sorted(keep & set(rows))
+# a storm's tree holds thousands: the first 30 rows are enough for a log
+if len(pids) > 30:
+    print("  (%d process rows, the first 30:)" % len(pids))
+for pid in pids[:30]:
     p = rows[pid]
     print("  pid=%d ppid=%s comm=%s nthreads=%s vol=%s invol=%s exit_switch=%s"
           " exit_preempt=%s exited=%s"
