@@ -8,7 +8,8 @@
 # One exception, counted and shown: across a switch-in the kernel traced to
 # neither (a thread's "gap"), the two may end a latency or not, each by its
 # rule, so a thread's latency counts may be apart by at most its gaps
-# (agg_gap_lat; bpf_check.c, gap_explains()).
+# (agg_gap_lat; bpf_check.c, gap_explains()).  The counts are also held
+# against the command's getrusage (kernel_exact), as test_bpf_backends does.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/bpf_lib.sh"
 skip_unless_bpf_check
@@ -28,5 +29,8 @@ for w in "multi5" "sigsleep 4 1000" "pingpong 20000" "mutex"; do
 	done
 	[ "$(kv "$f" agg_rows_dropped)" = 0 ] || fail "$name: rows dropped"
 	stream_clean "$name"
+	# and both against the kernel's own counts (the command's getrusage):
+	# two programs agreeing is not yet the truth
+	kernel_exact "$name"
 done
 finish

@@ -4,7 +4,8 @@
 # CTXMON_BPF_ROWS:
 # - 96 slots for a command that runs some 480 short processes, a few dozen
 #   alive at a time: the slots are reused, nothing is lost, and the counts
-#   still match the kernel's (--check), with a row per process;
+#   still match the kernel's (--check, and kcount's wait4() rusage of the
+#   command's tree), with a row per process;
 # - 8 slots for a command with 13 threads alive at once: the threads that
 #   find no room lose events, and stat says so (lost > 0 in the JSON and
 #   on stderr, the capture not complete, --check exit 3), never a silent
@@ -38,9 +39,12 @@ PY
 	echo "  $res"
 }
 
+# Under kcount, so the counts are held against the kernel's own (its
+# wait4() rusage of the shell, kcount_judge) and not only stat's --check.
 # shellcheck disable=SC2016
-agg reuse 96 0 sh -c 'for i in $(seq 40); do "$1" 8 4; sleep 0.05; done' \
+agg reuse 96 0 "$WL/kcount" sh -c 'for i in $(seq 40); do "$1" 8 4; sleep 0.05; done' \
 	sh "$WL/forkstorm"
+kcount_judge reuse "$T/reuse.json" "$T/reuse.err" 0 -
 case $res in
 "lost=0 complete=True match=True processes="*) ;;
 *) fail "reuse: $res" ;;
@@ -60,10 +64,14 @@ case $res in
 *"complete=False match=False "*"percpu=$lost") ;;
 *) fail "full: $res" ;;
 esac
-"$CTXMON" stat --backend bpf-agg -o "$T/full.txt" -- true 2>/dev/null
+# the text form: stat exits with the command's status (0: no --check),
+# and its stderr is read for sanitizer reports like every other run's
+rc=0
 CTXMON_BPF_ROWS=8 "$CTXMON" stat --backend bpf-agg -o "$T/full.txt" -- sh -c \
 	'for i in 1 2 3 4 5 6 7 8 9 10 11 12; do sleep 0.2 & done; wait' \
-	2>/dev/null
+	2>"$T/fulltxt.err" || rc=$?
+san_check "full (text)" "$T/fulltxt.err"
+[ "$rc" = 0 ] || fail "full (text): stat exited $rc, the command 0: $(tail -n 1 "$T/fulltxt.err")"
 grep -q '^lost events: .*(numbers above may be incomplete)' "$T/full.txt" ||
 	fail "full: no 'lost events' line in the text output"
 grep -q 'CTXMON_BPF_ROWS' "$T/full.txt" ||

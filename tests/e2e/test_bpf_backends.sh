@@ -20,7 +20,7 @@ for b in bpf bpf-raw perf; do
 		[ "$w" = pingpong ] && args=20000
 		name=$b-$w
 		if [ "$b" = perf ] && [ ! -e /sys/kernel/tracing/events ]; then
-			echo "$name: no tracefs, perf not checked"
+			not_judged "$name" "no tracefs for the perf backend's tracepoints"
 			continue
 		fi
 		for try in 1 2 3; do
@@ -32,7 +32,7 @@ for b in bpf bpf-raw perf; do
 		done
 		[ "$RUN_RC" = 0 ] || { fail "$name: bpf_check exit $RUN_RC"; continue; }
 		if [ "$b" = perf ] && [ "$(kv "$T/$name.out" lost)" != 0 ]; then
-			echo "  NOTE: $name lost events in every attempt (machine busy): not judged"
+			not_judged "$name" "lost events in each of 3 attempts (machine busy)"
 			continue
 		fi
 		grep '^thread ' "$T/$name.out" | sed 's/^/  | /'

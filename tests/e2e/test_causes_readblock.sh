@@ -1,4 +1,7 @@
 #!/bin/bash
+# runs: alone
+# (off-CPU time held within 5% of the sleeps the writer
+# measured: another test's load on the 2 CPUs delays the reader's wakeups)
 # A reader blocks in read() on a pipe while the writer sleeps 2 ms before
 # each of its 300 writes (workload readblock): the reader's voluntary
 # switches are all attributed to read, once per read that found the pipe

@@ -16,7 +16,10 @@ skip_unless_capture
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 P=$T/prefix
 
-if ! make -s -C "$ROOT" install PREFIX="$P" >"$T/install.log" 2>&1; then
+# make runs in the source tree, whose build/ a test run beside this one
+# (test_install, test_example) may be making too: one at a time (flock on
+# the Makefile, which every checkout has)
+if ! flock "$ROOT/Makefile" make -s -C "$ROOT" install PREFIX="$P" >"$T/install.log" 2>&1; then
 	cat "$T/install.log" >&2
 	fail "make install PREFIX=$P failed"
 	finish
@@ -68,20 +71,33 @@ proc_switches() {
 }
 
 # count_run NAME [WRAPPER]: run count on the ping-pong and check its rows.
+# The two reads of /proc bracket the run, so the rows (two intervals of
+# 0.5 s inside it) can hold no more than their difference.  From below:
+# the ping-pong switches at a steady rate, so the rows' 1 s holds about
+# (1 s / the run's wall time) of the difference; the rate of a pipe
+# ping-pong on a shared 2-CPU VM varies, so at least half of that share.
+# A count that dropped an interval, or a CPU's events, falls under it.
 count_run() {
-	local name=$1 before after sum rc=0
+	local name=$1 before after sum rc=0 t0 t1 d share
 	shift
+	t0=$(date +%s%N)
 	before=$(proc_switches "$PP")
 	timeout 30 "$@" "$T/ex/count" -p "$PP" -n 2 -d 0.5 >"$T/$name.out" 2>"$T/$name.err" || rc=$?
 	after=$(proc_switches "$PP")
+	t1=$(date +%s%N)
 	sed 's/^/  | /' "$T/$name.err"
 	[ "$rc" = 0 ] || { fail "count ($name): exit $rc"; return; }
 	sum=$(awk -v p="$PP" '$1 !~ /^#/ && $3 == p { s += $5 + $6 } END { print s + 0 }' "$T/$name.out")
-	echo "count ($name): rows sum $sum switches of pid $PP; /proc: $((after - before)) over the run"
+	d=$((after - before))
+	# the rows' share of the difference: 1 s of the run's wall time (ns)
+	share=$((d * 1000000000 / (t1 - t0)))
+	echo "count ($name): rows sum $sum switches of pid $PP; /proc: $d over the run" \
+		"of $(((t1 - t0) / 1000000)) ms, $share in 1 s of it"
 	[ "$(grep -c '^# interval' "$T/$name.out")" = 2 ] || fail "count ($name): not 2 intervals"
-	[ "$sum" -gt 0 ] || fail "count ($name): no switches of pid $PP in its rows"
-	[ "$sum" -le $((after - before)) ] ||
-		fail "count ($name): rows count $sum switches, more than /proc's $((after - before))"
+	[ "$sum" -le "$d" ] ||
+		fail "count ($name): rows count $sum switches, more than /proc's $d"
+	[ $((sum * 2)) -ge "$share" ] && [ "$sum" -gt 0 ] ||
+		fail "count ($name): rows count $sum switches, under half of /proc's $share in the rows' 1 s"
 }
 
 bg "$WL/pingpong" 1000000000

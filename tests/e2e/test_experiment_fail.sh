@@ -8,11 +8,14 @@
 skip_unless_capture
 PY=/usr/bin/python3
 
+# the hung command's sleep has a length of this test's own (31.PID s), so
+# that looking for it by its command line finds no other test's process
+HANG="sleep 31.$$"
 rc=0
 "$CTXMON" experiment -n 2 --timeout 1 --json -o "$T/f.json" \
 	--condition ok="$WL/pingpong 100" \
 	--condition fail="sh -c 'exit 3'" \
-	--condition hang="sh -c 'sleep 31.25; true'" \
+	--condition hang="sh -c '$HANG; true'" \
 	--condition killed="sh -c 'kill -KILL \$\$'" 2>"$T/f.err" || rc=$?
 echo "ctxmon experiment -n 2 --timeout 1 ok/fail/hang/killed -> exit $rc"
 sed 's/^/  | /' "$T/f.err"
@@ -21,9 +24,11 @@ san_check experiment "$T/f.err"
 # the report is in a file: stderr says why the exit status is 1
 grep -q '^ctxmon experiment: 6 of 8 runs did not exit 0' "$T/f.err" ||
 	fail "stderr does not count the 6 runs that were not ok"
-if pgrep -f 'sleep 31.25' >/dev/null; then
+left=$(pgrep -x -f "$HANG")
+if [ -n "$left" ]; then
 	fail "the hung command's child was left running"
-	pkill -f 'sleep 31.25'
+	# shellcheck disable=SC2086 # the pids' words
+	kill $left
 fi
 $PY - "$T/f.json" <<'PYEOF' || fail "run statuses"
 import json, sys
@@ -70,11 +75,22 @@ echo "ctxmon experiment --pin $hi -> exit $rc: $(cat "$T/c.err")"
 "$CTXMON" experiment -n 500 --json -o "$T/i.json" -- "$WL/pingpong" 2000 2>"$T/i.err" &
 pid=$!
 BG_PIDS="$BG_PIDS $pid"
-sleep 3
+# SIGINT once a run has ended: the runs are one after another, so a
+# second child of the experiment means the first is done (a fixed 3 s
+# was a guess at how long the set-up takes on a loaded machine)
+seen=" "
+second_run() {
+	local c
+	for c in $(pgrep -P "$pid"); do
+		case $seen in *" $c "*) ;; *) seen="$seen$c " ;; esac
+	done
+	[ "$(echo $seen | wc -w)" -ge 2 ]
+}
+wait_for 60 second_run || fail "experiment -n 500: no second run in 60 s"
 kill -INT "$pid"
 rc=0
 wait "$pid" || rc=$?
-echo "ctxmon experiment -n 500 -- pingpong 2000, SIGINT after 3 s -> exit $rc"
+echo "ctxmon experiment -n 500 -- pingpong 2000, SIGINT after its first run -> exit $rc"
 sed 's/^/  | /' "$T/i.err"
 san_check experiment "$T/i.err"
 [ "$rc" = 130 ] || fail "exit status $rc after SIGINT, want 130"

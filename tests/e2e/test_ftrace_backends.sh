@@ -10,8 +10,10 @@
 # layer, which reaps everything below it).  Checks, for each backend:
 # kernel.match (the rule of docs/accounting.md), nothing lost, no ordering
 # violation; and across backends: the same voluntary, involuntary and
-# exit_switch for each of multi5's five threads.  The bpf layer is there
-# only when `ctxmon stat --backend bpf` works here.
+# exit_switch for each of multi5's five threads; and the innermost layer
+# against kcount's wait4() rusage of multi5 (lib.sh kcount_judge).  The
+# bpf layer is there only when `ctxmon stat --backend bpf` works here (it
+# says NOT JUDGED otherwise).
 #
 # Every layer gets a buffer deep enough for the whole run, so a layer
 # starved of CPU by the workload and the other layers (the text one
@@ -28,7 +30,7 @@ backends="perf ftrace ftrace-text"
 if "$CTXMON" stat --backend bpf -- true >"$T/bpf.probe" 2>&1; then
 	backends="$backends bpf"
 else
-	echo "bpf backend not usable here, left out: $(tail -n 1 "$T/bpf.probe")"
+	not_judged "bpf layer" "the bpf backend does not run here: $(tail -n 1 "$T/bpf.probe")"
 fi
 
 # per-CPU sizes: 1 GiB in all for perf, 256 MiB for each ftrace layer
@@ -53,7 +55,9 @@ run_nested() {
 		esac
 		cmd+=(--)
 	done
-	cmd+=("$WL/multi5")
+	# under kcount: its wait4() rusage of multi5 is the kernel's count
+	# read without any of the layers
+	cmd+=("$WL/kcount" "$WL/multi5")
 	"${cmd[@]}" >"$T/$tag.out" 2>"$T/$tag.err" || rc=$?
 	echo "nested run $tag ($backends) -> exit $rc"
 	sed 's/^/  | /' "$T/$tag.err" | head -n 20
@@ -142,11 +146,15 @@ case $verdict in
 3)
 	# ftrace, ftrace-text (and bpf) agreed and matched the kernel, but
 	# another backend could not keep up with this machine twice
-	finish_skip=1
+	not_judged "the layers that lost events" "they lost events in both runs (machine load): the others agreed and matched the kernel"
 	;;
 *) fail "checks failed (see above)" ;;
 esac
-if [ "$NFAIL" = 0 ] && [ "${finish_skip:-0}" = 1 ]; then
-	skip "a reference layer lost events in both runs (machine load): the ftrace layers agreed and matched the kernel, the comparison with it was not made"
+# the innermost layer (which lost nothing, or the test failed above)
+# against kcount's wait4() rusage of multi5: each layer's kernel.match is
+# ctxmon judging itself
+if [ "$verdict" = 0 ] || [ "$verdict" = 3 ]; then
+	inner=${backends##* }
+	kcount_judge "$inner layer" "$T/run$try-$inner.json" "$T/run$try.err" 0 5
 fi
 finish

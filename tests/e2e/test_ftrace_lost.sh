@@ -211,9 +211,16 @@ for be in ftrace ftrace-text perf; do
 done
 # the table says what to do about a loss (issue 13): with ftrace-text,
 # larger buffers or a binary backend
-rc=0
-"$CTXMON" stat --backend ftrace-text -m 4 -o "$T/hint.txt" -- \
-	"$WL/pingpong" "$N" 2>"$T/hint.err" || rc=$?
+# (whether the reader falls behind depends on the machine: up to 3 tries)
+for try in 1 2 3; do
+	rc=0
+	"$CTXMON" stat --backend ftrace-text -m 4 -o "$T/hint.txt" -- \
+		"$WL/pingpong" "$N" 2>"$T/hint.err" || rc=$?
+	san_check "hint $try" "$T/hint.err"
+	[ "$rc" = 0 ] || fail "ftrace-text -m 4, try $try: exit $rc"
+	grep -q '^lost events:' "$T/hint.txt" && break
+	echo "  try $try: ftrace-text lost nothing (the reader kept up)"
+done
 if grep -q '^lost events:' "$T/hint.txt"; then
 	grep -A1 '^lost events:' "$T/hint.txt" | sed 's/^/  /'
 	grep -q 'to lose less: larger per-CPU buffers (-m KB), or a binary backend' "$T/hint.txt" ||
@@ -221,6 +228,6 @@ if grep -q '^lost events:' "$T/hint.txt"; then
 	grep -q 'read real-time, above them, with --realtime 99' "$T/hint.txt" ||
 		fail "ftrace-text: a loss without the hint for busy CPUs"
 else
-	echo "note: ftrace-text lost nothing this time: the loss hint was not seen"
+	not_judged "loss hint" "ftrace-text lost nothing in 3 tries: the hint was not seen"
 fi
 finish

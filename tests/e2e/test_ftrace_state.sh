@@ -1,4 +1,8 @@
 #!/bin/bash
+# runs: alone
+# (it compares the machine-wide top-level tracefs state before and
+# after, and counts the instances of dead ctxmons, which another test's
+# killed capture (test_record_kill) or tracer would change)
 # The ftrace backends work in a private instance (instances/ctxmon-<pid>)
 # and must leave the top-level tracefs state exactly as they found it:
 # tracing_on, current_tracer, set_event, buffer sizes, trace_clock,
@@ -166,13 +170,15 @@ for be in ftrace ftrace-text; do
 done
 
 # 5. not root: one clear line, nothing made
-if command -v setpriv >/dev/null; then
+if ! command -v setpriv >/dev/null; then
+	not_judged "ftrace as nobody" "setpriv not installed (util-linux)"
+else
 	rc=0
 	setpriv --reuid=65534 --regid=65534 --clear-groups \
 		"$CTXMON" stat --backend ftrace -- true >/dev/null 2>"$T/user.err" || rc=$?
 	echo "as nobody: exit $rc: $(cat "$T/user.err")"
 	if grep -q "Permission denied" "$T/user.err" && ! grep -q "^ctxmon" "$T/user.err"; then
-		echo "  (the binary is not runnable as nobody here; not judged)"
+		not_judged "ftrace as nobody" "the binary is not runnable as nobody here"
 	else
 		[ "$rc" != 0 ] || fail "ftrace as nobody: exit 0"
 		[ "$(wc -l <"$T/user.err")" = 1 ] || fail "ftrace as nobody: expected one line of error"

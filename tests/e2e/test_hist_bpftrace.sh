@@ -1,4 +1,7 @@
 #!/bin/bash
+# runs: alone
+# (a system-wide recording must lose nothing for
+# its counts to be compared with bpftrace's)
 # `ctxmon hist 'hist:keys=prev_pid:vals=hitcount if prev_comm == "W"' -- W`
 # against bpftrace's @[args->prev_pid] = count() with the same filter over
 # the same run (issue 15, acceptance 2), and the same spec on a recording
@@ -38,7 +41,9 @@ BG_PIDS="$BG_PIDS $bt"
 rec=$!
 BG_PIDS="$BG_PIDS $rec"
 bpftrace_attached
-sleep 1 # the recording's session is live by now (it opens in well under 1 s)
+# the recording's capture is live once its metadata is written
+recording_started "$T/all.data" "$rec" ||
+	{ fail "record -a did not start: $(tail -n 1 "$T/rec.err")"; finish; }
 
 "$CTXMON" hist "$spec" -o "$T/live.txt" -- "$T/$W" 3000 2>"$T/hist.err" ||
 	fail "ctxmon hist failed: $(tail -n 1 "$T/hist.err")"
@@ -46,9 +51,14 @@ san_check hist "$T/hist.err"
 "$CTXMON" hist -e sched:sched_wakeup "$wspec" -o "$T/wlive.txt" -- "$T/$W2" 3000 \
 	2>"$T/whist.err" || fail "ctxmon hist on sched_wakeup failed: $(tail -n 1 "$T/whist.err")"
 san_check hist "$T/whist.err"
-sleep 0.5
 kill -INT "$bt" "$rec"
-wait "$bt" "$rec" 2>/dev/null
+# each one's own exit status (one wait for both kept only the last's)
+rc=0
+wait "$bt" || rc=$?
+[ "$rc" = 0 ] || fail "bpftrace exited $rc after SIGINT: $(tail -n 1 "$T/bt.err")"
+rc=0
+wait "$rec" || rc=$?
+[ "$rc" = 0 ] || fail "ctxmon record exited $rc after SIGINT: $(tail -n 1 "$T/rec.err")"
 san_check record "$T/rec.err"
 
 "$CTXMON" hist -i "$T/all.data" "$spec" -o "$T/input.txt" 2>"$T/input.err" ||

@@ -1,4 +1,7 @@
 #!/bin/bash
+# runs: alone
+# (three system-wide tracers (perf, a tracefs instance,
+# ctxmon record -a) must each see every switch of the run)
 # Issue 13, acceptance 3: the traces people already have, of one run,
 # import to the per-thread counts of a live ctxmon capture of that run.
 #
@@ -51,7 +54,10 @@ read -r -t 60 -u 8 ack || skip "perf sched record did not start in 60s: $(tail -
 rec=$!
 BG_PIDS="$BG_PIDS $rec"
 echo 1 >"$TR/instances/$INST/tracing_on"
-sleep 1.5
+# ctxmon's capture is live once its recording has its metadata (the
+# instance and perf are on already: the write and the ack above)
+recording_started "$T/live.data" "$rec" ||
+	{ fail "ctxmon record -a did not start: $(tail -n 1 "$T/rec.err")"; finish; }
 "$WL/pingpong" "$N" >/dev/null &
 pp=$!
 wait $pp

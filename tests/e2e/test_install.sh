@@ -25,7 +25,10 @@ for tool in nm readelf man; do
 	command -v $tool >/dev/null || skip "no $tool (Debian: binutils, man-db)"
 done
 
-if ! make -s -C "$ROOT" install DESTDIR="$D" PREFIX=/usr >"$T/install.log" 2>&1; then
+# make runs in the source tree, whose build/ a test run beside this one
+# (test_install, test_example) may be making too: one at a time (flock on
+# the Makefile, which every checkout has)
+if ! flock "$ROOT/Makefile" make -s -C "$ROOT" install DESTDIR="$D" PREFIX=/usr >"$T/install.log" 2>&1; then
 	cat "$T/install.log" >&2
 	fail "make install DESTDIR=$D PREFIX=/usr failed"
 	finish
@@ -160,7 +163,7 @@ done
 # link against the installed libctxmon.a with what `pkg-config --static`
 # says, and run without libctxmon.so.
 P=$T/opt/ctxmon
-if make -s -C "$ROOT" install PREFIX="$P" >"$T/install2.log" 2>&1; then
+if flock "$ROOT/Makefile" make -s -C "$ROOT" install PREFIX="$P" >"$T/install2.log" 2>&1; then
 	out=$(env -i "$P/bin/ctxmon" --version 2>&1)
 	echo "installed under $P: $out; RUNPATH $(readelf -d "$P/bin/ctxmon" | sed -n 's/.*RUNPATH.*\[\(.*\)\]/\1/p')"
 	[ "$out" = "ctxmon $("$CTXMON" --version | cut -d' ' -f2)" ] ||

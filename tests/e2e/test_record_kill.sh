@@ -11,7 +11,12 @@ echo earlier >"$T/k.data"
 "$CTXMON" record -a -o "$T/k.data" 2>"$T/rec.err" &
 rec=$!
 recording_started "$T/k.data" $rec || fail "record did not start: $(cat "$T/rec.err")"
-sleep 1.5
+# kill it once events are in the file (a fixed 1.5 s before): 256 KiB of
+# records is some thousands of switches
+part_holds() {
+	[ "$(stat -c %s "$T/k.data.part" 2>/dev/null || echo 0)" -gt 262144 ]
+}
+wait_for 60 part_holds || fail "record wrote under 256 KiB in 60 s"
 kill -KILL $rec
 wait $rec 2>/dev/null
 [ "$(cat "$T/k.data")" = earlier ] || fail "the killed record changed the file at -o"

@@ -1,13 +1,60 @@
 #!/bin/bash
 # Acceptance 1: record -> script -> import -> script gives identical lines,
 # in microseconds (trace_pipe's precision) and with --ns; the imported
-# recording reports the same per-thread counts as the original.
+# recording reports the same per-thread counts as the original, and the
+# recording's switch-outs of the command's threads are those a tracefs
+# instance of this test's own saw (the kernel's tracepoint, read without
+# ctxmon).
 . "$(dirname "$0")/lib.sh"
 skip_unless_capture
 
-"$CTXMON" record -q -o "$T/a.data" -- "$WL/pingpong" 5000 >/dev/null 2>"$T/rec.err" ||
+# the workload under a name of this test's own (its comm), so that the
+# instance's filter and the system-wide recording below pick this run's
+# threads only, not those of a test run beside it
+PP=rt$$
+PP=${PP:0:15}
+cp "$WL/pingpong" "$T/$PP"
+TR=/sys/kernel/tracing
+INST=$TR/instances/ctxmon-roundtrip-$$
+trap 'echo 0 >"$INST/tracing_on" 2>/dev/null; rmdir "$INST" 2>/dev/null; _cleanup' EXIT
+tfs=0
+if mkdir "$INST" 2>/dev/null; then
+	echo 16384 >"$INST/buffer_size_kb"
+	echo "prev_comm == \"$PP\"" >"$INST/events/sched/sched_switch/filter"
+	echo 1 >"$INST/events/sched/sched_switch/enable"
+	echo 1 >"$INST/tracing_on"
+	tfs=1
+else
+	not_judged "switch-outs against a tracefs instance" "cannot create $INST"
+fi
+
+"$CTXMON" record -q -o "$T/a.data" -- "$T/$PP" 5000 >/dev/null 2>"$T/rec.err" ||
 	fail "record exited $?: $(tail -n 3 "$T/rec.err")"
 san_check record "$T/rec.err"
+if [ "$tfs" = 1 ]; then
+	echo 0 >"$INST/tracing_on"
+	cat "$INST/trace" >"$T/inst.txt"
+	"$CTXMON" script -i "$T/a.data" >"$T/a0.txt" 2>/dev/null || fail "script exited $?"
+	python3 - "$T/inst.txt" "$T/a0.txt" "$PP" <<'PY' || fail "the recording's switch-outs are not the kernel's tracepoint's"
+import re, sys
+text = open(sys.argv[1]).read()
+if re.search(r"LOST \d+ EVENTS", text):
+    print("NOT JUDGED: switch-outs against a tracefs instance: the instance lost events")
+    sys.exit(0)
+# sched_switch lines whose prev_comm is the workload's (after its exec:
+# before, the child had ctxmon's comm), per prev_pid, in both
+def count(text):
+    n = {}
+    for pid in re.findall(r"sched_switch: prev_comm=%s prev_pid=(\d+)" % re.escape(sys.argv[3]), text):
+        n[int(pid)] = n.get(int(pid), 0) + 1
+    return n
+inst = count(text)
+rec = count(open(sys.argv[2]).read())
+print("switch-outs per thread: tracefs instance %s, the recording (script) %s"
+      % (sorted(inst.items()), sorted(rec.items())))
+sys.exit(0 if rec and rec == inst else 1)
+PY
+fi
 [ -s "$T/a.data" ] || { fail "no recording"; finish; }
 [ "$(stat -c %a "$T/a.data")" = 600 ] || fail "recording mode is $(stat -c %a "$T/a.data"), not 600"
 
@@ -52,7 +99,7 @@ PY
 # import reads it back.  The command's threads of a system-wide recording
 # then report the same run, wait and sleep time from the --ns import as
 # from the recording (without it, that run went to waiting).
-"$CTXMON" record -q -a -o "$T/w.data" -- "$WL/pingpong" 30000 >/dev/null 2>"$T/w.err" ||
+"$CTXMON" record -q -a -o "$T/w.data" -- "$T/$PP" 30000 >/dev/null 2>"$T/w.err" ||
 	fail "record -a exited $?: $(tail -n 3 "$T/w.err")"
 "$CTXMON" script --ns -i "$T/w.data" >"$T/w.txt" 2>/dev/null || fail "script of record -a exited $?"
 "$CTXMON" import -q "$T/w.txt" -o "$T/w2.data" 2>"$T/w2.err" ||
@@ -60,16 +107,16 @@ PY
 "$CTXMON" report --json -i "$T/w.data" >"$T/w.json" 2>/dev/null || fail "report of record -a exited $?"
 "$CTXMON" report --json -i "$T/w2.data" >"$T/w2.json" 2>/dev/null || fail "report of its import exited $?"
 n=$(grep -c ' prev_run_ns=' "$T/w.txt")
-np=$(grep -c 'prev_comm=pingpong .* prev_run_ns=' "$T/w.txt")
+np=$(grep -c "prev_comm=$PP .* prev_run_ns=" "$T/w.txt")
 echo "record -a: $n switches carry prev_run_ns, $np of them pingpong's" \
 	"(none on kernels that trace every switch)"
-python3 - "$T/w.json" "$T/w2.json" <<'PY' || fail "pingpong's times differ after the round trip"
+python3 - "$T/w.json" "$T/w2.json" "$PP" <<'PY' || fail "pingpong's times differ after the round trip"
 import json, sys
 a = json.load(open(sys.argv[1])); b = json.load(open(sys.argv[2]))
 rows = {t["tid"]: t for t in b["threads"]}
 keys = ("run_ns", "wait_ns", "sleep_s_ns", "sleep_d_ns", "sleep_other_ns",
         "switches", "voluntary", "involuntary")
-th = [t for t in a["threads"] if t["comm"] == "pingpong"]
+th = [t for t in a["threads"] if t["comm"] == sys.argv[3]]
 bad = 0
 for t in th:
     u = rows.get(t["tid"])

@@ -2,7 +2,8 @@
 # Acceptance 4: report of a recording equals stat of the same run (record
 # --stat prints stat's numbers from the live stream; report prints them
 # from the file), for a command and for the whole machine; for a command
-# the counts also match the kernel's rusage.
+# the counts also match the kernel's rusage (report's own comparison, and
+# kcount's wait4() of the command, lib.sh kcount_judge).
 . "$(dirname "$0")/lib.sh"
 skip_unless_capture
 
@@ -27,7 +28,7 @@ if a != b:
 PY
 }
 
-"$CTXMON" record -q --stat --json -o "$T/c.data" -- "$WL/multi5" >/dev/null 2>"$T/c.err"
+"$CTXMON" record -q --stat --json -o "$T/c.data" -- "$WL/kcount" "$WL/multi5" >/dev/null 2>"$T/c.err"
 rc=$?
 grep '^{' "$T/c.err" >"$T/c.stat.json"
 grep -v '^{' "$T/c.err" >"$T/c.log"
@@ -39,6 +40,9 @@ san_check report "$T/rep.err"
 same "$T/c.stat.json" "$T/c.rep.json" command
 [ "$(json "$T/c.rep.json" 'j["kernel"]["match"]')" = true ] ||
 	fail "command: the report does not match the kernel's counters"
+# kernel.match is ctxmon's own comparison; the command ran under kcount,
+# whose wait4() rusage of it is the kernel's count without ctxmon
+kcount_judge command "$T/c.rep.json" "$T/c.log" "$rc" 5
 
 want=$("$CTXMON" doctor --json 2>/dev/null | python3 -c '
 import json, sys

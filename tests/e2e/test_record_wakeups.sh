@@ -1,4 +1,7 @@
 #!/bin/bash
+# runs: alone
+# (two system-wide recorders with 64 MiB rings must lose
+# nothing, and their times are compared within a per-event bound)
 # Issue 14: by default the bpf backend keeps a sched_wakeup only for a task
 # still on its CPU (woken in place); the others follow a sched_waking of
 # the same task and tell the accounting nothing.  Two recorders over the
@@ -14,6 +17,8 @@
 # has more sched_wakeup events, and hist warns on the thinned file.
 . "$(dirname "$0")/lib.sh"
 skip_unless_capture
+"$CTXMON" stat --backend bpf -o /dev/null -- true 2>"$T/probe.err" ||
+	skip "the bpf backend does not run here: $(head -n 1 "$T/probe.err")"
 
 # Both capture the whole machine, with the cause analysis's events, with
 # 64 MiB rings: the sanitizer build's readers, two at once, lost 60-480 k
@@ -25,9 +30,11 @@ thin=$!
 	2>"$T/full.err" &
 full=$!
 BG_PIDS="$BG_PIDS $thin $full"
-sleep 2
-kill -0 "$thin" 2>/dev/null || skip "bpf record cannot run here: $(tail -n 1 "$T/thin.err")"
-kill -0 "$full" 2>/dev/null || skip "bpf record cannot run here: $(tail -n 1 "$T/full.err")"
+# both captures live (their metadata written) before the workloads start
+recording_started "$T/thin.data" "$thin" ||
+	{ fail "record (default) did not start: $(tail -n 1 "$T/thin.err")"; finish; }
+recording_started "$T/full.data" "$full" ||
+	{ fail "record -e all did not start: $(tail -n 1 "$T/full.err")"; finish; }
 
 # Unpinned, so tasks move and wake across CPUs: in place, queued, remote.
 pids=""
@@ -91,6 +98,7 @@ def causes(t):
                 out[kind + "." + k] = v["count"]
     return out
 nrows = nsw = ninv = flips = 0
+worst = 0.0
 for k in sorted(ra):
     x, y = ra[k], rb[k]
     nrows += 1
@@ -111,13 +119,23 @@ for k in sorted(ra):
             print("tid %d %s: %d vs %d (a near tie of two CPUs' clocks)" % (k[0], c, cx[c], cy.get(c, 0)))
         else:
             print("tid %d %s: %d vs %d" % (k[0], c, cx[c], cy.get(c, 0)), file=sys.stderr); bad += 1
-    # two programs, two clock readings per event: 5 us an event, 1%
-    tol = 5000 * (x["switches"] + x["switch_in"] + x["wakeups"] + 2) + 200000
+    # two recorders, two programs on each tracepoint, each reading the
+    # clock in turn with interrupts off: one event's two readings are
+    # apart by at most a program's run, under 1 us, and a sum of
+    # intervals is off by at most that per event that bounds one.  Where
+    # that is a large share of the sum (a busy ping-pong thread) the
+    # offsets mostly cancel: no more than 5% of the sum is allowed then
+    # (tests/e2e/bpf_check.c, cap(), saw at most 1.7%); plus 200 us once
+    # for a vCPU held up between the two readings.
+    per_event = 1000 * (x["switches"] + x["switch_in"] + x["wakeups"] + 2)
     for f in ("run_ns", "wait_ns", "sleep_s_ns", "sleep_d_ns"):
-        if abs(x[f] - y[f]) > tol + max(x[f], y[f]) / 100:
+        tol = min(per_event, max(x[f], y[f]) / 20) + 200000
+        worst = max(worst, abs(x[f] - y[f]) / tol)
+        if abs(x[f] - y[f]) > tol:
             print("tid %d %s: %d vs %d (tolerance %d)" % (k[0], f, x[f], y[f], tol), file=sys.stderr); bad += 1
 print("compared %d threads, %d switches, %d differences; involuntary causes "
-      "moved %d of %d" % (nrows, nsw, bad, flips, ninv))
+      "moved %d of %d; the largest time difference %.0f%% of its tolerance"
+      % (nrows, nsw, bad, flips, ninv, 100 * worst))
 # each near tie moves one switch out of one cause and into another
 if flips > 2 * (3 + ninv // 500):
     print("involuntary causes moved %d of %d: more than near ties explain" % (flips, ninv), file=sys.stderr); bad += 1

@@ -107,10 +107,7 @@ PY
 }
 
 for b in ${EXACT_BACKENDS:-bpf-agg bpf perf ftrace ftrace-text}; do
-	if ! "$CTXMON" stat --backend "$b" -o /dev/null -- true 2>"$T/probe.err"; then
-		echo "note: backend $b does not run here: $(head -n 1 "$T/probe.err")"
-		continue
-	fi
+	backend_runs "orphans-$b" "$b" || continue
 	gnutime_check "subshell-$b" "$b" 2 sh -c "($O 0.1 &); ($O 0.12 &); sleep 0.3"
 	gnutime_check "daemon-$b" "$b" 1 sh -c "sh -c '$O 0.1 & exit 0'; sleep 0.25"
 	gnutime_check "setsid-$b" "$b" 1 sh -c "setsid -f $O 0.1; sleep 0.25"
@@ -130,7 +127,7 @@ done
 
 # A recording keeps the ORPHAN events: report applies the same rule as
 # stat (before, report summed every row and mismatched on any orphan).
-if "$CTXMON" stat --backend bpf -o /dev/null -- true 2>/dev/null; then
+if backend_runs "record + report of zombies" bpf; then
 	rc=0
 	"$CTXMON" record --backend bpf -o "$T/z.ctxrec" -- \
 		sh -c "$O 0.01 & $O 0.02 & (sleep 0.05 &); exec sleep 0.3" \
@@ -170,7 +167,7 @@ for b in perf ftrace ftrace-text; do
 	fi
 done
 if [ -z "$tp" ]; then
-	echo "note: no tracepoint backend runs here: no --check mismatch to see"
+	not_judged "--check mismatch" "no tracepoint backend (perf, ftrace, ftrace-text) runs here"
 else
 	rc=0
 	"$CTXMON" stat --backend "$tp" --check --json -o "$T/ign.json" -- python3 -c '

@@ -13,9 +13,10 @@
 #           children (the forker's, not the real parent), they outlived
 #           their parent and were left out: traced below getrusage.
 #
-#   ctxmon stat --backend bpf-agg --check --json -o out.json -- zombies 300 MODE
+#   ctxmon stat --backend bpf-agg --check --json -o out.json -- kcount zombies 300 MODE
 #
-# must match getrusage exactly (the kernel's count, read by wait4()), with
+# (run under kcount) must match getrusage exactly, both stat's own
+# comparison and kcount's wait4() of the command (kcount_judge), with
 # 300 orphaned rows in mode 0 and none in mode 1, where each child's
 # parent is the command.
 #
@@ -57,13 +58,16 @@ for mode in 0 1; do
 	out=$T/z$mode.json
 	rc=0
 	"$CTXMON" stat --backend bpf-agg --check --json -o "$out" -- \
-		"$WL/zombies" 300 "$mode" >/dev/null 2>"$T/z$mode.err" || rc=$?
+		"$WL/kcount" "$WL/zombies" 300 "$mode" >/dev/null 2>"$T/z$mode.err" || rc=$?
 	san_check "mode $mode" "$T/z$mode.err"
 	sed 's/^/  | /' "$T/z$mode.err"
 	if [ "$rc" = 1 ] && grep -q "not available\|cannot use" "$T/z$mode.err"; then
 		skip "bpf-agg not available here"
 	fi
 	[ "$rc" = 0 ] || fail "mode $mode: stat --check exited $rc"
+	# stat's --check is ctxmon judging itself: the command's tree is also
+	# held against kcount's own wait4() rusage of it (lib.sh)
+	kcount_judge "mode-$mode" "$out" "$T/z$mode.err" "$rc" -
 	read -r root orph kids ppids <<<"$(python3 - "$out" <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1]))
@@ -73,8 +77,10 @@ procs = [t for t in j["threads"] if t["tid"] == t["tgid"]]
 zp = {t["tgid"] for t in procs if t["comm"] == "zombies"}
 root = [t["tgid"] for t in procs
         if t["comm"] == "zombies" and t["ppid"] not in zp][0]
+# (kcount, the command's parent, is none of them)
 print(root, len([t for t in j["threads"] if t["orphaned"]]),
-      len([t for t in procs if t["tid"] != root and t["ppid"] != root]),
+      len([t for t in procs if t["tid"] != root and t["ppid"] != root
+           and t["comm"] != "kcount"]),
       len([t for t in procs if t["ppid"] == root]))
 PY
 )"

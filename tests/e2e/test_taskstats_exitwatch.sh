@@ -19,19 +19,22 @@ skip_unless_root
 "$CTXMON" taskstats $$ >"$T/probe.out" 2>&1 ||
 	skip "taskstats not available: $(tail -n 1 "$T/probe.out")"
 
-# run NAME ARGS...: ctxmon taskstats -w all --json -- kcount ARGS;
-# prints "ok", "vol" or "invol" for what matched, after the details
+# run NAME ARGS...: ctxmon taskstats -w all --json -- kcount ARGS; sets
+# VERDICT to "ok", "vol" or "invol" for what matched ("fail" when the run
+# failed), after printing the details.  Called in the test's own shell,
+# never in $(...): a fail() or san_check() in a subshell counted nothing.
 run() {
 	local name=$1 out err rc
 	shift
 	out=$T/$name.json
 	err=$T/$name.err
 	rc=0
+	VERDICT=fail
 	"$CTXMON" taskstats -w all --json -- "$WL/kcount" "$@" >"$out" 2>"$err" || rc=$?
 	sed 's/^/  ! /' "$err" >&2
 	san_check "$name" "$err"
-	[ "$rc" = 0 ] || { fail "$name: exit $rc"; echo fail; return; }
-	python3 - "$out" "$err" <<'PY'
+	[ "$rc" = 0 ] || { fail "$name: exit $rc"; return; }
+	python3 - "$out" "$err" >"$T/$name.verdict" <<'PY'
 import json, re, sys
 out, err = sys.argv[1], sys.argv[2]
 m = re.search(r"kcount: pid=(\d+) nvcsw=(\d+) nivcsw=(\d+)", open(err).read())
@@ -65,6 +68,7 @@ elif invol != niv:
 else:
     print("ok")
 PY
+	VERDICT=$(cat "$T/$name.verdict")
 }
 
 # runs NAME ARGS...: up to 5 runs until one is exact; voluntary must be
@@ -74,12 +78,14 @@ runs() {
 	local name=$1 exact=0 r
 	shift
 	for i in 1 2 3 4 5; do
-		r=$(run "$name$i" "$@")
+		run "$name$i" "$@"
+		r=$VERDICT
 		echo "$name run $i: $r"
 		case $r in
 		ok) exact=$i; break ;;
 		invol) ;;
-		*) fail "$name run $i: voluntary does not give getrusage ($r)" ;;
+		vol) fail "$name run $i: voluntary does not give getrusage" ;;
+		*) fail "$name run $i: no verdict (${r:-none})" ;;
 		esac
 	done
 	[ "$exact" != 0 ] || fail "$name: involuntary never equal in 5 runs"

@@ -1,4 +1,8 @@
 #!/bin/bash
+# runs: alone
+# (top shows the whole machine and its rates are held against
+# /proc sampled beside it; ctxmon top turns kernel.bpf_stats_enabled on
+# and back, which another top running beside it would see changed)
 # `ctxmon top -b -n 3`: three plain-text frames, each with the header
 # (system switch rate from /proc/stat, per-CPU busy, ctxmon's own CPU,
 # loss) and rows sorted by switch rate, whose top rows are the two threads
@@ -14,26 +18,7 @@ skip_unless_root
 
 # processes already switching hard (someone else's load) may rank above
 # ours: note them before ours starts
-python3 - >"$T/heavy" <<'PY'
-import glob, time
-def counts():
-    c = {}
-    for f in glob.glob("/proc/[0-9]*/task/*/status"):
-        try:
-            text = open(f).read()
-        except OSError:
-            continue
-        pid = int(f.split("/")[2])
-        c[pid] = c.get(pid, 0) + sum(int(l.split()[1]) for l in text.splitlines()
-                                     if "ctxt_switches" in l)
-    return c
-a = counts()
-time.sleep(0.5)
-b = counts()
-for pid, n in b.items():
-    if n - a.get(pid, n) > 1000:
-        print(pid)
-PY
+heavy_switchers >"$T/heavy"
 echo "already switching hard: $(tr '\n' ' ' <"$T/heavy")"
 
 bg "$WL/pingpong" 1000000000
@@ -156,19 +141,29 @@ sys.exit(0 if ok else 1)
 PY
 }
 
+# samples_past FILE N: FILE has N lines or more
+samples_past() {
+	[ "$(wc -l <"$1")" -ge "$2" ]
+}
+
 stats0=$(cat /proc/sys/kernel/bpf_stats_enabled 2>/dev/null)
 for be in default proc; do
 	args=""
 	[ "$be" = default ] || args="--backend $be"
 	sample_counts "$T/$be.samples" &
 	SAMPLER=$!
-	# longer than -d: the samples must cover the first frame's window,
-	# which starts 0.5 s before it is printed
-	sleep 0.7
+	# the samples must cover the first frame's window, which starts 0.5 s
+	# (-d) before it is printed, after top started: a first sample taken
+	# before top starts is enough
+	wait_for 30 test -s "$T/$be.samples" || fail "$be: the sampler wrote nothing in 30 s"
 	"$CTXMON" top -b -n 3 -d 0.5 -l 10 $args 2>"$T/$be.err" |
 		stamp_frames "$T/$be.stamps" >"$T/$be.out"
 	rc=${PIPESTATUS[0]}
-	sleep 0.05
+	# and a sample after the last frame: two more lines than now (the
+	# one being written may have been started before)
+	n=$(wc -l <"$T/$be.samples")
+	wait_for 30 samples_past "$T/$be.samples" $((n + 2)) ||
+		fail "$be: the sampler stopped before the last frame"
 	kill "$SAMPLER" 2>/dev/null
 	wait "$SAMPLER" 2>/dev/null
 	krate=$(kernel_rate "$T/$be.samples" "$T/$be.stamps" 0.5)

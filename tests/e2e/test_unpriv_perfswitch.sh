@@ -1,4 +1,7 @@
 #!/bin/bash
+# runs: alone
+# (it sets the machine-wide kernel.perf_event_paranoid, which test_doctor and
+# the other unprivileged tests read)
 # The unprivileged perf-switch tier: as user nobody, with
 # kernel.perf_event_paranoid set to 2 (and put back after), `ctxmon stat --
 # kcount pingpong` must say it uses perf-switch and give per-thread

@@ -22,6 +22,7 @@
 #include "internal.h"
 
 #define FIXTURES "tests/data/formats/6.18"
+#define FIXTURES_OLD "tests/data/formats/4.4"
 
 /* Ids and common_flags bits as this kernel prints / documents them. */
 #define ID_SWITCH 372
@@ -452,34 +453,6 @@ static void test_truncated(void **state)
 	assert_int_equal(decoder__decode(x->d, r.b, r.len, &ev), -ENOENT);
 }
 
-/* sched_switch laid out as on a 4.4 kernel, with its flag table. */
-static const char old_switch[] =
-	"name: sched_switch\n"
-	"ID: 273\n"
-	"format:\n"
-	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
-	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
-	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
-	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
-	"\n"
-	"\tfield:long prev_state;\toffset:8;\tsize:8;\tsigned:1;\n"
-	"\tfield:char prev_comm[16];\toffset:16;\tsize:16;\tsigned:1;\n"
-	"\tfield:pid_t prev_pid;\toffset:32;\tsize:4;\tsigned:1;\n"
-	"\tfield:int prev_prio;\toffset:36;\tsize:4;\tsigned:1;\n"
-	"\tfield:char next_comm[16];\toffset:40;\tsize:16;\tsigned:1;\n"
-	"\tfield:pid_t next_pid;\toffset:56;\tsize:4;\tsigned:1;\n"
-	"\tfield:int next_prio;\toffset:60;\tsize:4;\tsigned:1;\n"
-	"\n"
-	"print fmt: \"prev_comm=%s prev_pid=%d prev_prio=%d prev_state=%s%s "
-	"==> next_comm=%s next_pid=%d next_prio=%d\", REC->prev_comm, "
-	"REC->prev_pid, REC->prev_prio, REC->prev_state & (2048-1) ? "
-	"__print_flags(REC->prev_state & (2048-1), \"|\", { 1, \"S\"} , "
-	"{ 2, \"D\" }, { 4, \"T\" }, { 8, \"t\" }, { 16, \"Z\" }, "
-	"{ 32, \"X\" }, { 64, \"x\" }, { 128, \"K\" }, { 256, \"W\" }, "
-	"{ 512, \"P\" }, { 1024, \"N\" }) : \"R\", "
-	"REC->prev_state & 2048 ? \"+\" : \"\", REC->next_comm, "
-	"REC->next_pid, REC->next_prio\n";
-
 static void test_variant_layout(void **state)
 {
 	struct fx *x = *state;
@@ -488,11 +461,14 @@ static void test_variant_layout(void **state)
 	struct ctxmon_event ev;
 	struct rec r;
 	char err[256];
+	char *old;
 
 	/* the old sched_switch with the other 6.18 events */
 	for (size_t i = 0; i < NEVENTS; i++)
 		texts[i] = x->texts[i];
-	texts[0] = old_switch;
+	/* sched_switch laid out as on a 4.4 kernel, with its flag table */
+	old = slurp(FIXTURES_OLD "/sched/sched_switch");
+	texts[0] = old;
 	d = decoder__new_from_texts(x->systems, texts, NEVENTS, x->strs, err,
 				    sizeof(err));
 	assert_non_null(d);
@@ -529,6 +505,7 @@ static void test_variant_layout(void **state)
 	switch_rec(&r, 1, 1, 2);
 	assert_int_equal(decoder__decode(d, r.b, r.len, &ev), -ENOENT);
 	decoder__free(d);
+	free(old);
 }
 
 static void test_formats_roundtrip(void **state)

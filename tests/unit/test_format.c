@@ -24,6 +24,7 @@
 #include "internal.h"
 
 #define FIXTURES "tests/data/formats/6.18"
+#define FIXTURES_OLD "tests/data/formats/4.4"
 
 static char *slurp(const char *path)
 {
@@ -82,36 +83,19 @@ static void expect_field(const struct tp_format *f, const char *name, int off,
 /* ---- hand-written formats ----------------------------------------- */
 
 /*
- * sched_switch as a 4.4 kernel printed it: prev_state before prev_prio's
- * usual neighbour moved, a different flag table (Z below X, and letters
- * that no longer exist), and TASK_STATE_MAX written as a plain number.
+ * sched_switch as a 4.4 kernel printed it (tests/data/formats/4.4, shared
+ * with test_decode.c): prev_state before prev_prio's usual neighbour
+ * moved, a different flag table (Z below X, and letters that no longer
+ * exist), and TASK_STATE_MAX written as a plain number.
  */
-static const char old_switch[] =
-	"name: sched_switch\n"
-	"ID: 273\n"
-	"format:\n"
-	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
-	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
-	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
-	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
-	"\n"
-	"\tfield:long prev_state;\toffset:8;\tsize:8;\tsigned:1;\n"
-	"\tfield:char prev_comm[16];\toffset:16;\tsize:16;\tsigned:1;\n"
-	"\tfield:pid_t prev_pid;\toffset:32;\tsize:4;\tsigned:1;\n"
-	"\tfield:int prev_prio;\toffset:36;\tsize:4;\tsigned:1;\n"
-	"\tfield:char next_comm[16];\toffset:40;\tsize:16;\tsigned:1;\n"
-	"\tfield:pid_t next_pid;\toffset:56;\tsize:4;\tsigned:1;\n"
-	"\tfield:int next_prio;\toffset:60;\tsize:4;\tsigned:1;\n"
-	"\n"
-	"print fmt: \"prev_comm=%s prev_pid=%d prev_prio=%d prev_state=%s%s "
-	"==> next_comm=%s next_pid=%d next_prio=%d\", REC->prev_comm, "
-	"REC->prev_pid, REC->prev_prio, REC->prev_state & (2048-1) ? "
-	"__print_flags(REC->prev_state & (2048-1), \"|\", { 1, \"S\"} , "
-	"{ 2, \"D\" }, { 4, \"T\" }, { 8, \"t\" }, { 16, \"Z\" }, "
-	"{ 32, \"X\" }, { 64, \"x\" }, { 128, \"K\" }, { 256, \"W\" }, "
-	"{ 512, \"P\" }, { 1024, \"N\" }) : \"R\", "
-	"REC->prev_state & 2048 ? \"+\" : \"\", REC->next_comm, "
-	"REC->next_pid, REC->next_prio\n";
+static struct tp_format *old_switch(void)
+{
+	char *text = slurp(FIXTURES_OLD "/sched/sched_switch");
+	struct tp_format *f = parse(text);
+
+	free(text);
+	return f;
+}
 
 /* A table with no "+" condition at all: the fallback must be used. */
 static const char no_plus_switch[] =
@@ -194,7 +178,7 @@ static void test_fields_6_18(void **state)
 
 static void test_fields_by_name(void **state)
 {
-	struct tp_format *f = parse(old_switch);
+	struct tp_format *f = old_switch();
 
 	(void)state;
 	assert_int_equal(tp_format__id(f), 273);
@@ -277,7 +261,7 @@ static void test_state_map_6_18(void **state)
 
 static void test_state_map_old_table(void **state)
 {
-	struct tp_format *f = parse(old_switch);
+	struct tp_format *f = old_switch();
 	struct state_map m;
 	int p;
 

@@ -23,40 +23,7 @@
 
 #include "capture/textparse.h"
 #include "internal.h"
-
-struct fx {
-	struct strtab *strs;
-	struct textparse *p;
-	struct textparse_line l;
-	const char *why;
-};
-
-static int setup(void **state)
-{
-	struct fx *f = calloc(1, sizeof(*f));
-
-	f->strs = strtab__new();
-	f->p = textparse__new(f->strs);
-	assert_non_null(f->p);
-	*state = f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fx *f = *state;
-
-	textparse__free(f->p);
-	strtab__free(f->strs);
-	free(f);
-	return 0;
-}
-
-static int parse(struct fx *f, const char *line)
-{
-	f->why = NULL;
-	return textparse__line(f->p, line, strlen(line), &f->l, &f->why);
-}
+#include "textparse_fx.h"
 
 /* `perf script` of `perf sched record`, as perf 6.1 prints it. */
 static void test_perf_script(void **state)

@@ -107,7 +107,13 @@ static struct ctxmon_taskstats_conn *open_or_skip(void)
 	live_conn = c;
 	if (!c && (errno == EPERM || errno == EACCES || errno == ENOENT ||
 		   errno == EPROTONOSUPPORT)) {
-		print_message("taskstats not available: %s\n", strerror(errno));
+		int err = errno;
+
+		print_message("taskstats: not judged: no connection (%s: %s)\n",
+			      strerror(err),
+			      err == ENOENT || err == EPROTONOSUPPORT ?
+				      "kernel without CONFIG_TASKSTATS" :
+				      "needs CAP_NET_ADMIN");
 		skip();
 	}
 	assert_non_null(c);
@@ -128,6 +134,8 @@ static void test_live_get(void **state)
 	ret = ctxmon_taskstats_get(c, tid, false, &t);
 	assert_int_equal(getrusage(RUSAGE_THREAD, &after), 0);
 	if (ret == -EPERM) {
+		print_message("taskstats get: not judged: the kernel refused "
+			      "the query (EPERM: needs CAP_NET_ADMIN)\n");
 		skip();
 	}
 	assert_int_equal(ret, 0);
@@ -199,6 +207,10 @@ static void test_live_exit(void **state)
 	}
 	ret = ctxmon_taskstats_watch(c, cpus);
 	if (ret == -EPERM) {
+		print_message("taskstats watch: not judged: the kernel refused "
+			      "to register for exit records of CPUs %s "
+			      "(EPERM: needs CAP_NET_ADMIN)\n",
+			      cpus);
 		skip();
 	}
 	assert_int_equal(ret, 0);

@@ -24,13 +24,8 @@
 
 #define MAX_THREADS 256
 
-static const char *prog = "exitspin";
-
-static void die(const char *what, int err)
-{
-	fprintf(stderr, "%s: %s: %s\n", prog, what, strerror(err));
-	exit(1);
-}
+#define WL_NAME "exitspin"
+#include "wl.h"
 
 static long num(const char *s, long max)
 {

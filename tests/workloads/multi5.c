@@ -23,16 +23,12 @@
 
 #include "spin.h"
 
-static const char *prog = "multi5";
+#define WL_NAME "multi5"
+#include "wl.h"
+
 static long rounds = 20000, yields = 20000, ms = 500;
 static int to_pong[2], to_main[2];
 static int spin_cpu;
-
-static void die(const char *what, int err)
-{
-	fprintf(stderr, "%s: %s: %s\n", prog, what, strerror(err));
-	exit(1);
-}
 
 static long num(const char *s)
 {
@@ -46,30 +42,6 @@ static long num(const char *s)
 		exit(2);
 	}
 	return v;
-}
-
-static void pin(int cpu)
-{
-	cpu_set_t set;
-	int err;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	err = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-	if (err)
-		die("pin", err);
-}
-
-static void put(int fd)
-{
-	char c = 'x';
-	ssize_t r;
-
-	do
-		r = write(fd, &c, 1);
-	while (r < 0 && errno == EINTR);
-	if (r != 1)
-		die("write", r < 0 ? errno : EIO);
 }
 
 static void get(int fd)

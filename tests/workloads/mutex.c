@@ -16,16 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *prog = "mutex";
+#define WL_NAME "mutex"
+#include "wl.h"
+
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static long iters = 100000;
 static uint64_t counter;
-
-static void die(const char *what, int err)
-{
-	fprintf(stderr, "%s: %s: %s\n", prog, what, strerror(err));
-	exit(1);
-}
 
 static long num(const char *s)
 {

@@ -23,16 +23,12 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char *prog = "pingpong";
+#define WL_NAME "pingpong"
+#include "wl.h"
+
 static int to_b[2], to_a[2];
 static long rounds = 20000;
 static int cpu_a = -1, cpu_b = -1;
-
-static void die(const char *what, int err)
-{
-	fprintf(stderr, "%s: %s: %s\n", prog, what, strerror(err));
-	exit(1);
-}
 
 static long num(const char *s)
 {
@@ -46,32 +42,6 @@ static long num(const char *s)
 		exit(2);
 	}
 	return v;
-}
-
-static void pin(int cpu)
-{
-	cpu_set_t set;
-	int err;
-
-	if (cpu < 0)
-		return;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	err = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-	if (err)
-		die("pin", err);
-}
-
-static void put(int fd)
-{
-	char c = 'x';
-	ssize_t r;
-
-	do
-		r = write(fd, &c, 1);
-	while (r < 0 && errno == EINTR);
-	if (r != 1)
-		die("write", r < 0 ? errno : EIO);
 }
 
 static void get(int fd)

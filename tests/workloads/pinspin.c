@@ -24,17 +24,13 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char *prog = "pinspin";
+#define WL_NAME "pinspin"
+#include "wl.h"
+
 static atomic_int done, spinning;
 static atomic_int spinner_tid, sleeper_tid;
 static long n = 1000, period_us = 1000;
 static int cpu;
-
-static void die(const char *what, int err)
-{
-	fprintf(stderr, "%s: %s: %s\n", prog, what, strerror(err));
-	exit(1);
-}
 
 static long num(const char *s)
 {
@@ -48,18 +44,6 @@ static long num(const char *s)
 		exit(2);
 	}
 	return v;
-}
-
-static void pin(int c)
-{
-	cpu_set_t set;
-	int err;
-
-	CPU_ZERO(&set);
-	CPU_SET(c, &set);
-	err = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-	if (err)
-		die("pin", err);
 }
 
 static void *spinner(void *arg)

@@ -28,17 +28,13 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char *prog = "readblock";
+#define WL_NAME "readblock"
+#include "wl.h"
+
 static int fds[2];
 static long n = 300;
 static atomic_int reader_tid;
 static long empty;	/* reads that found the pipe empty */
-
-static void die(const char *what, int err)
-{
-	fprintf(stderr, "%s: %s: %s\n", prog, what, strerror(err));
-	exit(1);
-}
 
 static long num(const char *s)
 {

@@ -29,15 +29,11 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char *prog = "sigsleep";
+#define WL_NAME "sigsleep"
+#include "wl.h"
+
 static long nthreads = 4, ms = 1000, interval_us = 50, sleep_us = 1000;
 static atomic_long signals;
-
-static void die(const char *what, int err)
-{
-	fprintf(stderr, "%s: %s: %s\n", prog, what, strerror(err));
-	exit(1);
-}
 
 static long num(const char *s)
 {

@@ -18,15 +18,11 @@
 
 #include "spin.h"
 
-static const char *prog = "spin2";
+#define WL_NAME "spin2"
+#include "wl.h"
+
 static long ms = 500;
 static int cpu;
-
-static void die(const char *what, int err)
-{
-	fprintf(stderr, "%s: %s: %s\n", prog, what, strerror(err));
-	exit(1);
-}
 
 static long num(const char *s)
 {
@@ -40,18 +36,6 @@ static long num(const char *s)
 		exit(2);
 	}
 	return v;
-}
-
-static void pin(int c)
-{
-	cpu_set_t set;
-	int err;
-
-	CPU_ZERO(&set);
-	CPU_SET(c, &set);
-	err = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-	if (err)
-		die("pin", err);
 }
 
 static void *spinner(void *arg)

@@ -17,15 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *prog = "yield";
+#define WL_NAME "yield"
+#include "wl.h"
+
 static atomic_int done, started;
 static int cpu;
-
-static void die(const char *what, int err)
-{
-	fprintf(stderr, "%s: %s: %s\n", prog, what, strerror(err));
-	exit(1);
-}
 
 static long num(const char *s)
 {
@@ -39,18 +35,6 @@ static long num(const char *s)
 		exit(2);
 	}
 	return v;
-}
-
-static void pin(int c)
-{
-	cpu_set_t set;
-	int err;
-
-	CPU_ZERO(&set);
-	CPU_SET(c, &set);
-	err = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-	if (err)
-		die("pin", err);
 }
 
 static void *helper(void *arg)
