@@ -90,10 +90,12 @@ print(f"  {'ok  ' if ok else 'FAIL'} {b}.{r}: {len(th)} threads, run {run / 1e6:
 k = s.get("kernel", {})
 allrun = sum(t["run_ns"] for t in s["threads"])
 ru = k.get("ru_cpu_ns", 0)
-ok2 = k.get("traced_run_ns") == allrun and cpu <= ru <= cpu + 20_000_000
+# kcount's own: fork, exec, wait4 (GNU time: under 10 ms for
+# `kcount true`), 20.6 ms seen on a machine loaded 10 deep: twice that
+ok2 = k.get("traced_run_ns") == allrun and cpu <= ru <= cpu + 40_000_000
 print(f"  {'ok  ' if ok2 else 'FAIL'} {b}.{r}: kernel.traced_run_ns "
       f"{k.get('traced_run_ns')} (threads' run {allrun}), ru_cpu_ns {ru} "
-      f"(profblock's wait4() CPU time {cpu} + kcount's own, under 20 ms)")
+      f"(profblock's wait4() CPU time {cpu} + kcount's own, under 40 ms)")
 sys.exit(0 if ok and ok2 else 1)
 PY
 			fail "$b round $r: run time against wait4()"
