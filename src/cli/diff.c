@@ -68,7 +68,9 @@ const struct cli_doc diff_doc = {
 		"(without -I): threads are matched by name, PROC/THREAD#K with K\n"
 		"counting same-named threads in creation order (tids differ between\n"
 		"runs); every count and time is shown for A and B with the change,\n"
-		"the largest change of --sort first.\n\n"
+		"the largest change of --sort first.  When either side knows no pid\n"
+		"(an import of perf script text without them), rows are matched by\n"
+		"(comm, tid) instead, COMM/TID, and the output says so.\n\n"
 		"Two 'ctxmon experiment' outputs (--csv or --json): for each condition\n"
 		"and metric in both, B's runs against A's with Welch's t-test,\n"
 		"Mann-Whitney U and Hedges' g, as experiment does.",
@@ -223,6 +225,7 @@ static int diff_rows(FILE *f, const struct diff_run *d, bool ja, bool jb)
 	struct ctxmon_verdict verd_a, verd_b;
 	bool has_va = false, has_vb = false;
 	int status = EXIT_FAIL, verdict_status = EXIT_OK;
+	enum ctxmon_diff_match match;
 
 	ra = load_rows(d, d->a, ja);
 	rb = ra ? load_rows(d, d->b, jb) : NULL;
@@ -241,6 +244,7 @@ static int diff_rows(FILE *f, const struct diff_run *d, bool ja, bool jb)
 	}
 	sa = ctxmon_rowfile_rows(ra, kind, &na);
 	sb = ctxmon_rowfile_rows(rb, kind, &nb);
+	match = ctxmon_diff_match_of(sa, na, sb, nb);
 	rows = ctxmon_diff_rows(sa, na, sb, nb, kind, s, &n);
 	if (!rows) {
 		cli__err(CMD, "out of memory");
@@ -252,9 +256,11 @@ static int diff_rows(FILE *f, const struct diff_run *d, bool ja, bool jb)
 		json__put_str(f, d->a);
 		fputs(",\"b\":", f);
 		json__put_str(f, d->b);
-		fprintf(f, ",\"kind\":\"%s\",\"sort\":\"%s\",\"duration_a_ns\":%llu,"
-			   "\"duration_b_ns\":%llu,\"rows\":[",
+		fprintf(f, ",\"kind\":\"%s\",\"matched_by\":\"%s\",\"sort\":\"%s\","
+			   "\"duration_a_ns\":%llu,\"duration_b_ns\":%llu,"
+			   "\"rows\":[",
 			d->procs ? "processes" : "threads",
+			match == CTXMON_DIFF_BY_COMM_TID ? "comm_tid" : "name",
 			ctxmon_diff_field_name(s),
 			(unsigned long long)ctxmon_rowfile_duration(ra),
 			(unsigned long long)ctxmon_rowfile_duration(rb));
@@ -279,10 +285,13 @@ static int diff_rows(FILE *f, const struct diff_run *d, bool ja, bool jb)
 		const char *u = ctxmon_diff_field_unit(s);
 
 		fprintf(f, "A: %s (%.3f s)\nB: %s (%.3f s)\n%zu %s matched by "
-			   "name, sorted by the change of %s%s%s%s\n\n",
+			   "%s, sorted by the change of %s%s%s%s\n\n",
 			d->a, (double)ctxmon_rowfile_duration(ra) / 1e9, d->b,
 			(double)ctxmon_rowfile_duration(rb) / 1e9, n,
 			d->procs ? "processes" : "threads",
+			match == CTXMON_DIFF_BY_COMM_TID ?
+				"(comm, tid): pids unknown" :
+				"name",
 			ctxmon_diff_field_name(s), *u ? " (" : "", u, *u ? ")" : "");
 		fprintf(f, "%-28s %12s %12s %12s %8s   %s\n",
 			d->procs ? "PROCESS" : "THREAD",
