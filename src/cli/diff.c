@@ -252,7 +252,7 @@ static int diff_rows(FILE *f, const struct diff_run *d, bool ja, bool jb)
 	}
 	shown = d->limit && d->limit < n ? d->limit : n;
 	if (d->json) {
-		fprintf(f, "{\"ctxmon\":\"diff\",\"a\":");
+		fprintf(f, "{" CTXMON_JSON_SCHEMA ",\"ctxmon\":\"diff\",\"a\":");
 		json__put_str(f, d->a);
 		fputs(",\"b\":", f);
 		json__put_str(f, d->b);
@@ -406,7 +406,7 @@ static int diff_experiments(FILE *f, const struct diff_run *d)
 			goto oom;
 	}
 	if (d->json)
-		fprintf(f, "{\"ctxmon\":\"diff\",\"alpha\":%g,\"comparisons\":[",
+		fprintf(f, "{" CTXMON_JSON_SCHEMA ",\"ctxmon\":\"diff\",\"alpha\":%g,\"comparisons\":[",
 			d->alpha);
 	else
 		fprintf(f, "A: %s\nB: %s\nB's runs against A's: Welch's t-test, "
