@@ -30,7 +30,7 @@ static const char *const CMD = "diff";
 
 enum {
 	O_OUTPUT = 'o', O_HELP = 'h', O_LIMIT = 'n', O_SORT = 's',
-	O_PROCS = 0x100, O_ALL, O_JSON, O_ALPHA,
+	O_ALL = 'a', O_JSON = 0x100, O_ALPHA,
 };
 
 /* "wait, run, ...": the fields --sort takes. */
@@ -42,13 +42,14 @@ static const char *diff_fields(void)
 }
 
 static const struct cli_opt diff_opts[] = {
-	{ "sort", O_SORT, O_SORT, "FIELD",
-	  "order by the absolute change of FIELD (default wait: runnable "
+	{ "sort", O_SORT, O_SORT, "KEY",
+	  "order by the absolute change of KEY (default wait: runnable "
 	  "wait)", diff_fields },
 	{ "limit", O_LIMIT, O_LIMIT, "N", "at most N rows (default 25; 0: all)" },
-	{ "per-process", 0, O_PROCS, NULL, "compare processes, not threads" },
-	{ "all", 0, O_ALL, NULL,
+	{ "per-process", 'P', 'P', NULL, "compare processes, not threads" },
+	{ "all-cpus", 'a', O_ALL, NULL,
 	  "every task in the recordings, not only the recorded target" },
+	CLI_ALIAS("all", O_ALL, NULL, "all-cpus"),
 	{ "alpha", 0, O_ALPHA, "A",
 	  "significance level for experiment files (default 0.05)" },
 	{ "json", 0, O_JSON, NULL, "JSON" },
@@ -107,7 +108,7 @@ static int parse(struct diff_run *d, int argc, char **argv)
 	while ((opt = cli__getopt(&diff_doc, argc, argv)) != -1) {
 		switch (opt) {
 		case O_SORT:
-			f = ctxmon_diff_field_lookup(optarg);
+			f = ctxmon_diff_field_lookup(output__sort_alias(optarg));
 			if (f < 0) {
 				cli__err(CMD, "unknown field '%s'; --help lists "
 					      "them", optarg);
@@ -122,7 +123,7 @@ static int parse(struct diff_run *d, int argc, char **argv)
 			}
 			d->limit = v;
 			break;
-		case O_PROCS:
+		case 'P':
 			d->procs = true;
 			break;
 		case O_ALL:

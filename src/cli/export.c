@@ -147,8 +147,8 @@ static int pick_format(struct export_run *e)
 	f = format_of_name(e->out);
 	if (f == -2) {
 		cli__err(CMD, "%s: export writes no HTML; for the report as a "
-			      "page: ctxmon report --html -i %s -o %s",
-			 e->out, e->in, e->out);
+			      "page: ctxmon report --html %s -i %s",
+			 e->out, e->out, e->in);
 		return -1;
 	}
 	if (e->format_set) {

@@ -143,6 +143,7 @@ struct loss {
 
 struct rep_run {
 	const char *path, *outpath, *comm;
+	const char *html_path; /* --html FILE */
 	struct output_opts out;
 	bool want_threads, want_procs, limit_set;
 	pid_t *pids, *tids;
@@ -192,8 +193,8 @@ static const struct cli_opt report_filter_opts[] = {
 };
 
 static const struct cli_opt report_opts[] = {
-	{ "per-thread", 0, 'H', NULL, "one row per thread" },
-	{ "per-process", 0, 'P', NULL, "one row per process" },
+	{ "per-thread", 'H', 'H', NULL, "one row per thread" },
+	{ "per-process", 'P', 'P', NULL, "one row per process" },
 	{ "sort", 's', 's', "KEY", "sort rows by KEY (default switches)",
 	  output__sort_keys },
 	{ "limit", 'n', 'n', "N", "at most N rows per table (0: all)" },
@@ -203,9 +204,10 @@ static const struct cli_opt report_opts[] = {
 	  "irqs; docs/causes.md)" },
 	{ "json", 0, 'J', NULL, "JSON" },
 	{ "csv", 0, 'V', NULL, "CSV" },
-	{ "html", 0, 'W', NULL,
-	  "one self-contained HTML page with plots (with -o FILE; causes "
-	  "included)" },
+	{ "html", 0, 'W', "FILE",
+	  "also one self-contained HTML page with plots, written to FILE, "
+	  "as stat --html FILE; causes included, in the table too (- alone: "
+	  "the page on stdout instead of the table)", NULL, true },
 	{ "output", 'o', 'o', "FILE", "write to FILE instead of stdout", NULL,
 	  true },
 	{ "help", 'h', 'h', NULL, "this help" },
@@ -231,8 +233,10 @@ const struct cli_doc report_doc = {
 	},
 	.examples = (const struct cli_example[]){
 		{ "report", "the numbers of " DEFAULT_RECORDING },
-		{ "report -i all.data --per-process --sort invol",
+		{ "report -i all.data --per-process --sort involuntary",
 		  "processes, most preempted first" },
+		{ "report -i run.data --html run.html",
+		  "the table, and a page with plots in run.html" },
 		{ "report --comm nginx --time 2,5 --json",
 		  "nginx's threads from 2 s to 5 s, as JSON" },
 		{ "report --time @1194.093,@1194.1",
@@ -466,6 +470,17 @@ static int parse(struct rep_run *r, int argc, char **argv)
 				return -1;
 			break;
 		case 'W':
+			/* before, --html was a flag and -o its file: that
+			 * spelling would now name the page "-o" */
+			if (optarg[0] == '-' && optarg[1]) {
+				cli__err(CMD,
+					 "--html takes its file now: --html "
+					 "FILE, as stat (not --html -o FILE)");
+				return -1;
+			}
+			r->html_path = optarg;
+			if (r->html)
+				break;
 			r->html = ctxmon_html_new();
 			r->causes = true;
 			if (!r->html)
@@ -880,17 +895,22 @@ int cmd_report(int argc, char **argv)
 
 		/* the page says what stderr says */
 		ctxmon_verdict_format(&verdict, r.path, line, sizeof(line));
-		ret = recording__html(r.outpath, r.html, r.a, &s, r.r,
+		bool out_only = !strcmp(r.html_path, "-");
+
+		ret = recording__html(out_only ? NULL : r.html_path, r.html,
+				      r.a, &s, r.r,
 				      info.damaged || info.truncated ? line :
 								       NULL);
 		if (ret < 0) {
 			cli__err(CMD, "writing %s: %s",
-				 r.outpath ? r.outpath : "the report",
+				 out_only ? "the page" : r.html_path,
 				 strerror(-ret));
 			goto out;
 		}
-		status = done;
-		goto out;
+		if (out_only) {
+			status = done;
+			goto out;
+		}
 	}
 	if (cli__out_open(CMD, &of, r.outpath, stdout, 0) < 0)
 		goto out;

@@ -57,9 +57,10 @@ struct ts_run {
 };
 
 static const struct cli_opt taskstats_opts[] = {
-	{ "process", 'P', 'P', NULL,
+	{ "per-process", 'P', 'P', NULL,
 	  "PIDs are processes: the sum of their live threads (the kernel keeps "
 	  "no switch counts of dead ones)" },
+	CLI_ALIAS("process", 'P', NULL, "per-process"),
 	{ "exit-watch", 'w', 'w', "CPUS",
 	  "print each task's final counters as it exits on CPUS (\"0-3,8\" or "
 	  "\"all\"); with a command, only its tasks, compared at the end with "

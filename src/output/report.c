@@ -24,17 +24,35 @@ static const struct {
 	const char *name;
 	enum sort_key key;
 } sort_names[] = {
-	{ "switches", SORT_SWITCHES }, { "vol", SORT_VOL },
-	{ "voluntary", SORT_VOL },     { "invol", SORT_INVOL },
-	{ "involuntary", SORT_INVOL }, { "run", SORT_RUN },
-	{ "wait", SORT_WAIT },	       { "sleep", SORT_SLEEP },
-	{ "lat", SORT_LAT },	       { "maxlat", SORT_MAXLAT },
-	{ "migr", SORT_MIGR },	       { "tid", SORT_TID },
-	{ "pid", SORT_TID },	       { "comm", SORT_COMM },
+	{ "switches", SORT_SWITCHES },	{ "voluntary", SORT_VOL },
+	{ "involuntary", SORT_INVOL },	{ "run", SORT_RUN },
+	{ "wait", SORT_WAIT },		{ "sleep", SORT_SLEEP },
+	{ "lat_avg", SORT_LAT },	{ "lat_max", SORT_MAXLAT },
+	{ "migrations", SORT_MIGR },	{ "tid", SORT_TID },
+	{ "pid", SORT_TID },		{ "comm", SORT_COMM },
 };
+
+/* The short spellings stat, report and top took before the names were
+ * made one set with diff's; accepted by every --sort. */
+static const struct {
+	const char *alias, *name;
+} sort_aliases[] = {
+	{ "vol", "voluntary" }, { "invol", "involuntary" },
+	{ "lat", "lat_avg" },	{ "maxlat", "lat_max" },
+	{ "migr", "migrations" },
+};
+
+const char *output__sort_alias(const char *s)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(sort_aliases); i++)
+		if (!strcmp(s, sort_aliases[i].alias))
+			return sort_aliases[i].name;
+	return s;
+}
 
 int output__parse_sort(const char *s, enum sort_key *k)
 {
+	s = output__sort_alias(s);
 	for (size_t i = 0; i < ARRAY_SIZE(sort_names); i++) {
 		if (!strcmp(s, sort_names[i].name)) {
 			*k = sort_names[i].key;
@@ -46,8 +64,8 @@ int output__parse_sort(const char *s, enum sort_key *k)
 
 const char *output__sort_keys(void)
 {
-	return "switches, vol, invol, run, wait, sleep, lat, maxlat, migr, "
-	       "tid, comm";
+	return "switches, voluntary, involuntary, run, wait, sleep, lat_avg, "
+	       "lat_max, migrations, tid, comm";
 }
 
 static uint64_t sleep_total(const struct ctxmon_stats *r)

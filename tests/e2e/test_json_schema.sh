@@ -70,7 +70,7 @@ if [ "$(id -u)" = 0 ] && [ -e /sys/kernel/tracing/events/sched/sched_switch/form
 	doc latency-live latency -i "$T/pp.data" --json
 	doc taskstats taskstats --json 1 $$
 	doc taskstats-exit taskstats --json -w 0-1 -- "$WL/pingpong" 200
-	doc experiment experiment -n 2 --json -- "$WL/pingpong" 200
+	doc experiment experiment -r 2 --json -- "$WL/pingpong" 200
 	cp "$T/experiment.json" "$T/exp-a.json"
 	doc diff-experiment diff --json "$T/exp-a.json" "$T/experiment.json"
 	if "$CTXMON" profile --json -o "$T/profile.json" -- "$WL/pingpong" 2000 \

@@ -84,9 +84,9 @@ stat -p $thr --duration 1
 latency -p $thr --duration 1
 hist -p $thr --duration 1 hist:keys=cpu
 profile -p $thr --duration 1
-top --batch -n 1 -p $thr -l 5
+top --batch --iterations 1 -p $thr -l 5
 profile -p $gone --duration 1
-top --batch -n 1 -t $gone -l 5
+top --batch --iterations 1 -t $gone -l 5
 EOT
 kill "$py" 2>/dev/null
 

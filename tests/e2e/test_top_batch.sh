@@ -1,5 +1,5 @@
 #!/bin/bash
-# `ctxmon top -b -n 3`: three plain-text frames, each with the header
+# `ctxmon top -b --iterations 3`: three plain-text frames, each with the header
 # (system switch rate from /proc/stat, per-CPU busy, ctxmon's own CPU,
 # loss) and rows sorted by switch rate, whose top rows are the two threads
 # of a running ping-pong; their rates agree with what the kernel's own
@@ -165,14 +165,14 @@ for be in default proc; do
 	# longer than -d: the samples must cover the first frame's window,
 	# which starts 0.5 s before it is printed
 	sleep 0.7
-	"$CTXMON" top -b -n 3 -d 0.5 -l 10 $args 2>"$T/$be.err" |
+	"$CTXMON" top -b --iterations 3 --delay 0.5 -l 10 $args 2>"$T/$be.err" |
 		stamp_frames "$T/$be.stamps" >"$T/$be.out"
 	rc=${PIPESTATUS[0]}
 	sleep 0.05
 	kill "$SAMPLER" 2>/dev/null
 	wait "$SAMPLER" 2>/dev/null
 	krate=$(kernel_rate "$T/$be.samples" "$T/$be.stamps" 0.5)
-	echo "top -b -n 3 ($be): exit $rc; kernel's rate for ping-pong $PP over the frames: $krate/s"
+	echo "top -b --iterations 3 ($be): exit $rc; kernel's rate for ping-pong $PP over the frames: $krate/s"
 	sed 's/^/  | /' "$T/$be.out" | head -n 40
 	sed 's/^/  ! /' "$T/$be.err"
 	san_check "$be" "$T/$be.err"
