@@ -91,7 +91,7 @@ echo "experiment -r 2 --realtime 9: $got"
 # without CAP_SYS_NICE: one line says so, and it reads at its nice
 rc=0
 setpriv --inh-caps=-sys_nice --bounding-set=-sys_nice "$CTXMON" experiment \
-	-q -n 2 --no-causes --backend bpf --realtime 9 -- \
+	-q -r 2 --no-causes --backend bpf --realtime 9 -- \
 	true >/dev/null 2>"$T/nocap-exp.err" || rc=$?
 cat "$T/nocap-exp.err"
 [ "$rc" = 0 ] || fail "experiment --realtime without CAP_SYS_NICE: exit $rc, expected 0"

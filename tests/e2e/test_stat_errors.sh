@@ -44,13 +44,13 @@ record --duration 2e9 -a -o $T/x.ctxm
 hist --duration 1e11 -a hist:keys=cpu
 profile --duration 1e12 -a
 taskstats --duration 1e10 1
-experiment --timeout 1e308 -n 1 -- true
+experiment --timeout 1e308 -r 1 -- true
 report --time 1e300, -i $T/none.ctxm
 report --time 0,nan -i $T/none.ctxm
 report --time ,inf -i $T/none.ctxm
 script --cpu , -i $T/none.ctxm
 record -e , -o $T/x.ctxm -- true
-experiment --metrics , -n 1 -- true
+experiment --metrics , -r 1 -- true
 EOT
 
 # A thread's id given as a process (/proc shows threads too, and the
