@@ -102,11 +102,17 @@ int cli__parse_kib(const char *s, unsigned long *kib)
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
 		if (strcmp(end, units[i].unit))
 			continue;
-		bytes = units[i].bytes ? units[i].bytes :
-					 (unsigned long long)sysconf(_SC_PAGESIZE);
-		/* a size that is not whole KiB (3p of 512-byte pages)
-		 * is refused rather than rounded */
-		if ((n * bytes) % 1024)
+		bytes = units[i].bytes;
+		if (!bytes) {
+			long page = sysconf(_SC_PAGESIZE);
+
+			if (page <= 0)
+				return -1;
+			bytes = (unsigned long long)page;
+		}
+		/* no product past 2^62; a size that is not whole KiB (3p
+		 * of 512-byte pages) is refused rather than rounded */
+		if (n > (1ull << 62) / bytes || (n * bytes) % 1024)
 			return -1;
 		*kib = (unsigned long)(n * bytes / 1024);
 		return 0;
