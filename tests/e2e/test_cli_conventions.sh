@@ -54,6 +54,7 @@ refused "report --html -o" "--html FILE" report -i "$T/a.data" --html -o "$T/pag
 [ ! -e "$T/page.html" ] && [ ! -e "$T/-o" ] || fail "report --html -o wrote a file"
 refused "-m 4X" "512K, 4M, 1G, 64p" stat -m 4X -- true
 refused "-m 0p" "512K, 4M, 1G, 64p" stat -m 0p -- true
+refused "-m 99999999999G" "512K, 4M, 1G, 64p" stat -m 99999999999G -- true
 
 # ---- aliases: the old names do what the new ones do ----------------------
 # same NAME CMD1 -- CMD2: both exit 0 with the same stdout
