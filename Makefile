@@ -134,6 +134,17 @@ $(O)/completion/ctxmon: $(O)/ctxmon
 	mv $@.tmp $@
 docs: $(O)/man/ctxmon.1 $(O)/completion/ctxmon
 
+# docs/cli.md's option index, rewritten from the tables between its
+# markers (tests/e2e/test_cli_conventions.sh fails while it differs).
+cli-doc: $(O)/ctxmon
+	$(O)/ctxmon --option-index > $(O)/option-index.md
+	awk -v idx=$(O)/option-index.md \
+	  '/<!-- option-index: end -->/ { skip = 0 } \
+	   !skip { print } \
+	   /<!-- option-index: begin/ { while ((getline l < idx) > 0) print l; skip = 1 }' \
+	  docs/cli.md > docs/cli.md.tmp
+	mv docs/cli.md.tmp docs/cli.md
+
 $(O)/tests/%: tests/unit/%.c $(O)/libctxmon-internal.a $(O)/libctxmon-cli.a $(wildcard tests/unit/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(O)/libctxmon-cli.a \
@@ -205,7 +216,7 @@ clean:
 	rm -rf build
 
 FORCE:
-.PHONY: FORCE all deps deps-build run test check bench install format clean workloads unit-bins docs
+.PHONY: FORCE all deps deps-build run test check bench install format clean workloads unit-bins docs cli-doc
 
 # ---- BPF ----
 # The bpf backends (src/capture/bpf*.c) carry two BPF objects as bpftool

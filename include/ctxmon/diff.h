@@ -79,8 +79,27 @@ const char *ctxmon_diff_field_unit(unsigned f);
 /* Index of field @name, or -ENOENT. */
 int ctxmon_diff_field_lookup(const char *name);
 
+/* How ctxmon_diff_rows() pairs the rows of A with those of B. */
+enum ctxmon_diff_match {
+	/* "PROC/THREAD#K", "PROC#K": by name, K the rank among same-named
+	 * tasks (two runs of a workload have different tids) */
+	CTXMON_DIFF_BY_NAME,
+	/* "COMM/TID": a side whose pids are all unknown (an import of
+	 * `perf script` text without them) has no process to name a
+	 * thread by nor an order to rank it in: its tids are the
+	 * trace's own, and the same trace gives the same rows */
+	CTXMON_DIFF_BY_COMM_TID,
+};
+
+/* The pairing ctxmon_diff_rows() chooses for these rows (by comm and tid
+ * when either side knows no pid). */
+enum ctxmon_diff_match ctxmon_diff_match_of(const struct ctxmon_stats *ra,
+					    size_t na,
+					    const struct ctxmon_stats *rb,
+					    size_t nb);
+
 struct ctxmon_diff_row {
-	char key[80];			/* "PROC/THREAD#K" or "PROC#K" */
+	char key[80];	/* "PROC/THREAD#K", "PROC#K" or "COMM/TID" */
 	bool in_a, in_b;		/* present on each side */
 	double a[CTXMON_DF__MAX];	/* 0 where absent */
 	double b[CTXMON_DF__MAX];
@@ -89,7 +108,8 @@ struct ctxmon_diff_row {
 /*
  * Match rows @ra[@na] with @rb[@nb] (both threads, or both processes,
  * as @kind says; a thread's process name is its leader's comm when the
- * leader is among the rows, else its own) and return one row per key,
+ * leader is among the rows, else its own; by comm and tid as
+ * ctxmon_diff_match_of() says) and return one row per key,
  * sorted by
  * the absolute change of field @sort, largest first (ties: by key).
  * malloc'd, the caller frees; *n its length.  NULL and errno on failure.

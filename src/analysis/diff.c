@@ -6,7 +6,10 @@
  * of same-named processes, ordered by pid then tid), a process "PROC#K".
  * Two runs of one workload give the same keys as long as their threads
  * are created in the same order, which is what makes "the second worker
- * waited longer" comparable across runs whose tids differ.
+ * waited longer" comparable across runs whose tids differ.  Without pids
+ * (perf script text) there is neither a process name nor a creation
+ * order to rank by, so the key is "COMM/TID": two traces of one run
+ * pair up exactly, two runs do not pair at all (and say so).
  */
 #include <errno.h>
 #include <math.h>
@@ -108,15 +111,46 @@ static int cmp_key(const void *x, const void *y)
 		      ((const struct keyed *)y)->key);
 }
 
+static bool pids_known(const struct ctxmon_stats *r, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (r[i].tgid > 0)
+			return true;
+	return !n;
+}
+
+enum ctxmon_diff_match ctxmon_diff_match_of(const struct ctxmon_stats *ra,
+					    size_t na,
+					    const struct ctxmon_stats *rb,
+					    size_t nb)
+{
+	return pids_known(ra, na) && pids_known(rb, nb) ?
+		       CTXMON_DIFF_BY_NAME :
+		       CTXMON_DIFF_BY_COMM_TID;
+}
+
 /* Keys for rows @r[@n]; malloc'd array in key order. */
 static struct keyed *make_keys(const struct ctxmon_stats *r, size_t n,
-			       enum ctxmon_rows kind)
+			       enum ctxmon_rows kind,
+			       enum ctxmon_diff_match match)
 {
 	struct keyed *k = calloc(n ? n : 1, sizeof(*k));
 	size_t rank = 0;
 
 	if (!k)
 		return NULL;
+	if (match == CTXMON_DIFF_BY_COMM_TID) {
+		for (size_t i = 0; i < n; i++) {
+			clean(k[i].comm, sizeof(k[i].comm), r[i].comm);
+			k[i].tgid = r[i].tgid;
+			k[i].tid = r[i].tid;
+			k[i].s = &r[i];
+			snprintf(k[i].key, sizeof(k[i].key), "%s/%d",
+				 k[i].comm, (int)r[i].tid);
+		}
+		qsort(k, n, sizeof(*k), cmp_key);
+		return k;
+	}
 	for (size_t i = 0; i < n; i++) {
 		const char *proc = r[i].comm;
 
@@ -169,7 +203,9 @@ struct ctxmon_diff_row *ctxmon_diff_rows(const struct ctxmon_stats *ra,
 					 size_t nb, enum ctxmon_rows kind,
 					 unsigned sort, size_t *n)
 {
-	struct keyed *ka = make_keys(ra, na, kind), *kb = make_keys(rb, nb, kind);
+	enum ctxmon_diff_match match = ctxmon_diff_match_of(ra, na, rb, nb);
+	struct keyed *ka = make_keys(ra, na, kind, match);
+	struct keyed *kb = make_keys(rb, nb, kind, match);
 	struct ctxmon_diff_row *out = calloc(na + nb + 1, sizeof(*out));
 	size_t i = 0, j = 0, o = 0;
 

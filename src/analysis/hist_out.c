@@ -410,7 +410,7 @@ char *ctxmon_hist_format(const struct ctxmon_hist *h,
 	if (!f)
 		return NULL;
 	if (fmt == CTXMON_HIST_JSON)
-		fputs("{\"histograms\":[", f);
+		fputs("{" CTXMON_JSON_SCHEMA ",\"histograms\":[", f);
 	for (size_t i = 0; i < h->ntrigs && !err; i++) {
 		struct hist_trig *t = h->trigs[i];
 

@@ -224,6 +224,10 @@ int cli__parse_double(const char *s, double *out);
  */
 #define CLI_MAX_SECONDS 1e9
 int cli__parse_seconds(const char *s, bool zero, double *out);
+/* A size in KiB (a plain number), or with a unit: K/KiB, M/MiB, G/GiB,
+ * p/pages (this machine's pages, perf -m's unit).  0, or -1 for anything
+ * else or a size that is not whole KiB. */
+int cli__parse_kib(const char *s, unsigned long *kib);
 int cli__parse_uint(const char *s, unsigned long max, unsigned long *out);
 /* The process of thread @tid (/proc/TID/status), or -1. */
 pid_t cli__tgid_of(pid_t tid);

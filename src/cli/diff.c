@@ -30,7 +30,7 @@ static const char *const CMD = "diff";
 
 enum {
 	O_OUTPUT = 'o', O_HELP = 'h', O_LIMIT = 'n', O_SORT = 's',
-	O_PROCS = 0x100, O_ALL, O_JSON, O_ALPHA,
+	O_ALL = 'a', O_JSON = 0x100, O_ALPHA,
 };
 
 /* "wait, run, ...": the fields --sort takes. */
@@ -42,13 +42,14 @@ static const char *diff_fields(void)
 }
 
 static const struct cli_opt diff_opts[] = {
-	{ "sort", O_SORT, O_SORT, "FIELD",
-	  "order by the absolute change of FIELD (default wait: runnable "
+	{ "sort", O_SORT, O_SORT, "KEY",
+	  "order by the absolute change of KEY (default wait: runnable "
 	  "wait)", diff_fields },
 	{ "limit", O_LIMIT, O_LIMIT, "N", "at most N rows (default 25; 0: all)" },
-	{ "per-process", 0, O_PROCS, NULL, "compare processes, not threads" },
-	{ "all", 0, O_ALL, NULL,
+	{ "per-process", 'P', 'P', NULL, "compare processes, not threads" },
+	{ "all-cpus", 'a', O_ALL, NULL,
 	  "every task in the recordings, not only the recorded target" },
+	CLI_ALIAS("all", O_ALL, NULL, "all-cpus"),
 	{ "alpha", 0, O_ALPHA, "A",
 	  "significance level for experiment files (default 0.05)" },
 	{ "json", 0, O_JSON, NULL, "JSON" },
@@ -68,7 +69,9 @@ const struct cli_doc diff_doc = {
 		"(without -I): threads are matched by name, PROC/THREAD#K with K\n"
 		"counting same-named threads in creation order (tids differ between\n"
 		"runs); every count and time is shown for A and B with the change,\n"
-		"the largest change of --sort first.\n\n"
+		"the largest change of --sort first.  When either side knows no pid\n"
+		"(an import of perf script text without them), rows are matched by\n"
+		"(comm, tid) instead, COMM/TID, and the output says so.\n\n"
 		"Two 'ctxmon experiment' outputs (--csv or --json): for each condition\n"
 		"and metric in both, B's runs against A's with Welch's t-test,\n"
 		"Mann-Whitney U and Hedges' g, as experiment does.",
@@ -105,7 +108,7 @@ static int parse(struct diff_run *d, int argc, char **argv)
 	while ((opt = cli__getopt(&diff_doc, argc, argv)) != -1) {
 		switch (opt) {
 		case O_SORT:
-			f = ctxmon_diff_field_lookup(optarg);
+			f = ctxmon_diff_field_lookup(output__sort_alias(optarg));
 			if (f < 0) {
 				cli__err(CMD, "unknown field '%s'; --help lists "
 					      "them", optarg);
@@ -120,7 +123,7 @@ static int parse(struct diff_run *d, int argc, char **argv)
 			}
 			d->limit = v;
 			break;
-		case O_PROCS:
+		case 'P':
 			d->procs = true;
 			break;
 		case O_ALL:
@@ -223,6 +226,7 @@ static int diff_rows(FILE *f, const struct diff_run *d, bool ja, bool jb)
 	struct ctxmon_verdict verd_a, verd_b;
 	bool has_va = false, has_vb = false;
 	int status = EXIT_FAIL, verdict_status = EXIT_OK;
+	enum ctxmon_diff_match match;
 
 	ra = load_rows(d, d->a, ja);
 	rb = ra ? load_rows(d, d->b, jb) : NULL;
@@ -241,6 +245,7 @@ static int diff_rows(FILE *f, const struct diff_run *d, bool ja, bool jb)
 	}
 	sa = ctxmon_rowfile_rows(ra, kind, &na);
 	sb = ctxmon_rowfile_rows(rb, kind, &nb);
+	match = ctxmon_diff_match_of(sa, na, sb, nb);
 	rows = ctxmon_diff_rows(sa, na, sb, nb, kind, s, &n);
 	if (!rows) {
 		cli__err(CMD, "out of memory");
@@ -248,13 +253,15 @@ static int diff_rows(FILE *f, const struct diff_run *d, bool ja, bool jb)
 	}
 	shown = d->limit && d->limit < n ? d->limit : n;
 	if (d->json) {
-		fprintf(f, "{\"ctxmon\":\"diff\",\"a\":");
+		fprintf(f, "{" CTXMON_JSON_SCHEMA ",\"ctxmon\":\"diff\",\"a\":");
 		json__put_str(f, d->a);
 		fputs(",\"b\":", f);
 		json__put_str(f, d->b);
-		fprintf(f, ",\"kind\":\"%s\",\"sort\":\"%s\",\"duration_a_ns\":%llu,"
-			   "\"duration_b_ns\":%llu,\"rows\":[",
+		fprintf(f, ",\"kind\":\"%s\",\"matched_by\":\"%s\",\"sort\":\"%s\","
+			   "\"duration_a_ns\":%llu,\"duration_b_ns\":%llu,"
+			   "\"rows\":[",
 			d->procs ? "processes" : "threads",
+			match == CTXMON_DIFF_BY_COMM_TID ? "comm_tid" : "name",
 			ctxmon_diff_field_name(s),
 			(unsigned long long)ctxmon_rowfile_duration(ra),
 			(unsigned long long)ctxmon_rowfile_duration(rb));
@@ -279,10 +286,13 @@ static int diff_rows(FILE *f, const struct diff_run *d, bool ja, bool jb)
 		const char *u = ctxmon_diff_field_unit(s);
 
 		fprintf(f, "A: %s (%.3f s)\nB: %s (%.3f s)\n%zu %s matched by "
-			   "name, sorted by the change of %s%s%s%s\n\n",
+			   "%s, sorted by the change of %s%s%s%s\n\n",
 			d->a, (double)ctxmon_rowfile_duration(ra) / 1e9, d->b,
 			(double)ctxmon_rowfile_duration(rb) / 1e9, n,
 			d->procs ? "processes" : "threads",
+			match == CTXMON_DIFF_BY_COMM_TID ?
+				"(comm, tid): pids unknown" :
+				"name",
 			ctxmon_diff_field_name(s), *u ? " (" : "", u, *u ? ")" : "");
 		fprintf(f, "%-28s %12s %12s %12s %8s   %s\n",
 			d->procs ? "PROCESS" : "THREAD",
@@ -397,7 +407,7 @@ static int diff_experiments(FILE *f, const struct diff_run *d)
 			goto oom;
 	}
 	if (d->json)
-		fprintf(f, "{\"ctxmon\":\"diff\",\"alpha\":%g,\"comparisons\":[",
+		fprintf(f, "{" CTXMON_JSON_SCHEMA ",\"ctxmon\":\"diff\",\"alpha\":%g,\"comparisons\":[",
 			d->alpha);
 	else
 		fprintf(f, "A: %s\nB: %s\nB's runs against A's: Welch's t-test, "

@@ -78,6 +78,12 @@ static const char *yn(int v)
 	return v > 0 ? "yes" : v == 0 ? "no" : "unknown";
 }
 
+/* The same in JSON: a probe that could not tell is null. */
+static const char *tf(int v)
+{
+	return v > 0 ? "true" : v == 0 ? "false" : "null";
+}
+
 static const char *sig_text(enum ctxmon_sigsleep s)
 {
 	switch (s) {
@@ -175,19 +181,25 @@ int cmd_doctor(int argc, char **argv)
 	}
 
 	if (json) {
-		printf("{\"ctxmon\":\"%s\",\"kernel\":", CTXMON_VERSION);
+		printf("{" CTXMON_JSON_SCHEMA ",\"ctxmon\":\"%s\",\"kernel\":",
+		       CTXMON_VERSION);
 		json__put_str(stdout, ft.release);
-		printf(",\"btf\":%d,\"btf_path\":", ft.btf);
+		printf(",\"btf\":%s,\"btf_path\":", tf(ft.btf));
 		json__put_str(stdout, ft.btf_path);
-		printf(",\"tp_btf\":%d,\"ringbuf\":%d,\"task_storage\":%d,"
-		       "\"hist_triggers\":%d,\"perf_event_paranoid\":%d,"
-		       "\"tracefs\":",
-		       ft.tp_btf, ft.ringbuf, ft.task_storage, ft.hist_triggers,
-		       ft.perf_event_paranoid);
+		printf(",\"tp_btf\":%s,\"ringbuf\":%s,\"task_storage\":%s,"
+		       "\"hist_triggers\":%s,\"perf_event_paranoid\":",
+		       tf(ft.tp_btf), tf(ft.ringbuf), tf(ft.task_storage),
+		       tf(ft.hist_triggers));
+		/* -100: the sysctl could not be read */
+		if (ft.perf_event_paranoid == -100)
+			fputs("null", stdout);
+		else
+			printf("%d", ft.perf_event_paranoid);
+		printf(",\"tracefs\":");
 		json__put_str(stdout, ft.tracefs);
 		printf(",\"cgroup2\":");
 		json__put_str(stdout, ft.cgroup2);
-		printf(",\"preempt_rt\":%d,\"sigsleep\":", ft.preempt_rt);
+		printf(",\"preempt_rt\":%s,\"sigsleep\":", tf(ft.preempt_rt));
 		json__put_str(stdout, sig_text(ft.sigsleep));
 		printf(",\"sigsleep_why\":");
 		json__put_str(stdout, ft.sigsleep_why);

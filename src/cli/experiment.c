@@ -26,7 +26,7 @@
 static const char *const CMD = "experiment";
 
 enum {
-	O_RUNS = 'n', O_OUTPUT = 'o', O_HELP = 'h', O_QUIET = 'q',
+	O_RUNS = 'r', O_OUTPUT = 'o', O_HELP = 'h', O_QUIET = 'q',
 	O_BUFFER = 'm',
 	O_WARMUP = 0x100, O_COND, O_VS, O_PIN, O_TIMEOUT, O_REGRESS, O_ALPHA,
 	O_METRICS, O_NOCAUSES, O_BACKEND, O_TRACEFS, O_JSON, O_CSV, O_PLOT,
@@ -43,7 +43,8 @@ static const char *exp_metrics(void)
 
 /* The options, once (cli/opts.h): --help, man page and completion. */
 static const struct cli_opt exp_opts[] = {
-	{ "runs", 'n', O_RUNS, "N", "runs per condition (default 10)" },
+	{ "runs", 'r', O_RUNS, "N",
+	  "runs per condition (default 10; perf stat -r's letter)" },
 	{ "warmup", 0, O_WARMUP, "K",
 	  "runs per condition first, not counted (default 0)" },
 	{ "condition", 0, O_COND, "NAME=CMD",
@@ -70,9 +71,8 @@ static const struct cli_opt exp_opts[] = {
 	{ "backend", 0, O_BACKEND, "NAME",
 	  "capture backend (default auto; a streaming one: bpf, perf, "
 	  "ftrace)", cli__backend_names },
-	{ "buffer-size", 'm', O_BUFFER, "KB",
-	  "per-CPU buffer size in KiB (default 4096; perf: a share of 16 MiB "
-	  "if more)" },
+	{ "buffer-size", 'm', O_BUFFER, "SIZE", CLI_HELP_SIZE
+	  " (default 4096 KiB; perf: a share of 16 MiB if more)" },
 	{ "tracefs", 0, O_TRACEFS, "DIR", "tracefs mount point", NULL, true },
 	{ "nice", 0, O_NICE, "N",
 	  "ctxmon's reader runs at nice N while each command runs (default "
@@ -98,9 +98,9 @@ static const struct cli_opt exp_opts[] = {
 
 const struct cli_doc experiment_doc = {
 	.name = "experiment",
-	.args = "[options] -n N -- CMD [ARGS] [--vs 'CMD ARGS']\n"
+	.args = "[options] -r N -- CMD [ARGS] [--vs 'CMD ARGS']\n"
 		"       (a trailing --vs ends the first command)\n"
-		"       ctxmon experiment [options] -n N --condition NAME='CMD ARGS' ...",
+		"       ctxmon experiment [options] -r N --condition NAME='CMD ARGS' ...",
 	.description =
 		"Run each condition N times under ctxmon's capture, interleaving the\n"
 		"conditions run by run so that drift hits all alike. Every run's counts\n"
@@ -118,14 +118,21 @@ const struct cli_doc experiment_doc = {
 		{ "options", exp_opts },
 		{ NULL },
 	},
+	/* -n is rows (--limit) in every command (docs/cli.md) */
+	.retired = (const struct cli_retired[]){
+		{ 'n', NULL, true,
+		  "-n is --limit (rows) in every command; the runs per "
+		  "condition are -r/--runs N" },
+		{ 0 },
+	},
 	.examples = (const struct cli_example[]){
-		{ "experiment -n 30 --condition a='pingpong 1000' --condition b='pingpong 4000'",
+		{ "experiment -r 30 --condition a='pingpong 1000' --condition b='pingpong 4000'",
 		  "two conditions, 30 runs each, tested" },
-		{ "experiment -n 200 --pin 0 --regress elapsed~irqs --plot gzip.svg -- gzip -9 -k -f big.avi",
+		{ "experiment -r 200 --pin 0 --regress elapsed~irqs --plot gzip.svg -- gzip -9 -k -f big.avi",
 		  "elapsed time regressed on irqs, with plots" },
-		{ "experiment -n 20 --csv -o runs.csv -- make -j2 --vs 'make -j1'",
+		{ "experiment -r 20 --csv -o runs.csv -- make -j2 --vs 'make -j1'",
 		  "two builds, one CSV row per run" },
-		{ "experiment -n 50 --timeout 5 --json -o out.json -- ./server-test",
+		{ "experiment -r 50 --timeout 5 --json -o out.json -- ./server-test",
 		  "runs over 5 s killed and reported" },
 		{ NULL },
 	},
@@ -387,9 +394,11 @@ static int parse(struct exp_run *x, int argc, char **argv)
 			x->ro.backend = optarg;
 			break;
 		case O_BUFFER:
-			if (cli__parse_uint(optarg, 4u << 20, &v) < 0 || v < 4) {
+			if (cli__parse_kib(optarg, &v) < 0 || v < 4 ||
+			    v > 4u << 20) {
 				cli__err(CMD, "bad buffer size '%s': give KiB per "
-					      "CPU, 4 or more", optarg);
+					      "CPU (4 to 4194304) or a size with "
+					      "a unit, e.g. 4M", optarg);
 				return -1;
 			}
 			x->ro.buffer_kb = (unsigned)v;

@@ -14,6 +14,7 @@
 
 #include "cli/cli.h"
 #include "cli/opts.h"
+#include "output/json_out.h"
 #include "cli/recording.h"
 #include "output/output.h"
 
@@ -146,8 +147,8 @@ static int pick_format(struct export_run *e)
 	f = format_of_name(e->out);
 	if (f == -2) {
 		cli__err(CMD, "%s: export writes no HTML; for the report as a "
-			      "page: ctxmon report --html -i %s -o %s",
-			 e->out, e->in, e->out);
+			      "page: ctxmon report --html %s -i %s",
+			 e->out, e->out, e->in);
 		return -1;
 	}
 	if (e->format_set) {
@@ -265,14 +266,19 @@ int cmd_export(int argc, char **argv)
 		return EXIT_FAIL;
 	}
 	if (e.json) {
-		printf("{\"input\": \"%s\", \"output\": \"%s\", \"format\": "
+		/* paths are bytes: escaped like every JSON string */
+		printf("{" CTXMON_JSON_SCHEMA ", \"input\": ");
+		json__put_str(stdout, e.in);
+		printf(", \"output\": ");
+		json__put_str(stdout, e.out);
+		printf(", \"format\": "
 		       "\"%s\", \"events\": %" PRIu64 ", \"switches\": %" PRIu64
 		       ", \"wakings\": %" PRIu64 ", \"threads\": %" PRIu64
 		       ", \"processes\": %" PRIu64 ", \"thread_states\": %" PRIu64
 		       ", \"sched\": %" PRIu64 ", \"wakeups\": %" PRIu64
 		       ", \"lost\": %" PRIu64 ", \"bytes\": %" PRIu64
 		       ", \"partial\": %s",
-		       e.in, e.out, ctxmon_export_format_name(e.o.format),
+		       ctxmon_export_format_name(e.o.format),
 		       st.events, st.switches, st.wakings, st.threads,
 		       st.processes, st.spans, st.sched, st.wakeups, st.lost,
 		       st.bytes, st.partial ? "true" : "false");

@@ -6,7 +6,7 @@
  *
  * Arguments keep their order: -e EVENT names the event the trigger
  * strings after it attach to (as echo TRIGGER >> events/EVENT/trigger),
- * -s DEF defines a synthetic event; the first argument that is neither an
+ * --synthetic DEF defines a synthetic event; the first argument that is neither an
  * option nor a trigger starts the command to run.
  */
 #include <errno.h>
@@ -27,9 +27,9 @@
 static const char *const CMD = "hist";
 
 enum {
-	O_EVENT = 'e', O_SYNTH = 's', O_INPUT = 'i', O_INTERVAL = 'I',
+	O_EVENT = 'e', O_INPUT = 'i', O_INTERVAL = 'I',
 	O_OUTPUT = 'o', O_HELP = 'h',
-	O_JSON = CAP_OPT__END + 0x50, O_CHECK,
+	O_JSON = CAP_OPT__END + 0x50, O_CHECK, O_SYNTH,
 };
 
 /* The backends --backend takes here: the capture ones, and the kernel's
@@ -45,10 +45,11 @@ static const char *hist_backends(void)
 
 /* The one table of options (cli/opts.h): --help, man page, completion. */
 static const struct cli_opt hist_opts[] = {
-	{ "event", 'e', O_EVENT, "SYS:EVENT",
+	{ "events", 'e', O_EVENT, "SYS:EVENT",
 	  "attach the triggers after it to this event (default "
 	  "sched:sched_switch); may repeat" },
-	{ "synthetic", 's', O_SYNTH, "DEF",
+	CLI_ALIAS("event", O_EVENT, "SYS:EVENT", "events"),
+	{ "synthetic", 0, O_SYNTH, "DEF",
 	  "define a synthetic event as tracefs synthetic_events takes it "
 	  "('wakeup_latency u64 lat; pid_t pid')" },
 	{ "all-cpus", 'a', 'a', NULL, "every task on the machine" },
@@ -57,7 +58,7 @@ static const struct cli_opt hist_opts[] = {
 	{ "input", 'i', O_INPUT, "FILE",
 	  "evaluate over a recording (ctxmon record) instead", NULL, true },
 	CLI_OPT_STRICT,
-	{ "duration", 0, CAP_OPT_DURATION, "SEC", "stop after SEC seconds" },
+	{ "duration", 'd', 'd', "SEC", "stop after SEC seconds" },
 	{ "interval", 'I', O_INTERVAL, "MS",
 	  "print the tables every MS milliseconds, then clear them (live "
 	  "only)" },
@@ -71,7 +72,7 @@ static const struct cli_opt hist_opts[] = {
 	  "capture backend, or 'kernel': the kernel's own hist triggers in a "
 	  "private tracefs instance, where the kernel has them",
 	  hist_backends },
-	{ "buffer-size", 'm', 'm', "KB", "per-CPU buffer size in KiB" },
+	{ "buffer-size", 'm', 'm', "SIZE", CLI_HELP_SIZE },
 	{ "tracefs", 0, CAP_OPT_TRACEFS, "DIR", "tracefs mount point", NULL,
 	  true },
 	{ "mount-tracefs", 0, CAP_OPT_MOUNT, NULL,
@@ -85,7 +86,7 @@ static const struct cli_opt hist_opts[] = {
 
 const struct cli_doc hist_doc = {
 	.name = "hist",
-	.args = "[-s DEF]... [-e SYS:EVENT] 'hist:...' [...]\n"
+	.args = "[--synthetic DEF]... [-e SYS:EVENT] 'hist:...' [...]\n"
 		"       [-a | -p PID | -t TID | [--] CMD [ARGS] | -i FILE]",
 	.description =
 		"Histogram triggers in the kernel's syntax (Documentation/trace/\n"
@@ -102,6 +103,13 @@ const struct cli_doc hist_doc = {
 		{ "options", hist_opts },
 		{ NULL },
 	},
+	/* -s is --sort in every command (docs/cli.md) */
+	.retired = (const struct cli_retired[]){
+		{ 's', NULL, true,
+		  "-s is --sort in every command; define a synthetic event "
+		  "with --synthetic DEF" },
+		{ 0 },
+	},
 	.examples = (const struct cli_example[]){
 		{ "hist 'hist:keys=prev_pid:vals=hitcount if prev_comm == \"myprog\"' -- ./myprog",
 		  "switch-outs of myprog's threads" },
@@ -109,7 +117,7 @@ const struct cli_doc hist_doc = {
 		  "every switch-out on the machine for 5 s, by thread and state" },
 		{ "hist -e raw_syscalls:sys_enter 'hist:keys=id.syscall,common_pid.execname' -p 1234 --duration 2",
 		  "the syscalls of process 1234" },
-		{ "hist -s 'wakeup_latency u64 lat; pid_t pid; int prio' "
+		{ "hist --synthetic 'wakeup_latency u64 lat; pid_t pid; int prio' "
 		  "-e sched:sched_waking 'hist:keys=pid:ts0=common_timestamp.usecs' "
 		  "-e sched:sched_switch 'hist:keys=next_pid:wakeup_lat=common_timestamp.usecs-$ts0:onmatch(sched.sched_waking).wakeup_latency($wakeup_lat,next_pid,next_prio)' "
 		  "-e synthetic:wakeup_latency 'hist:keys=pid,lat.log2:sort=lat' -a --duration 3",

@@ -79,6 +79,47 @@ int cli__parse_seconds(const char *s, bool zero, double *out)
 	return parse_real(s, zero, CLI_MAX_SECONDS, out);
 }
 
+int cli__parse_kib(const char *s, unsigned long *kib)
+{
+	static const struct {
+		const char *unit;
+		unsigned long long bytes; /* 0: a page */
+	} units[] = {
+		{ "", 1024 },	  { "k", 1024 },      { "K", 1024 },
+		{ "KiB", 1024 },  { "M", 1 << 20 },   { "MiB", 1 << 20 },
+		{ "G", 1 << 30 }, { "GiB", 1 << 30 }, { "p", 0 },
+		{ "pages", 0 },
+	};
+	unsigned long long n, bytes;
+	char *end;
+
+	if (!s || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	n = strtoull(s, &end, 10);
+	if (errno || n > 1ull << 40)
+		return -1;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(end, units[i].unit))
+			continue;
+		bytes = units[i].bytes;
+		if (!bytes) {
+			long page = sysconf(_SC_PAGESIZE);
+
+			if (page <= 0)
+				return -1;
+			bytes = (unsigned long long)page;
+		}
+		/* no product past 2^62; a size that is not whole KiB (3p
+		 * of 512-byte pages) is refused rather than rounded */
+		if (n > (1ull << 62) / bytes || (n * bytes) % 1024)
+			return -1;
+		*kib = (unsigned long)(n * bytes / 1024);
+		return 0;
+	}
+	return -1;
+}
+
 pid_t cli__tgid_of(pid_t tid)
 {
 	char path[64], line[128];
@@ -179,9 +220,10 @@ int capture__opt(const char *cmd, struct capture_opts *c, int opt,
 		return parse_ids(cmd, opt == 'p' ? "pid" : "tid", arg, c) < 0 ?
 			       -1 : 1;
 	case 'm':
-		if (cli__parse_uint(arg, 4u << 20, &v) < 0 || v < 4) {
-			cli__err(cmd, "bad buffer size '%s': give KiB per CPU, "
-				      "4 to %u (4 GiB)", arg, 4u << 20);
+		if (cli__parse_kib(arg, &v) < 0 || v < 4 || v > 4u << 20) {
+			cli__err(cmd, "bad buffer size '%s': give KiB per CPU "
+				      "(4 to 4194304) or a size with a unit, "
+				      "e.g. 512K, 4M, 1G, 64p (pages)", arg);
 			return -1;
 		}
 		c->buffer_kb = (unsigned)v;
@@ -214,6 +256,7 @@ int capture__opt(const char *cmd, struct capture_opts *c, int opt,
 	case CAP_OPT_REALTIME:
 		return capture__parse_realtime(cmd, arg, &c->realtime) < 0 ? -1 :
 									   1;
+	case 'd':
 	case CAP_OPT_DURATION:
 		if (cli__parse_seconds(arg, false, &c->duration_s) < 0) {
 			cli__err(cmd, "bad duration '%s': give seconds up to "

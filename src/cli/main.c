@@ -125,6 +125,10 @@ static int dispatch(int argc, char **argv)
 		cli__completion(stdout, commands, ARRAY_SIZE(commands));
 		return EXIT_OK;
 	}
+	if (!strcmp(argv[1], "--option-index")) {
+		cli__option_index(stdout, commands, ARRAY_SIZE(commands));
+		return EXIT_OK;
+	}
 	if (!strcmp(argv[1], "--man-pages") && argc == 3)
 		return man_pages(argv[2]);
 	if (!strcmp(argv[1], "--man")) {

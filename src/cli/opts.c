@@ -52,7 +52,7 @@ const struct cli_opt cli_capture_opts[] = {
 	  "these processes (all their threads, and the children they fork "
 	  "during capture)" },
 	{ "tid", 't', 't', "TID[,TID..]", "these threads only" },
-	{ "duration", 0, CAP_OPT_DURATION, "SEC", "stop after SEC seconds" },
+	{ "duration", 'd', 'd', "SEC", "stop after SEC seconds" },
 	{ "cgroup", 0, CAP_OPT_CGROUP, "PATH",
 	  "only tasks in this cgroup v2 directory or below (absolute, or "
 	  "relative to the v2 mount found in /proc/mounts); filtered in the "
@@ -62,9 +62,8 @@ const struct cli_opt cli_capture_opts[] = {
 	  "unprivileged tiers; stat and top first try a backend that counts "
 	  "in the kernel, unless --causes is asked for",
 	  cli__backend_names },
-	{ "buffer-size", 'm', 'm', "KB",
-	  "per-CPU buffer size in KiB (default 4096; perf: a share of 16 MiB "
-	  "if more)" },
+	{ "buffer-size", 'm', 'm', "SIZE", CLI_HELP_SIZE
+	  " (default 4096 KiB; perf: a share of 16 MiB if more)" },
 	{ "tracefs", 0, CAP_OPT_TRACEFS, "DIR",
 	  "tracefs mount point (default: found in /proc/mounts)", NULL, true },
 	{ "mount-tracefs", 0, CAP_OPT_MOUNT, NULL,
@@ -85,6 +84,16 @@ struct getopt_cache {
 
 static struct getopt_cache cache[8];
 
+#define KEY_RETIRED 0x7100 /* + the index in the doc's retired[] */
+
+static bool retired_letter(const struct cli_doc *d, char c)
+{
+	for (const struct cli_retired *r = d->retired; r && r->hint; r++)
+		if (r->shortopt == c)
+			return true;
+	return false;
+}
+
 static int build(const struct cli_doc *d, struct getopt_cache *c)
 {
 	size_t n = 0, k = 0, s = 0;
@@ -92,6 +101,8 @@ static int build(const struct cli_doc *d, struct getopt_cache *c)
 	for (const struct cli_optgroup *g = d->groups; g->title; g++)
 		for (const struct cli_opt *o = g->opts; o->name; o++)
 			n++;
+	for (const struct cli_retired *r = d->retired; r && r->hint; r++)
+		n++;
 	c->longopts = calloc(n + 1, sizeof(*c->longopts));
 	c->shortopts = calloc(2 * n + 2, 1);
 	if (!c->longopts || !c->shortopts) {
@@ -110,10 +121,23 @@ static int build(const struct cli_doc *d, struct getopt_cache *c)
 				o->arg ? required_argument : no_argument;
 			c->longopts[k].val = o->key;
 			k++;
-			if (!o->shortopt)
+			if (!o->shortopt || retired_letter(d, o->shortopt))
 				continue;
 			c->shortopts[s++] = o->shortopt;
 			if (o->arg)
+				c->shortopts[s++] = ':';
+		}
+	}
+	for (size_t i = 0; d->retired && d->retired[i].hint; i++) {
+		const struct cli_retired *r = &d->retired[i];
+		int has = r->arg ? required_argument : no_argument;
+
+		if (r->name)
+			c->longopts[k++] = (struct option){ r->name, has, NULL,
+							    KEY_RETIRED + (int)i };
+		if (r->shortopt) {
+			c->shortopts[s++] = r->shortopt;
+			if (r->arg)
 				c->shortopts[s++] = ':';
 		}
 	}
@@ -124,6 +148,7 @@ static int build(const struct cli_doc *d, struct getopt_cache *c)
 int cli__getopt(const struct cli_doc *d, int argc, char **argv)
 {
 	struct getopt_cache *c = NULL;
+	int key;
 
 	for (size_t i = 0; i < ARRAY_SIZE(cache) && !c; i++)
 		if (cache[i].doc == d ||
@@ -133,7 +158,23 @@ int cli__getopt(const struct cli_doc *d, int argc, char **argv)
 		fprintf(stderr, "ctxmon %s: out of memory\n", d->name);
 		return '?';
 	}
-	return getopt_long(argc, argv, c->shortopts, c->longopts, NULL);
+	key = getopt_long(argc, argv, c->shortopts, c->longopts, NULL);
+	if (key >= KEY_RETIRED || (key > 0 && key < 128 &&
+				   retired_letter(d, (char)key))) {
+		const struct cli_retired *r = d->retired;
+
+		if (key >= KEY_RETIRED)
+			r += key - KEY_RETIRED;
+		else
+			while (r->shortopt != key)
+				r++;
+		/* one line, and no "Try --help" after it: the hint says
+		 * what to type instead */
+		fprintf(stderr, "ctxmon %s: %s\n", d->name, r->hint);
+		fflush(stdout);
+		exit(EXIT_USAGE);
+	}
+	return key;
 }
 
 /* ---- --help ----------------------------------------------------------- */
@@ -178,7 +219,9 @@ static int label(char *buf, size_t len, const struct cli_opt *o)
 /* The help of @o, with the values its argument takes. */
 static void opt_help(char *buf, size_t len, const struct cli_opt *o)
 {
-	if (o->values)
+	if (o->alias_of)
+		snprintf(buf, len, "another name of --%s", o->alias_of);
+	else if (o->values)
 		snprintf(buf, len, "%s; %s is one of: %s", o->help, o->arg,
 			 o->values());
 	else
@@ -462,4 +505,40 @@ void cli__completion(FILE *f, const struct cli_cmd *cmds, size_t n)
 	      "\t# operands: a command to launch, or files\n"
 	      "\tCOMPREPLY=($(compgen -f -- \"$cur\"))\n}\n"
 	      "complete -o filenames -F _ctxmon ctxmon\n", f);
+}
+
+/* ---- the option index (docs/cli.md) --------------------------------- */
+
+void cli__option_index(FILE *f, const struct cli_cmd *cmds, size_t n)
+{
+	fputs("| command | short | long | argument | note |\n"
+	      "|---|---|---|---|---|\n", f);
+	/* the values an argument takes are in the note: --sort's keys
+	 * are checked to be spelled one way everywhere */
+	for (size_t i = 0; i < n; i++) {
+		const struct cli_doc *d = cmds[i].doc;
+
+		for (const struct cli_optgroup *g = d ? d->groups : NULL;
+		     g && g->title; g++)
+			for (const struct cli_opt *o = g->opts; o->name; o++) {
+				char c = o->shortopt;
+
+				if (c && retired_letter(d, c))
+					c = 0;
+				fprintf(f, "| %s | %s%c | --%s | %s | %s%s%s%s |\n",
+					d->name, c ? "-" : "", c ? c : ' ',
+					o->name, o->arg ? o->arg : "",
+					o->alias_of ? "alias of --" : "",
+					o->alias_of ? o->alias_of : "",
+					o->values ? "one of: " : "",
+					o->values ? o->values() : "");
+			}
+		for (const struct cli_retired *r = d ? d->retired : NULL;
+		     r && r->hint; r++)
+			fprintf(f, "| %s | %s%c | %s%s |  | refused: %s |\n",
+				d->name, r->shortopt ? "-" : "",
+				r->shortopt ? r->shortopt : ' ',
+				r->name ? "--" : "", r->name ? r->name : "",
+				r->hint);
+	}
 }

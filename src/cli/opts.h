@@ -22,6 +22,26 @@ struct cli_opt {
 	 * help, and the completion's words), or NULL. */
 	const char *(*values)(void);
 	bool file;		/* the argument is a file name (completion) */
+	/* Another spelling of the option whose long name this is (same
+	 * key, same argument): an old name kept when a new one replaced
+	 * it without changing what it means (docs/cli.md). */
+	const char *alias_of;
+};
+
+/* An old spelling kept in the table as another name of --@canon. */
+#define CLI_ALIAS(old, k, argname, canon)                                    \
+	{ .name = (old), .key = (k), .arg = (argname), .alias_of = (canon) }
+
+/*
+ * A spelling that changed meaning: for one release it is refused with
+ * @hint (one line, naming the new spelling) instead of meaning the new
+ * thing silently.  @shortopt or @name (either may be 0/NULL).
+ */
+struct cli_retired {
+	char shortopt;
+	const char *name;
+	bool arg;		/* it took an argument */
+	const char *hint;
 };
 
 /* Options under a heading ("target", "output"...); ends with title NULL. */
@@ -48,12 +68,21 @@ struct cli_doc {
 	bool operands_in_order;		/* operands come back from
 					 * cli__getopt() as key 1, in order
 					 * with the options (getopt's "-") */
+	/* spellings refused for one release; ends with hint NULL.  A
+	 * retired letter wins over the same letter in a group, and no
+	 * option of the command may use it as its key. */
+	const struct cli_retired *retired;
 };
 
 /* The commands' declarations (one per command file). */
 extern const struct cli_doc stat_doc, top_doc, taskstats_doc, latency_doc,
 	record_doc, report_doc, script_doc, import_doc, doctor_doc, diff_doc,
 	export_doc, serve_doc, hist_doc, experiment_doc;
+
+/* The help of every -m/--buffer-size SIZE (cli__parse_kib()). */
+#define CLI_HELP_SIZE                                                        \
+	"per-CPU buffer size: KiB (4096), or with a unit: 512K, 4M, 1G, or "  \
+	"64p, pages as perf -m counts them"
 
 /* The options every capturing command takes (cli.h's capture__opt()). */
 extern const struct cli_opt cli_capture_opts[];
@@ -108,7 +137,8 @@ const char *cli__backend_names(void);
 /*
  * getopt_long() over @d's table: the next option's key, -1 at the end,
  * '?' for an unknown option or a missing argument (getopt has printed
- * why).  Set optind = 1 before the first call.
+ * why).  A retired spelling prints its hint and exits 2.  Set optind = 1
+ * before the first call.
  */
 int cli__getopt(const struct cli_doc *d, int argc, char **argv);
 
@@ -121,6 +151,9 @@ void cli__man(FILE *f, const struct cli_cmd *c);
 
 /* Write ctxmon(1): the commands and the top-level options. */
 void cli__man_main(FILE *f, const struct cli_cmd *cmds, size_t n);
+/* Write every command's options as one Markdown table (command, short,
+ * long, argument): docs/cli.md's option index, checked by a test. */
+void cli__option_index(FILE *f, const struct cli_cmd *cmds, size_t n);
 /* Write the bash completion of the tool. */
 void cli__completion(FILE *f, const struct cli_cmd *cmds, size_t n);
 

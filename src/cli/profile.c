@@ -34,7 +34,8 @@ static const char *call_graph_values(void)
 }
 
 static const struct cli_opt target_opts[] = {
-	{ "all", 'a', 'a', NULL, "every thread of the machine" },
+	{ "all-cpus", 'a', 'a', NULL, "every thread of the machine" },
+	CLI_ALIAS("all", 'a', NULL, "all-cpus"),
 	{ "pid", 'p', 'p', "PID", "the process PID and the processes it forks "
 				 "(repeatable)" },
 	{ "tid", 't', 't', "TID", "the thread TID only (repeatable)" },

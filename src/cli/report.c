@@ -143,6 +143,7 @@ struct loss {
 
 struct rep_run {
 	const char *path, *outpath, *comm;
+	const char *html_path; /* --html FILE */
 	struct output_opts out;
 	bool want_threads, want_procs, limit_set;
 	pid_t *pids, *tids;
@@ -154,6 +155,8 @@ struct rep_run {
 	bool strict; /* --strict */
 	struct ctxmon_html *html; /* --html */
 	double t0, t1; /* --time, seconds from the start */
+	bool abs_time;	/* --time @START,@END: on the session clock */
+	uint64_t abs0, abs1;
 	uint64_t from_ts, to_ts; /* the window on the session clock */
 	bool window_open;	/* the account was reset at from_ts */
 	struct ctxmon_reader *r;
@@ -182,14 +185,16 @@ static const struct cli_opt report_filter_opts[] = {
 	  "only switches and wakeups on these CPUs (forks, execs and exits "
 	  "on any: they say whose a thread is)" },
 	{ "time", 0, 'T', "START,END",
-	  "what happened from START to END seconds after the start (either "
-	  "may be left out); consecutive windows add up to the whole" },
+	  "what happened from START to END seconds after the start, or, "
+	  "written @START,@END, between two timestamps as script prints "
+	  "them (either side may be left out; the two forms do not mix); "
+	  "consecutive windows add up to the whole" },
 	{ NULL },
 };
 
 static const struct cli_opt report_opts[] = {
-	{ "per-thread", 0, 'H', NULL, "one row per thread" },
-	{ "per-process", 0, 'P', NULL, "one row per process" },
+	{ "per-thread", 'H', 'H', NULL, "one row per thread" },
+	{ "per-process", 'P', 'P', NULL, "one row per process" },
 	{ "sort", 's', 's', "KEY", "sort rows by KEY (default switches)",
 	  output__sort_keys },
 	{ "limit", 'n', 'n', "N", "at most N rows per table (0: all)" },
@@ -199,9 +204,10 @@ static const struct cli_opt report_opts[] = {
 	  "irqs; docs/causes.md)" },
 	{ "json", 0, 'J', NULL, "JSON" },
 	{ "csv", 0, 'V', NULL, "CSV" },
-	{ "html", 0, 'W', NULL,
-	  "one self-contained HTML page with plots (with -o FILE; causes "
-	  "included)" },
+	{ "html", 0, 'W', "FILE",
+	  "also one self-contained HTML page with plots, written to FILE, "
+	  "as stat --html FILE; causes included, in the table too (- alone: "
+	  "the page on stdout instead of the table)", NULL, true },
 	{ "output", 'o', 'o', "FILE", "write to FILE instead of stdout", NULL,
 	  true },
 	{ "help", 'h', 'h', NULL, "this help" },
@@ -227,10 +233,14 @@ const struct cli_doc report_doc = {
 	},
 	.examples = (const struct cli_example[]){
 		{ "report", "the numbers of " DEFAULT_RECORDING },
-		{ "report -i all.data --per-process --sort invol",
+		{ "report -i all.data --per-process --sort involuntary",
 		  "processes, most preempted first" },
+		{ "report -i run.data --html run.html",
+		  "the table, and a page with plots in run.html" },
 		{ "report --comm nginx --time 2,5 --json",
 		  "nginx's threads from 2 s to 5 s, as JSON" },
+		{ "report --time @1194.093,@1194.1",
+		  "between two timestamps of ctxmon script's lines" },
 		{ NULL },
 	},
 	.notes = CLI_NOTE_RECORDING,
@@ -273,16 +283,75 @@ out:
 	return ret;
 }
 
+/*
+ * "@SEC[.FRACTION]": a timestamp of the session clock as `script` prints
+ * it, read digit by digit into ns so that @1194.092750 is the event
+ * script printed as 1194.092750, with no rounding of a double in between.
+ */
+static int parse_abs(const char *s, size_t len, uint64_t *ns)
+{
+	uint64_t sec = 0, frac = 0, scale = 1000000000;
+	size_t i = 1, digits = 0;
+
+	if (len < 2 || s[0] != '@')
+		return -1;
+	for (; i < len && s[i] >= '0' && s[i] <= '9'; i++, digits++) {
+		if (sec > (UINT64_MAX / 1000000000 - 9) / 10)
+			return -1;
+		sec = sec * 10 + (uint64_t)(s[i] - '0');
+	}
+	if (i < len && s[i] == '.') {
+		for (i++; i < len && s[i] >= '0' && s[i] <= '9'; i++, digits++) {
+			if (scale == 1)
+				return -1; /* finer than a nanosecond */
+			scale /= 10;
+			frac += (uint64_t)(s[i] - '0') * scale;
+		}
+	}
+	if (i != len || !digits)
+		return -1;
+	*ns = sec * 1000000000 + frac;
+	return 0;
+}
+
+/*
+ * --time START,END: seconds from the start ("1.5,3"), or timestamps as
+ * `script` prints them, each marked by '@' ("@1194.093,@1194.1").  Either
+ * side may be left out; one side of each kind is refused, since "@1194,5"
+ * is more likely a typo than a window of its own.
+ */
 static int parse_time(struct rep_run *r, const char *arg)
 {
 	const char *comma = strchr(arg, ',');
+	size_t l0;
 
 	if (!comma)
 		goto bad;
+	l0 = (size_t)(comma - arg);
+	r->abs_time = arg[0] == '@' || comma[1] == '@';
+	if (r->abs_time) {
+		if ((l0 && arg[0] != '@') || (comma[1] && comma[1] != '@')) {
+			cli__err(CMD,
+				 "--time '%s' mixes a timestamp (@) with seconds "
+				 "from the start: give both as @SEC (e.g. "
+				 "@1194.093,@1194.1) or neither (e.g. 1.5,3)",
+				 arg);
+			return -1;
+		}
+		r->abs0 = 0;
+		r->abs1 = UINT64_MAX;
+		if ((l0 && parse_abs(arg, l0, &r->abs0) < 0) ||
+		    (comma[1] &&
+		     parse_abs(comma + 1, strlen(comma + 1), &r->abs1) < 0) ||
+		    r->abs1 < r->abs0)
+			goto bad;
+		r->has_time = true;
+		return 0;
+	}
 	r->t0 = 0;
 	r->t1 = -1;
-	if (comma != arg) {
-		char *start = strndup(arg, (size_t)(comma - arg));
+	if (l0) {
+		char *start = strndup(arg, l0);
 		int ret = start ? cli__parse_seconds(start, true, &r->t0) : -1;
 
 		free(start);
@@ -297,7 +366,8 @@ static int parse_time(struct rep_run *r, const char *arg)
 bad:
 	cli__err(CMD,
 		 "bad time window '%s': give START,END in seconds from the "
-		 "start (up to 1e9), e.g. --time 1.5,3 or --time ,2",
+		 "start (up to 1e9), e.g. --time 1.5,3 or --time ,2, or as "
+		 "timestamps script prints, e.g. --time @1194.093,@1194.1",
 		 arg);
 	return -1;
 }
@@ -400,6 +470,17 @@ static int parse(struct rep_run *r, int argc, char **argv)
 				return -1;
 			break;
 		case 'W':
+			/* before, --html was a flag and -o its file: that
+			 * spelling would now name the page "-o" */
+			if (optarg[0] == '-' && optarg[1]) {
+				cli__err(CMD,
+					 "--html takes its file now: --html "
+					 "FILE, as stat (not --html -o FILE)");
+				return -1;
+			}
+			r->html_path = optarg;
+			if (r->html)
+				break;
 			r->html = ctxmon_html_new();
 			r->causes = true;
 			if (!r->html)
@@ -703,8 +784,14 @@ int cmd_report(int argc, char **argv)
 			goto oom;
 	}
 	start = meta_u64(r.r, CTXMON_META_TIME_START, 0);
-	r.from_ts = start + (uint64_t)(r.t0 * 1e9);
-	r.to_ts = r.t1 < 0 ? UINT64_MAX : start + (uint64_t)(r.t1 * 1e9);
+	if (r.abs_time) {
+		r.from_ts = r.abs0;
+		r.to_ts = r.abs1;
+	} else {
+		r.from_ts = start + (uint64_t)(r.t0 * 1e9);
+		r.to_ts = r.t1 < 0 ? UINT64_MAX :
+				     start + (uint64_t)(r.t1 * 1e9);
+	}
 	ctxmon_reader_set_task_fn(r.r, on_task, &r);
 
 	ret = ctxmon_reader_read_batch(r.r, on_batch, &r);
@@ -727,11 +814,16 @@ int cmd_report(int argc, char **argv)
 	stop = meta_u64(r.r, CTXMON_META_TIME_STOP, 0);
 	if (!stop || !info.complete)
 		stop = info.last_ts > start ? info.last_ts : start;
-	if (r.has_time && r.from_ts > stop && info.events)
+	if (r.has_time && !r.abs_time && r.from_ts > stop && info.events)
 		/* as --cpu past the CPUs: a typo, most likely */
 		cli__err(CMD, "warning: %s spans %.3f s; --time from %g s "
 			      "selects nothing",
 			 r.path, (double)(stop - start) / 1e9, r.t0);
+	if (r.has_time && r.abs_time && info.events &&
+	    (r.from_ts > stop || r.to_ts <= start))
+		cli__err(CMD, "warning: %s spans @%.6f to @%.6f; --time "
+			      "selects nothing",
+			 r.path, (double)start / 1e9, (double)stop / 1e9);
 	if (r.has_time) {
 		start = r.from_ts > start ? r.from_ts : start;
 		stop = r.to_ts < stop ? r.to_ts : stop;
@@ -803,17 +895,22 @@ int cmd_report(int argc, char **argv)
 
 		/* the page says what stderr says */
 		ctxmon_verdict_format(&verdict, r.path, line, sizeof(line));
-		ret = recording__html(r.outpath, r.html, r.a, &s, r.r,
+		bool out_only = !strcmp(r.html_path, "-");
+
+		ret = recording__html(out_only ? NULL : r.html_path, r.html,
+				      r.a, &s, r.r,
 				      info.damaged || info.truncated ? line :
 								       NULL);
 		if (ret < 0) {
 			cli__err(CMD, "writing %s: %s",
-				 r.outpath ? r.outpath : "the report",
+				 out_only ? "the page" : r.html_path,
 				 strerror(-ret));
 			goto out;
 		}
-		status = done;
-		goto out;
+		if (out_only) {
+			status = done;
+			goto out;
+		}
 	}
 	if (cli__out_open(CMD, &of, r.outpath, stdout, 0) < 0)
 		goto out;

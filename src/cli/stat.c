@@ -73,7 +73,7 @@ static const struct cli_opt stat_opts[] = {
 	  "print every MS milliseconds (counts per interval)" },
 	{ "per-thread", 0, 'T', NULL,
 	  "one row per thread (default for a command, -p, -t)" },
-	{ "per-process", 0, 'P', NULL, "one row per process (default with -a)" },
+	{ "per-process", 'P', 'P', NULL, "one row per process (default with -a)" },
 	{ "sort", 's', 's', "KEY", "sort rows by KEY (default switches)",
 	  output__sort_keys },
 	{ "limit", 'n', 'n', "N",
@@ -123,7 +123,7 @@ const struct cli_doc stat_doc = {
 	.examples = (const struct cli_example[]){
 		{ "stat -- ./myprog arg", "every thread of myprog, vs the kernel's counts" },
 		{ "stat -a -I 1000", "the machine, per process, every second" },
-		{ "stat -p 1234 --duration 5 --sort invol",
+		{ "stat -p 1234 --duration 5 --sort involuntary",
 		  "one process for 5 s, most preempted threads first" },
 		{ "stat -p 1234 --duration 5 --check",
 		  "the same, checked against each thread's /proc counters" },

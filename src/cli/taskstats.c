@@ -57,9 +57,10 @@ struct ts_run {
 };
 
 static const struct cli_opt taskstats_opts[] = {
-	{ "process", 'P', 'P', NULL,
+	{ "per-process", 'P', 'P', NULL,
 	  "PIDs are processes: the sum of their live threads (the kernel keeps "
 	  "no switch counts of dead ones)" },
+	CLI_ALIAS("process", 'P', NULL, "per-process"),
 	{ "exit-watch", 'w', 'w', "CPUS",
 	  "print each task's final counters as it exits on CPUS (\"0-3,8\" or "
 	  "\"all\"); with a command, only its tasks, compared at the end with "
@@ -197,10 +198,15 @@ static void print_one(struct ts_run *r, const struct ctxmon_taskstats *in,
 	r->last = tc;
 
 	if (r->json) {
-		printf("{\"kind\":\"%s\",\"process\":%s,\"pid\":%d,\"tgid\":%d,"
-		       "\"ppid\":%d,\"comm\":",
-		       t->exit ? "exit" : "now", t->process ? "true" : "false",
-		       t->pid, t->tgid, t->ppid);
+		printf("{" CTXMON_JSON_SCHEMA ",\"kind\":\"%s\",\"process\":%s,"
+		       "\"pid\":",
+		       t->exit ? "exit" : "now", t->process ? "true" : "false");
+		json__put_id(stdout, t->pid);
+		fputs(",\"tgid\":", stdout);
+		json__put_id(stdout, t->tgid);
+		fputs(",\"ppid\":", stdout);
+		json__put_id(stdout, t->ppid);
+		fputs(",\"comm\":", stdout);
 		json__put_str(stdout, t->comm);
 		printf(",\"version\":%u,\"size\":%u", t->version, t->size);
 		if (t->have & CTXMON_TS_CSW)
@@ -530,7 +536,7 @@ static void report_cmd(struct ts_run *r, pid_t root, const struct rusage *ru)
 		}
 	}
 	if (r->json) {
-		printf("{\"kind\":\"summary\",\"pid\":%d,\"tasks\":%" PRIu64
+		printf("{" CTXMON_JSON_SCHEMA ",\"kind\":\"summary\",\"pid\":%d,\"tasks\":%" PRIu64
 		       ",\"processes\":%" PRIu64 ",\"voluntary\":%" PRIu64
 		       ",\"involuntary\":%" PRIu64 ",\"final_voluntary\":%" PRIu64
 		       ",\"final_involuntary\":%" PRIu64

@@ -25,7 +25,8 @@
 
 static const char *const CMD = "top";
 
-enum { OPT_ALL_ROWS = CAP_OPT__END + 1 };
+enum { OPT_ALL_ROWS = CAP_OPT__END + 1, OPT_DELAY, OPT_ITERATIONS,
+       OPT_FILTER };
 
 struct top_run {
 	struct capture_opts cap;
@@ -44,19 +45,21 @@ struct top_run {
 };
 
 static const struct cli_opt top_opts[] = {
-	{ "delay", 'd', 'd', "SEC",
+	{ "delay", 0, OPT_DELAY, "SEC",
 	  "refresh every SEC seconds (default 1, at least 0.1)" },
 	{ "batch", 'b', 'b', NULL,
 	  "plain text frames on stdout, no terminal needed" },
-	{ "iterations", 'n', 'n', "N",
+	{ "iterations", 0, OPT_ITERATIONS, "N",
 	  "stop after N frames (default: until q or Ctrl-C)" },
 	{ "limit", 'l', 'l', "N",
 	  "batch: at most N rows per frame (default 20, 0: all)" },
-	{ "threads", 'H', 'H', NULL, "one row per thread (default)" },
-	{ "processes", 'P', 'P', NULL, "one row per process" },
+	{ "per-thread", 'H', 'H', NULL, "one row per thread (default)" },
+	CLI_ALIAS("threads", 'H', NULL, "per-thread"),
+	{ "per-process", 'P', 'P', NULL, "one row per process" },
+	CLI_ALIAS("processes", 'P', NULL, "per-process"),
 	{ "sort", 's', 's', "KEY", "sort by KEY (default switches)",
 	  top_view__sort_keys },
-	{ "filter", 'f', 'f', "TEXT",
+	{ "filter", 0, OPT_FILTER, "TEXT",
 	  "rows whose comm contains TEXT, or pid/tid TEXT" },
 	{ "all-rows", 0, OPT_ALL_ROWS, NULL,
 	  "also rows with no activity in the frame" },
@@ -81,9 +84,23 @@ const struct cli_doc top_doc = {
 	},
 	.examples = (const struct cli_example[]){
 		{ "top", "the machine, every second" },
-		{ "top -b -n 3 -d 0.5", "three text frames, half a second apart" },
-		{ "top -P -s invol", "processes, most preempted first" },
+		{ "top -b --iterations 3 --delay 0.5",
+		  "three text frames, half a second apart" },
+		{ "top -P -s involuntary", "processes, most preempted first" },
 		{ NULL },
+	},
+	/* one meaning per letter across commands (docs/cli.md) */
+	.retired = (const struct cli_retired[]){
+		{ 'd', NULL, true,
+		  "-d is --duration now (stop after SEC, as in every command); "
+		  "the refresh delay is --delay SEC" },
+		{ 'n', NULL, true,
+		  "-n is --limit now (rows, as in stat and report); the number "
+		  "of frames is --iterations N" },
+		{ 'f', NULL, true,
+		  "-f is --format in every command; the row filter is "
+		  "--filter TEXT" },
+		{ 0 },
 	},
 	.notes = "Without tracing rights it falls back to /proc counters (no "
 		 "latency).",
@@ -106,7 +123,7 @@ static int parse(struct top_run *r, int argc, char **argv)
 		switch (opt) {
 		case CAPTURE_OPT_ERROR:
 			return -1;
-		case 'd':
+		case OPT_DELAY:
 			if (cli__parse_double(optarg, &r->delay_s) < 0 ||
 			    r->delay_s < 0.1 || r->delay_s > 86400) {
 				cli__err(CMD,
@@ -119,7 +136,7 @@ static int parse(struct top_run *r, int argc, char **argv)
 		case 'b':
 			r->batch = true;
 			break;
-		case 'n':
+		case OPT_ITERATIONS:
 			if (cli__parse_uint(optarg, 1ul << 30, &v) < 0 || !v) {
 				cli__err(CMD, "bad iteration count '%s'",
 					 optarg);
@@ -148,7 +165,7 @@ static int parse(struct top_run *r, int argc, char **argv)
 				return -1;
 			}
 			break;
-		case 'f':
+		case OPT_FILTER:
 			snprintf(r->view.filter, sizeof(r->view.filter), "%s",
 				 optarg);
 			break;
@@ -585,7 +602,7 @@ int cmd_top(int argc, char **argv)
 	}
 	if (!r.batch && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))) {
 		cli__err(CMD, "not a terminal: the live view needs one; use -b "
-			      "for text frames (e.g. ctxmon top -b -n 3)");
+			      "for text frames (e.g. ctxmon top -b --iterations 3)");
 		capture__free(&r.cap);
 		return EXIT_USAGE;
 	}

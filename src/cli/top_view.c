@@ -19,15 +19,16 @@
 #include "output/output.h"
 
 static const char *const sort_names[TOP_SORT__MAX] = {
-	[TOP_SORT_SWITCHES] = "switches", [TOP_SORT_VOL] = "vol",
-	[TOP_SORT_INVOL] = "invol",	  [TOP_SORT_RUN] = "run",
+	[TOP_SORT_SWITCHES] = "switches", [TOP_SORT_VOL] = "voluntary",
+	[TOP_SORT_INVOL] = "involuntary", [TOP_SORT_RUN] = "run",
 	[TOP_SORT_WAIT] = "wait",	  [TOP_SORT_P99] = "p99",
-	[TOP_SORT_MAXLAT] = "maxlat",	  [TOP_SORT_PID] = "pid",
+	[TOP_SORT_MAXLAT] = "lat_max",	  [TOP_SORT_PID] = "pid",
 	[TOP_SORT_COMM] = "comm",
 };
 
 int top_view__parse_sort(const char *s, enum top_sort *k)
 {
+	s = output__sort_alias(s);
 	for (int i = 0; i < TOP_SORT__MAX; i++) {
 		if (!strcmp(s, sort_names[i])) {
 			*k = (enum top_sort)i;
@@ -48,7 +49,8 @@ const char *top_view__sort_name(enum top_sort k)
 
 const char *top_view__sort_keys(void)
 {
-	return "switches, vol, invol, run, wait, p99, maxlat, pid, comm";
+	return "switches, voluntary, involuntary, run, wait, p99, lat_max, pid, "
+	       "comm";
 }
 
 static uint64_t key_value(const struct ctxmon_stats *r, enum top_sort k)

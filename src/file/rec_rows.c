@@ -214,7 +214,7 @@ static int json_rows(struct ctxmon_rowfile *r, const struct json *arr,
 		struct ctxmon_stats *s = &(*out)[(*n)++];
 		const char *comm = json__str(t, "comm");
 
-		s->tid = (pid_t)json__num(t, procs ? "pid" : "tid", 0);
+		s->tid = (pid_t)json__num(t, procs ? "pid" : "tid", -1);
 		s->tgid = (pid_t)json__num(t, "tgid", -1);
 		if (procs)
 			s->tgid = s->tid;

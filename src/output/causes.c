@@ -239,16 +239,23 @@ static void json_ctx(FILE *f, const struct ctxmon_lat_ctx *c)
 {
 	fprintf(f,
 		"{\"ns\":%" PRIu64 ",\"wake_ts_ns\":%" PRIu64
-		",\"run_ts_ns\":%" PRIu64 ",\"tid\":%d,\"comm\":",
-		c->ns, c->wake_ts, c->run_ts, c->tid);
+		",\"run_ts_ns\":%" PRIu64 ",\"tid\":",
+		c->ns, c->wake_ts, c->run_ts);
+	json__put_id(f, c->tid);
+	fputs(",\"comm\":", f);
 	json__put_str(f, c->comm);
-	fprintf(f, ",\"waker_tid\":%d,\"waker_comm\":", c->waker_tid);
+	fputs(",\"waker_tid\":", f);
+	json__put_id(f, c->waker_tid);
+	fputs(",\"waker_comm\":", f);
 	json__put_str(f, c->waker_comm);
-	fprintf(f,
-		",\"waker_cpu\":%d,\"waker_ctx\":\"%s\",\"cpu\":%d"
-		",\"prev_tid\":%d,\"prev_comm\":",
-		c->waker_cpu, ctxmon_wake_ctx_name(c->ctx), c->cpu,
-		c->prev_tid);
+	fputs(",\"waker_cpu\":", f);
+	json__put_id(f, c->waker_cpu);
+	fprintf(f, ",\"waker_ctx\":\"%s\",\"cpu\":",
+		ctxmon_wake_ctx_name(c->ctx));
+	json__put_id(f, c->cpu);
+	fputs(",\"prev_tid\":", f);
+	json__put_id(f, c->prev_tid);
+	fputs(",\"prev_comm\":", f);
 	json__put_str(f, c->prev_tid ? c->prev_comm : "idle");
 	fputc('}', f);
 }
@@ -295,7 +302,9 @@ void output__causes_json(FILE *f, const struct ctxmon_causes *c,
 	for (size_t i = 0; i < c->nsys; i++) {
 		const struct ctxmon_sys_cause *s = &c->sys[i];
 
-		fprintf(f, "%s{\"id\":%ld,\"name\":", i ? "," : "", s->id);
+		fprintf(f, "%s{\"id\":", i ? "," : "");
+		json__put_id(f, s->id);
+		fputs(",\"name\":", f);
 		json__put_str(f,
 				 output__sys_name(arch, s->id, nb, sizeof(nb)));
 		fprintf(f,
@@ -320,13 +329,15 @@ void output__causes_json(FILE *f, const struct ctxmon_causes *c,
 
 void output__pair_json(FILE *f, const struct ctxmon_pair *p)
 {
-	fprintf(f,
-		"{\"kind\":\"%s\",\"ctx\":\"%s\",\"from_tid\":%d"
-		",\"from_comm\":",
+	fprintf(f, "{\"kind\":\"%s\",\"ctx\":\"%s\",\"from_tid\":",
 		p->kind == CTXMON_PAIR_WAKE ? "wake" : "preempt",
-		ctxmon_wake_ctx_name(p->ctx), p->from_tid);
+		ctxmon_wake_ctx_name(p->ctx));
+	json__put_id(f, p->from_tid);
+	fputs(",\"from_comm\":", f);
 	json__put_str(f, p->from_comm);
-	fprintf(f, ",\"to_tid\":%d,\"to_comm\":", p->to_tid);
+	fputs(",\"to_tid\":", f);
+	json__put_id(f, p->to_tid);
+	fputs(",\"to_comm\":", f);
 	json__put_str(f, p->to_comm);
 	fprintf(f, ",\"count\":%" PRIu64, p->count);
 	if (p->kind == CTXMON_PAIR_WAKE)

@@ -323,9 +323,9 @@ static void json_runs(FILE *f, const struct exp_report *r)
 
 		fprintf(f, "%s\n{\"condition\":", i ? "," : "");
 		json__put_str(f, ctxmon_experiment_cond_name(r->e, u->cond));
-		fprintf(f, ",\"run\":%u,\"status\":\"%s\",\"exit_status\":%d",
-			u->index, ctxmon_run_status_name(u->status),
-			u->exit_status);
+		fprintf(f, ",\"run\":%u,\"status\":\"%s\",\"exit_status\":",
+			u->index, ctxmon_run_status_name(u->status));
+		json__put_id(f, u->exit_status); /* null: did not start */
 		if (u->error[0]) {
 			fputs(",\"error\":", f);
 			json__put_str(f, u->error);
@@ -399,7 +399,7 @@ static int json(FILE *f, const struct exp_report *r)
 	size_t nc = ctxmon_experiment_nconds(r->e);
 	bool first = true;
 
-	fprintf(f, "{\"ctxmon\":\"experiment\",\"backend\":");
+	fprintf(f, "{" CTXMON_JSON_SCHEMA ",\"ctxmon\":\"experiment\",\"backend\":");
 	json__put_str(f, r->backend ? r->backend : "");
 	fprintf(f, ",\"runs_per_condition\":%u,\"warmup\":%u,\"interrupted\":%s,"
 		   "\"alpha\":%g,\"outlier_rule\":\"%s\",\"tests\":\"%s\","

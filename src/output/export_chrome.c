@@ -172,7 +172,7 @@ static int cj_open(struct exporter *x, struct tl_ops *ops)
 	c->f = ctxmon_outfile_stream(x->out);
 	if (!c->f)
 		return -errno;
-	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", c->f);
+	fputs("{" CTXMON_JSON_SCHEMA ",\"displayTimeUnit\":\"ns\",\"traceEvents\":[", c->f);
 	*ops = (struct tl_ops){ .span = cj_span, .sched = cj_sched,
 				.wake = cj_wake, .ctx = x };
 	return 0;

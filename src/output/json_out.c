@@ -39,6 +39,14 @@ size_t utf8__seq(const unsigned char *p)
 	return n;
 }
 
+void json__put_id(FILE *f, long long v)
+{
+	if (v < 0)
+		fputs("null", f);
+	else
+		fprintf(f, "%lld", v);
+}
+
 void json__put_str(FILE *f, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)(s ? s : "");

@@ -276,8 +276,9 @@ static int json_group(FILE *f, const struct latency_group *g, unsigned buckets)
 	uint64_t h[LOG2_BUCKETS];
 	bool first = true;
 
-	fprintf(f, "{\"kind\":\"%s\",\"id\":%d,\"tgid\":", kinds[g->kind],
-		g->id);
+	fprintf(f, "{\"kind\":\"%s\",\"id\":", kinds[g->kind]);
+	json__put_id(f, g->id);
+	fputs(",\"tgid\":", f);
 	if (g->tgid >= 0)
 		fprintf(f, "%d,\"comm\":", g->tgid);
 	else
@@ -321,7 +322,8 @@ static int json_latency(FILE *f, const struct latency_report *r)
 {
 	const struct ctxmon_session_stats *c = &r->cap;
 
-	fprintf(f, "{\"ctxmon\":\"%s\",\"backend\":", CTXMON_VERSION);
+	fprintf(f, "{" CTXMON_JSON_SCHEMA ",\"ctxmon\":\"%s\",\"backend\":",
+		CTXMON_VERSION);
 	json__put_str(f, r->backend);
 	if (r->source) {
 		fprintf(f, ",\"source\":");

@@ -278,6 +278,10 @@ struct output_opts {
 
 /* Parse a --sort key; 0 or -EINVAL. */
 int output__parse_sort(const char *s, enum sort_key *k);
+/* The name a --sort spelling stands for: "voluntary" for "vol" (also
+ * invol, lat, maxlat, migr), @s itself otherwise.  Every command's
+ * --sort reads its key through this one table (docs/cli.md). */
+const char *output__sort_alias(const char *s);
 /* The accepted --sort keys, for help text. */
 const char *output__sort_keys(void);
 /* Sort rows by @k, largest first (tid and comm: ascending). */

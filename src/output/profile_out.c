@@ -161,14 +161,17 @@ int ctxmon_profile_write_json(const struct ctxmon_profile *p, FILE *f)
 	if (err)
 		return err;
 	ctxmon_profile_loss(p, &l);
-	fprintf(f, "{\"duration_us\":%" PRIu64 ",\"period_us\":%" PRIu64
+	fprintf(f, "{" CTXMON_JSON_SCHEMA ",\"duration_us\":%" PRIu64 ",\"period_us\":%" PRIu64
 		   ",\"on_cpu_exact\":%s,\n\"threads\":[",
 		ctxmon_profile_duration_ns(p) / 1000,
 		ctxmon_profile_period_us(p),
 		ctxmon_profile_on_cpu_exact(p) ? "true" : "false");
 	for (size_t i = 0; i < nt; i++) {
-		fprintf(f, "%s\n{\"tgid\":%d,\"tid\":%d,\"comm\":", i ? "," : "",
-			(int)t[i].tgid, (int)t[i].tid);
+		fprintf(f, "%s\n{\"tgid\":", i ? "," : "");
+		json__put_id(f, t[i].tgid);
+		fputs(",\"tid\":", f);
+		json__put_id(f, t[i].tid);
+		fputs(",\"comm\":", f);
 		json__put_str(f, t[i].comm);
 		fprintf(f, ",\"on_cpu_us\":%" PRIu64 ",\"samples\":%" PRIu64
 			   ",\"sleep_us\":%" PRIu64 ",\"wait_us\":%" PRIu64
@@ -180,8 +183,11 @@ int ctxmon_profile_write_json(const struct ctxmon_profile *p, FILE *f)
 	fputs("],\n\"stacks\":[", f);
 	ctxmon_profile_stacks(p, &v, &n);
 	for (size_t i = 0; i < n; i++) {
-		fprintf(f, "%s\n{\"tgid\":%d,\"tid\":%d,\"comm\":", i ? "," : "",
-			(int)v[i].tgid, (int)v[i].tid);
+		fprintf(f, "%s\n{\"tgid\":", i ? "," : "");
+		json__put_id(f, v[i].tgid);
+		fputs(",\"tid\":", f);
+		json__put_id(f, v[i].tid);
+		fputs(",\"comm\":", f);
 		json__put_str(f, v[i].comm);
 		fprintf(f, ",\"kind\":\"%s\",\"cause\":",
 			profile__kind_name(v[i].kind));
@@ -198,16 +204,20 @@ int ctxmon_profile_write_json(const struct ctxmon_profile *p, FILE *f)
 	fputs("],\n\"wakes\":[", f);
 	ctxmon_profile_wakes(p, &v, &n);
 	for (size_t i = 0; i < n; i++) {
-		fprintf(f, "%s\n{\"tgid\":%d,\"tid\":%d,\"comm\":", i ? "," : "",
-			(int)v[i].tgid, (int)v[i].tid);
+		fprintf(f, "%s\n{\"tgid\":", i ? "," : "");
+		json__put_id(f, v[i].tgid);
+		fputs(",\"tid\":", f);
+		json__put_id(f, v[i].tid);
+		fputs(",\"comm\":", f);
 		json__put_str(f, v[i].comm);
 		fputs(",\"cause\":", f);
 		json__put_str(f, v[i].cause);
 		fprintf(f, ",\"us\":%" PRIu64 ",\"count\":%" PRIu64
 			   ",\"frames\":", v[i].us, v[i].count);
 		json_frames(f, v[i].frames, v[i].n_frames);
-		fprintf(f, ",\"waker_tid\":%d,\"waker_comm\":",
-			(int)v[i].waker_tid);
+		fputs(",\"waker_tid\":", f);
+		json__put_id(f, v[i].waker_tid);
+		fputs(",\"waker_comm\":", f);
 		json__put_str(f, v[i].waker_comm);
 		fputs(",\"waker_frames\":", f);
 		json_frames(f, v[i].waker_frames, v[i].n_waker_frames);

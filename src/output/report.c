@@ -24,17 +24,35 @@ static const struct {
 	const char *name;
 	enum sort_key key;
 } sort_names[] = {
-	{ "switches", SORT_SWITCHES }, { "vol", SORT_VOL },
-	{ "voluntary", SORT_VOL },     { "invol", SORT_INVOL },
-	{ "involuntary", SORT_INVOL }, { "run", SORT_RUN },
-	{ "wait", SORT_WAIT },	       { "sleep", SORT_SLEEP },
-	{ "lat", SORT_LAT },	       { "maxlat", SORT_MAXLAT },
-	{ "migr", SORT_MIGR },	       { "tid", SORT_TID },
-	{ "pid", SORT_TID },	       { "comm", SORT_COMM },
+	{ "switches", SORT_SWITCHES },	{ "voluntary", SORT_VOL },
+	{ "involuntary", SORT_INVOL },	{ "run", SORT_RUN },
+	{ "wait", SORT_WAIT },		{ "sleep", SORT_SLEEP },
+	{ "lat_avg", SORT_LAT },	{ "lat_max", SORT_MAXLAT },
+	{ "migrations", SORT_MIGR },	{ "tid", SORT_TID },
+	{ "pid", SORT_TID },		{ "comm", SORT_COMM },
 };
+
+/* The short spellings stat, report and top took before the names were
+ * made one set with diff's; accepted by every --sort. */
+static const struct {
+	const char *alias, *name;
+} sort_aliases[] = {
+	{ "vol", "voluntary" }, { "invol", "involuntary" },
+	{ "lat", "lat_avg" },	{ "maxlat", "lat_max" },
+	{ "migr", "migrations" },
+};
+
+const char *output__sort_alias(const char *s)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(sort_aliases); i++)
+		if (!strcmp(s, sort_aliases[i].alias))
+			return sort_aliases[i].name;
+	return s;
+}
 
 int output__parse_sort(const char *s, enum sort_key *k)
 {
+	s = output__sort_alias(s);
 	for (size_t i = 0; i < ARRAY_SIZE(sort_names); i++) {
 		if (!strcmp(s, sort_names[i].name)) {
 			*k = sort_names[i].key;
@@ -46,8 +64,8 @@ int output__parse_sort(const char *s, enum sort_key *k)
 
 const char *output__sort_keys(void)
 {
-	return "switches, vol, invol, run, wait, sleep, lat, maxlat, migr, "
-	       "tid, comm";
+	return "switches, voluntary, involuntary, run, wait, sleep, lat_avg, "
+	       "lat_max, migrations, tid, comm";
 }
 
 static uint64_t sleep_total(const struct ctxmon_stats *r)
@@ -583,6 +601,8 @@ static void table_row(FILE *f, const struct ctxmon_stats *r, bool procs)
 		snprintf(id, sizeof(id), "%8s %8u", "exited", r->folded);
 	else if (procs && !r->tid && r->tgid < 0) /* stat --per-cgroup */
 		snprintf(id, sizeof(id), "%8s %8u", "cgroup", r->nthreads);
+	else if (!procs && r->tgid < 0) /* perf script text: no pid */
+		snprintf(id, sizeof(id), "%8d %8s", r->tid, "-");
 	else
 		snprintf(id, sizeof(id), "%8d %8d", r->tid,
 			 procs ? (int)r->nthreads : r->tgid);
@@ -738,21 +758,31 @@ static void json_latency(FILE *f, const struct ctxmon_latency *l)
 {
 	bool first = true;
 
-	if (l->max_is_bound) /* not measured: at most max_bound_ns */
+	if (l->max_is_bound) { /* not measured: at most max_bound_ns */
 		fprintf(f,
 			"{\"count\":%" PRIu64 ",\"mean_ns\":%" PRIu64
 			",\"max_ns\":null,\"max_bound_ns\":%" PRIu64
 			",\"max_ts_ns\":null,\"max_waker_tid\":null"
 			",\"max_cpu\":null,\"max_prev_tid\":null,\"hist\":[",
 			l->count, lat_mean(l), l->max_ns);
-	else
+	} else {
+		/* no wakeup measured: no maximum to say when and whose */
+		bool none = !l->count;
+
 		fprintf(f,
 			"{\"count\":%" PRIu64 ",\"mean_ns\":%" PRIu64
 			",\"max_ns\":%" PRIu64 ",\"max_bound_ns\":null"
-			",\"max_ts_ns\":%" PRIu64 ",\"max_waker_tid\":%d"
-			",\"max_cpu\":%d,\"max_prev_tid\":%d,\"hist\":[",
-			l->count, lat_mean(l), l->max_ns, l->max_ts,
-			l->max_waker_tid, l->max_cpu, l->max_prev_tid);
+			",\"max_ts_ns\":",
+			l->count, lat_mean(l), l->max_ns);
+		json__put_id(f, none ? -1 : (long long)l->max_ts);
+		fputs(",\"max_waker_tid\":", f);
+		json__put_id(f, none ? -1 : l->max_waker_tid);
+		fputs(",\"max_cpu\":", f);
+		json__put_id(f, none ? -1 : l->max_cpu);
+		fputs(",\"max_prev_tid\":", f);
+		json__put_id(f, none ? -1 : l->max_prev_tid);
+		fputs(",\"hist\":[", f);
+	}
 	for (int i = 0; i < CTXMON_HIST_BUCKETS; i++) {
 		if (!l->hist[i])
 			continue;
@@ -769,8 +799,13 @@ static void json_latency(FILE *f, const struct ctxmon_latency *l)
 static void json_row(FILE *f, const struct ctxmon_stats *r, bool procs,
 		     const struct ctxmon_causes *causes, const char *arch)
 {
-	fprintf(f, "{\"%s\":%d,\"tgid\":%d,\"ppid\":%d,\"gen\":%u,\"comm\":",
-		procs ? "pid" : "tid", r->tid, r->tgid, r->ppid, r->gen);
+	fprintf(f, "{\"%s\":", procs ? "pid" : "tid");
+	json__put_id(f, r->tid);
+	fputs(",\"tgid\":", f);
+	json__put_id(f, r->tgid);
+	fputs(",\"ppid\":", f);
+	json__put_id(f, r->ppid);
+	fprintf(f, ",\"gen\":%u,\"comm\":", r->gen);
 	json__put_str(f, r->comm);
 	if (procs)
 		fprintf(f, ",\"nthreads\":%u", r->nthreads);
@@ -844,7 +879,8 @@ static void json_report(FILE *f, struct report *r)
 {
 	const struct ctxmon_session_stats *c = &r->cap;
 
-	fprintf(f, "{\"ctxmon\":\"%s\",\"backend\":", CTXMON_VERSION);
+	fprintf(f, "{" CTXMON_JSON_SCHEMA ",\"ctxmon\":\"%s\",\"backend\":",
+		CTXMON_VERSION);
 	json__put_str(f, r->backend);
 	if (r->interval >= 0)
 		fprintf(f, ",\"interval\":%d,\"interval_end_ns\":%" PRIu64,
@@ -981,8 +1017,12 @@ static void csv_rows(FILE *f, struct report *r, const struct ctxmon_stats *rows,
 	for (size_t i = 0; i < n; i++) {
 		const struct ctxmon_stats *x = &rows[i];
 
-		fprintf(f, "%d,%s,%d,%d,", r->interval,
-			procs ? "process" : "thread", x->tid, x->tgid);
+		/* an unknown tgid is an empty field, NA to R and pandas */
+		fprintf(f, "%d,%s,%d,", r->interval,
+			procs ? "process" : "thread", x->tid);
+		if (x->tgid >= 0)
+			fprintf(f, "%d", x->tgid);
+		fputc(',', f);
 		csv_str(f, x->comm);
 		fprintf(f,
 			",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64

@@ -9,10 +9,10 @@ skip_unless_capture
 PY=/usr/bin/python3
 $PY -c 'import scipy' 2>/dev/null || skip "no SciPy for $PY (Debian python3-scipy)"
 
-"$CTXMON" experiment -n 6 --no-causes --csv -o "$T/a.csv" \
+"$CTXMON" experiment -r 6 --no-causes --csv -o "$T/a.csv" \
 	--condition x="$WL/pingpong 300" --condition y="$WL/pingpong 600" 2>"$T/a.err" ||
 	fail "experiment A: $(cat "$T/a.err")"
-"$CTXMON" experiment -n 6 --no-causes --json -o "$T/b.json" \
+"$CTXMON" experiment -r 6 --no-causes --json -o "$T/b.json" \
 	--condition x="$WL/pingpong 300" --condition y="$WL/pingpong 900" 2>"$T/b.err" ||
 	fail "experiment B: $(cat "$T/b.err")"
 san_check experiment "$T/a.err"

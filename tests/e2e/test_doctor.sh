@@ -15,8 +15,9 @@ san_check doctor "$T/doctor.err"
 json_check "$out" || { fail "doctor --json is not JSON"; finish; }
 cat "$out"; echo
 
-want_btf=0
-[ -r /sys/kernel/btf/vmlinux ] && want_btf=1
+# booleans are JSON's true/false (docs/json.md, schema 2)
+want_btf=false
+[ -r /sys/kernel/btf/vmlinux ] && want_btf=true
 [ "$(json "$out" 'j["btf"]')" = "$want_btf" ] || fail "btf: doctor $(json "$out" 'j["btf"]'), file readable $want_btf"
 [ "$(json "$out" 'j["perf_event_paranoid"]')" = "$(cat /proc/sys/kernel/perf_event_paranoid)" ] ||
 	fail "perf_event_paranoid differs from the sysctl"
@@ -24,8 +25,8 @@ tfs=$(awk '$3 == "tracefs" { print $2; exit }' /proc/mounts)
 [ "$(json "$out" 'j["tracefs"]')" = "$tfs" ] || fail "tracefs: doctor $(json "$out" 'j["tracefs"]'), /proc/mounts $tfs"
 cg=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
 [ "$(json "$out" 'j["cgroup2"]')" = "$cg" ] || fail "cgroup2: doctor $(json "$out" 'j["cgroup2"]'), /proc/mounts $cg"
-want_hist=0
-[ -e "$tfs/events/sched/sched_switch/hist" ] && want_hist=1
+want_hist=false
+[ -e "$tfs/events/sched/sched_switch/hist" ] && want_hist=true
 [ "$(json "$out" 'j["hist_triggers"]')" = "$want_hist" ] || fail "hist_triggers: doctor says $(json "$out" 'j["hist_triggers"]')"
 case $(json "$out" 'j["sigsleep"]') in
 "shown S" | "shown R") ;;

@@ -13,10 +13,10 @@ $PY -c 'import scipy' 2>/dev/null || skip "no SciPy for $PY (Debian python3-scip
 out=$T/ab.json
 err=$T/ab.err
 rc=0
-"$CTXMON" experiment -n 30 --json -o "$out" \
+"$CTXMON" experiment -r 30 --json -o "$out" \
 	--condition a="$WL/pingpong 200" --condition b="$WL/pingpong 800" \
 	2>"$err" || rc=$?
-echo "ctxmon experiment -n 30 --json a='pingpong 200' b='pingpong 800' -> exit $rc"
+echo "ctxmon experiment -r 30 --json a='pingpong 200' b='pingpong 800' -> exit $rc"
 sed 's/^/  | /' "$err"
 san_check experiment "$err"
 [ "$rc" = 0 ] || fail "exit status $rc, want 0"

@@ -12,12 +12,12 @@ PY=/usr/bin/python3
 # that looking for it by its command line finds no other test's process
 HANG="sleep 31.$$"
 rc=0
-"$CTXMON" experiment -n 2 --timeout 1 --json -o "$T/f.json" \
+"$CTXMON" experiment -r 2 --timeout 1 --json -o "$T/f.json" \
 	--condition ok="$WL/pingpong 100" \
 	--condition fail="sh -c 'exit 3'" \
 	--condition hang="sh -c '$HANG; true'" \
 	--condition killed="sh -c 'kill -KILL \$\$'" 2>"$T/f.err" || rc=$?
-echo "ctxmon experiment -n 2 --timeout 1 ok/fail/hang/killed -> exit $rc"
+echo "ctxmon experiment -r 2 --timeout 1 ok/fail/hang/killed -> exit $rc"
 sed 's/^/  | /' "$T/f.err"
 san_check experiment "$T/f.err"
 [ "$rc" = 1 ] || fail "exit status $rc, want 1 (some runs not ok)"
@@ -58,21 +58,21 @@ PYEOF
 
 # a backend that only counts cannot give the per-run metrics: one line
 rc=0
-"$CTXMON" experiment -n 1 --backend proc -- true >"$T/p.out" 2>"$T/p.err" || rc=$?
+"$CTXMON" experiment -r 1 --backend proc -- true >"$T/p.out" 2>"$T/p.err" || rc=$?
 echo "ctxmon experiment --backend proc -> exit $rc: $(cat "$T/p.err")"
 [ "$rc" = 1 ] && [ "$(wc -l <"$T/p.err")" = 1 ] && grep -q 'gives counts' "$T/p.err" ||
 	fail "counting backend not refused in one line"
 # a CPU list of no CPU this machine lets it run on: one line that says so
 hi=$(($(nproc --all) + 8))
 rc=0
-"$CTXMON" experiment -n 1 --pin "$hi" -- true >"$T/c.out" 2>"$T/c.err" || rc=$?
+"$CTXMON" experiment -r 1 --pin "$hi" -- true >"$T/c.out" 2>"$T/c.err" || rc=$?
 echo "ctxmon experiment --pin $hi -> exit $rc: $(cat "$T/c.err")"
 [ "$rc" = 1 ] && [ "$(wc -l <"$T/c.err")" = 1 ] &&
 	grep -q "cannot pin to CPUs $hi: none of them is online and allowed" "$T/c.err" ||
 	fail "--pin of no usable CPU not refused in one line"
 
 # SIGINT: the runs done are summarised
-"$CTXMON" experiment -n 500 --json -o "$T/i.json" -- "$WL/pingpong" 2000 2>"$T/i.err" &
+"$CTXMON" experiment -r 500 --json -o "$T/i.json" -- "$WL/pingpong" 2000 2>"$T/i.err" &
 pid=$!
 BG_PIDS="$BG_PIDS $pid"
 # SIGINT once a run has ended: the runs are one after another, so a
@@ -86,11 +86,11 @@ second_run() {
 	done
 	[ "$(echo $seen | wc -w)" -ge 2 ]
 }
-wait_for 60 second_run || fail "experiment -n 500: no second run in 60 s"
+wait_for 60 second_run || fail "experiment -r 500: no second run in 60 s"
 kill -INT "$pid"
 rc=0
 wait "$pid" || rc=$?
-echo "ctxmon experiment -n 500 -- pingpong 2000, SIGINT after its first run -> exit $rc"
+echo "ctxmon experiment -r 500 -- pingpong 2000, SIGINT after its first run -> exit $rc"
 sed 's/^/  | /' "$T/i.err"
 san_check experiment "$T/i.err"
 [ "$rc" = 130 ] || fail "exit status $rc after SIGINT, want 130"

@@ -13,10 +13,10 @@ $PY -c 'import scipy' 2>/dev/null || skip "no SciPy for $PY (Debian python3-scip
 [ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs"
 
 rc=0
-"$CTXMON" experiment -n 20 --pin 1 --regress elapsed~involuntary \
+"$CTXMON" experiment -r 20 --pin 1 --regress elapsed~involuntary \
 	--metrics elapsed,involuntary,wait --json -o "$T/r.json" \
 	--plot "$T/r.svg" -- "$WL/hogvar" 20 60 2>"$T/r.err" || rc=$?
-echo "ctxmon experiment -n 20 --pin 1 --regress elapsed~involuntary -- hogvar 20 60 -> exit $rc"
+echo "ctxmon experiment -r 20 --pin 1 --regress elapsed~involuntary -- hogvar 20 60 -> exit $rc"
 sed 's/^/  | /' "$T/r.err"
 san_check experiment "$T/r.err"
 [ "$rc" = 0 ] || fail "exit status $rc"

@@ -71,7 +71,7 @@ rc=0
 [ "$rc" = 1 ] && grep -q "cannot read .*header" "$T/tiny.err" ||
 	fail "a 10-byte file: exit $rc, $(cat "$T/tiny.err")"
 
-"$CTXMON" report --html -i "$T/cut.data" -o "$T/cut.html" 2>/dev/null ||
+"$CTXMON" report -i "$T/cut.data" --html "$T/cut.html" >/dev/null 2>/dev/null ||
 	fail "report --html of the cut recording exited $?"
 grep -q "INCOMPLETE:" "$T/cut.html" || fail "the HTML page of a cut recording does not say so"
 # in the words of every other reader (docs/integrity.md)

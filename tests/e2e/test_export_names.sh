@@ -59,5 +59,5 @@ grep -q "report --html" "$T/r.err" || fail "the .html refusal does not name repo
 refused "SQLite to standard output" export -f sqlite -i "$REC" -o -
 refused "report --json --csv" report -i "$REC" --json --csv
 refused "stat --csv --json" stat --csv --json -- true
-refused "experiment --json --csv" experiment -n 1 --json --csv -- true
+refused "experiment --json --csv" experiment -r 1 --json --csv -- true
 finish

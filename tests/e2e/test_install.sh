@@ -153,7 +153,7 @@ mets=$(sed -n 's/^met=//p' "$T/comp.out")
 [ "$(echo $mets | wc -w)" -ge 5 ] || fail "experiment --metrics completes '$mets'"
 for m in $mets; do
 	# --regress names two metrics: a name it does not know is refused
-	"$CTXMON" experiment -n 1 --regress "$m~$m" >/dev/null 2>"$T/m.err"
+	"$CTXMON" experiment -r 1 --regress "$m~$m" >/dev/null 2>"$T/m.err"
 	grep -q "bad --regress" "$T/m.err" && fail "completion offers metric '$m', experiment does not know it"
 done
 

@@ -57,17 +57,17 @@ for g in th:
         bad.append("tid %d: linear histogram (12 buckets) does not add up" % me)
     if not (l["min_ns"] <= l["p50_ns"] <= l["p90_ns"] <= l["p99_ns"] <= l["p999_ns"] <= l["max_ns"]):
         bad.append("tid %d: quantiles out of order" % me)
-    # The task before it on that CPU is unknown (-1) only where the
+    # The task before it on that CPU is unknown (null) only where the
     # kernel reported no switch-in (seen for the threads of this VM's
     # PID 1): the switch-out then gives the time it ran from, and the
     # account counts an anomaly.
-    unseen = m.get("prev_tid", 0) < 0 and j["capture"].get("anomalies", 0) > 0
+    unseen = m.get("prev_tid", 0) is None and j["capture"].get("anomalies", 0) > 0
     if unseen:
         print("    max: its switch-in was not reported (%d anomalies): "
               "the task before it is unknown" % j["capture"]["anomalies"])
     if not m or m["tid"] != me or m["ns"] != l["max_ns"] or \
-       m["run_ts_ns"] - m["wake_ts_ns"] != m["ns"] or m["cpu"] < 0 or \
-       (m["prev_tid"] < 0 and not unseen) or m["waker_tid"] < 0:
+       m["run_ts_ns"] - m["wake_ts_ns"] != m["ns"] or m["cpu"] is None or \
+       (m["prev_tid"] is None and not unseen) or m["waker_tid"] is None:
         bad.append("tid %d: maximum without its context: %s" % (me, m))
 for b in bad:
     print("FAIL: " + b)

@@ -30,7 +30,7 @@ CMDS=(
 	"export -i @IN@ -f chrome-json -o @OUT@"
 	"report -i @IN@ -o @OUT@"
 	"report -i @IN@ --json -o @OUT@"
-	"report -i @IN@ --html -o @OUT@"
+	"report -i @IN@ --html @OUT@"
 	"script -i @IN@ -o @OUT@"
 	"latency -i @IN@ -o @OUT@"
 	"hist -i @IN@ hist:keys=next_pid -o @OUT@"
@@ -45,8 +45,8 @@ CMDS+=(
 	"profile -o @OUT@ -- @CMD@"
 	"profile --svg @OUT@ -- @CMD@"
 	"profile --pprof @OUT@ -- @CMD@"
-	"experiment -n 2 -o @OUT@ -- @CMD@"
-	"experiment -n 2 --plot @OUT@.svg -- @CMD@"
+	"experiment -r 2 -o @OUT@ -- @CMD@"
+	"experiment -r 2 --plot @OUT@.svg -- @CMD@"
 )
 
 # words of template $1 with output $2, input $3 (text trace $4), command $5

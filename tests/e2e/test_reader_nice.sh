@@ -57,14 +57,14 @@ check user "cmd=5 reader=5" nice -n 5 "$CTXMON" stat --backend bpf
 for args in "" "--nice 3"; do
 	rm -f "$T/exp.out"
 	# shellcheck disable=SC2086 # the options' words
-	"$CTXMON" experiment -q -n 2 --no-causes --backend bpf $args -- \
+	"$CTXMON" experiment -q -r 2 --no-causes --backend bpf $args -- \
 		sh -c "$probe >>$T/exp.out" >/dev/null 2>"$T/exp.err" ||
 		fail "experiment $args exited $?: $(tail -n 1 "$T/exp.err")"
 	san_check "experiment $args" "$T/exp.err"
 	want="cmd=0 reader=-10"
 	[ -z "$args" ] || want="cmd=0 reader=3"
 	got=$(sort -u "$T/exp.out" | tr '\n' ' ')
-	echo "experiment -n 2 $args: $got"
+	echo "experiment -r 2 $args: $got"
 	[ "$got" = "$want " ] && [ "$(wc -l <"$T/exp.out")" = 2 ] ||
 		fail "experiment $args: '$got', expected '$want' from both runs"
 done
@@ -92,18 +92,18 @@ check rt-hist "cmd=0/0 reader=8/1" "$CTXMON" hist --backend bpf --realtime 8 'hi
 check rt-profile "cmd=0/0 reader=5/1" "$CTXMON" profile --realtime 5
 # experiment: each run's reader, and each command at its own policy
 rm -f "$T/exp.out"
-"$CTXMON" experiment -q -n 2 --no-causes --backend bpf --realtime 9 -- \
+"$CTXMON" experiment -q -r 2 --no-causes --backend bpf --realtime 9 -- \
 	sh -c "$PROBE >>$T/exp.out" >/dev/null 2>"$T/exp.err" ||
 	fail "experiment --realtime 9 exited $?: $(tail -n 1 "$T/exp.err")"
 san_check "experiment --realtime" "$T/exp.err"
 got=$(sort -u "$T/exp.out" | tr '\n' ' ')
-echo "experiment -n 2 --realtime 9: $got"
+echo "experiment -r 2 --realtime 9: $got"
 [ "$got" = "cmd=0/0 reader=9/1 " ] && [ "$(wc -l <"$T/exp.out")" = 2 ] ||
 	fail "experiment --realtime 9: '$got', expected 'cmd=0/0 reader=9/1' from both runs"
 # without CAP_SYS_NICE: one line says so, and it reads at its nice
 rc=0
 setpriv --inh-caps=-sys_nice --bounding-set=-sys_nice "$CTXMON" experiment \
-	-q -n 2 --no-causes --backend bpf --realtime 9 -- \
+	-q -r 2 --no-causes --backend bpf --realtime 9 -- \
 	true >/dev/null 2>"$T/nocap-exp.err" || rc=$?
 cat "$T/nocap-exp.err"
 [ "$rc" = 0 ] || fail "experiment --realtime without CAP_SYS_NICE: exit $rc, expected 0"

@@ -60,7 +60,7 @@ for b in perf ftrace; do
 		fail "$n: report exited $?"
 	san_check report "$T/rep.err"
 	same "$T/$n.stat.json" "$T/$n.rep.json" "$n"
-	"$CTXMON" report --html -i "$T/$n.data" -o "$T/$n.html" 2>"$T/rep.err" ||
+	"$CTXMON" report -i "$T/$n.data" --html "$T/$n.html" >/dev/null 2>"$T/rep.err" ||
 		fail "$n: report --html exited $?"
 	k=$(json "$T/$n.rep.json" 'j["kernel"]')
 	echo "$n: doctor's verdict gives sigsleep_bound $want; report: $k"

@@ -11,7 +11,7 @@ CHROME=$(command -v chromium || command -v chromium-browser) ||
 
 "$CTXMON" record -q -e all -o "$T/m.data" -- "$WL/multi5" >/dev/null 2>"$T/rec.err" ||
 	fail "record exited $?: $(tail -n 2 "$T/rec.err")"
-"$CTXMON" report -i "$T/m.data" --html -o "$T/m.html" 2>"$T/rep.err" ||
+"$CTXMON" report -i "$T/m.data" --html "$T/m.html" >/dev/null 2>"$T/rep.err" ||
 	fail "report --html exited $?: $(tail -n 2 "$T/rep.err")"
 san_check "report --html" "$T/rep.err"
 "$CTXMON" report -i "$T/m.data" --json --per-thread >"$T/m.json" 2>/dev/null ||
@@ -103,7 +103,7 @@ PY
 # (the 40 with the most switches).
 "$CTXMON" record -q -a -o "$T/a.data" -- sleep 0.3 >/dev/null 2>"$T/reca.err" ||
 	fail "record -a exited $?: $(tail -n 2 "$T/reca.err")"
-"$CTXMON" report -i "$T/a.data" --html -o "$T/a.html" 2>/dev/null ||
+"$CTXMON" report -i "$T/a.data" --html "$T/a.html" >/dev/null 2>/dev/null ||
 	fail "report --html (system-wide) exited $?"
 "$CTXMON" report -i "$T/a.data" --json --per-thread >"$T/a.json" 2>/dev/null ||
 	fail "report --json (system-wide) exited $?"

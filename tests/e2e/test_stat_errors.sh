@@ -44,13 +44,13 @@ record --duration 2e9 -a -o $T/x.ctxm
 hist --duration 1e11 -a hist:keys=cpu
 profile --duration 1e12 -a
 taskstats --duration 1e10 1
-experiment --timeout 1e308 -n 1 -- true
+experiment --timeout 1e308 -r 1 -- true
 report --time 1e300, -i $T/none.ctxm
 report --time 0,nan -i $T/none.ctxm
 report --time ,inf -i $T/none.ctxm
 script --cpu , -i $T/none.ctxm
 record -e , -o $T/x.ctxm -- true
-experiment --metrics , -n 1 -- true
+experiment --metrics , -r 1 -- true
 EOT
 
 # A thread's id given as a process (/proc shows threads too, and the
@@ -84,9 +84,9 @@ stat -p $thr --duration 1
 latency -p $thr --duration 1
 hist -p $thr --duration 1 hist:keys=cpu
 profile -p $thr --duration 1
-top --batch -n 1 -p $thr -l 5
+top --batch --iterations 1 -p $thr -l 5
 profile -p $gone --duration 1
-top --batch -n 1 -t $gone -l 5
+top --batch --iterations 1 -t $gone -l 5
 EOT
 kill "$py" 2>/dev/null
 

@@ -108,7 +108,7 @@ if "$CTXMON" record -o "$T/rt.ctx" -- "$WL/kcount" "$WL/profblock" \
 	>/dev/null 2>"$T/rt.err"; then
 	"$CTXMON" report -i "$T/rt.ctx" --json -o "$T/rt.json" 2>/dev/null ||
 		fail "report --json of the recording"
-	"$CTXMON" report -i "$T/rt.ctx" --html -o "$T/rt.html" 2>/dev/null ||
+	"$CTXMON" report -i "$T/rt.ctx" --html "$T/rt.html" >/dev/null 2>/dev/null ||
 		fail "report --html of the recording"
 	python3 - "$T/rt.json" "$T/rt.err" "$T/rt.html" <<'PY' || fail "record + report: run time beside wait4()"
 import json, re, sys

@@ -3,7 +3,7 @@
 # (top shows the whole machine and its rates are held against
 # /proc sampled beside it; ctxmon top turns kernel.bpf_stats_enabled on
 # and back, which another top running beside it would see changed)
-# `ctxmon top -b -n 3`: three plain-text frames, each with the header
+# `ctxmon top -b --iterations 3`: three plain-text frames, each with the header
 # (system switch rate from /proc/stat, per-CPU busy, ctxmon's own CPU,
 # loss) and rows sorted by switch rate, whose top rows are the two threads
 # of a running ping-pong; their rates agree with what the kernel's own
@@ -153,10 +153,10 @@ for be in default proc; do
 	sample_counts "$T/$be.samples" &
 	SAMPLER=$!
 	# the samples must cover the first frame's window, which starts 0.5 s
-	# (-d) before it is printed, after top started: a first sample taken
-	# before top starts is enough
+	# (--delay) before it is printed, after top started: a first sample
+	# taken before top starts is enough
 	wait_for 30 test -s "$T/$be.samples" || fail "$be: the sampler wrote nothing in 30 s"
-	"$CTXMON" top -b -n 3 -d 0.5 -l 10 $args 2>"$T/$be.err" |
+	"$CTXMON" top -b --iterations 3 --delay 0.5 -l 10 $args 2>"$T/$be.err" |
 		stamp_frames "$T/$be.stamps" >"$T/$be.out"
 	rc=${PIPESTATUS[0]}
 	# and a sample after the last frame: two more lines than now (the
@@ -167,7 +167,7 @@ for be in default proc; do
 	kill "$SAMPLER" 2>/dev/null
 	wait "$SAMPLER" 2>/dev/null
 	krate=$(kernel_rate "$T/$be.samples" "$T/$be.stamps" 0.5)
-	echo "top -b -n 3 ($be): exit $rc; kernel's rate for ping-pong $PP over the frames: $krate/s"
+	echo "top -b --iterations 3 ($be): exit $rc; kernel's rate for ping-pong $PP over the frames: $krate/s"
 	sed 's/^/  | /' "$T/$be.out" | head -n 40
 	sed 's/^/  ! /' "$T/$be.err"
 	san_check "$be" "$T/$be.err"

@@ -105,7 +105,7 @@ wait_rows() {
 	return 1
 }
 
-tm new-session -d -s top -x 100 -y 40 "exec $CTXMON top -d 0.5 2>$T/tui.err" ||
+tm new-session -d -s top -x 100 -y 40 "exec $CTXMON top --delay 0.5 2>$T/tui.err" ||
 	skip "tmux cannot start a session"
 wait_rows || fail "no rows after 10 s"
 
@@ -136,7 +136,7 @@ sed 's/^/  ! /' "$T/tui.err"
 san_check tui "$T/tui.err"
 
 # 80x24: nothing wider than the pane, the rows fill it
-tm new-session -d -s top -x 80 -y 24 "exec $CTXMON top -d 0.5 2>$T/small.err"
+tm new-session -d -s top -x 80 -y 24 "exec $CTXMON top --delay 0.5 2>$T/small.err"
 wait_rows || fail "80x24: no rows after 10 s"
 tm capture-pane -p -t top >"$T/small.pane"
 sed 's/^/  | /' "$T/small.pane"

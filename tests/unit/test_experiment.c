@@ -236,6 +236,44 @@ static void test_diff_match(void **state)
 				     CTXMON_DF__MAX, &n));
 }
 
+static void test_diff_match_nopids(void **state)
+{
+	/* perf script text: no pids; B has one more "worker", tid lower
+	 * than A's (by name it would take rank 0 and shift the others) */
+	struct ctxmon_stats a[] = {
+		th(102, -1, "worker", 10), th(101, -1, "worker", 20),
+	};
+	struct ctxmon_stats b[] = {
+		th(102, -1, "worker", 10), th(101, -1, "worker", 20),
+		th(50, -1, "worker", 3),
+	};
+	struct ctxmon_diff_row *d;
+	size_t n;
+
+	(void)state;
+	assert_int_equal(ctxmon_diff_match_of(a, 2, b, 3),
+			 CTXMON_DIFF_BY_COMM_TID);
+	/* one side with pids is not enough: the other cannot be ranked */
+	b[0].tgid = 100;
+	assert_int_equal(ctxmon_diff_match_of(a, 2, b, 3),
+			 CTXMON_DIFF_BY_COMM_TID);
+	assert_int_equal(ctxmon_diff_match_of(b, 3, b, 3), CTXMON_DIFF_BY_NAME);
+	b[0].tgid = -1;
+	d = ctxmon_diff_rows(a, 2, b, 3, CTXMON_ROWS_THREADS, CTXMON_DF_WAIT,
+			     &n);
+	assert_non_null(d);
+	assert_int_equal(n, 3);
+	assert_string_equal(d[0].key, "worker/50");
+	assert_true(!d[0].in_a && d[0].in_b);
+	for (size_t i = 1; i < n; i++) {
+		assert_true(d[i].in_a && d[i].in_b);
+		assert_memory_equal(d[i].a, d[i].b, sizeof(d[i].a));
+	}
+	assert_string_equal(d[1].key, "worker/101");
+	assert_string_equal(d[2].key, "worker/102");
+	free(d);
+}
+
 static size_t count(const char *s, const char *pat)
 {
 	size_t n = 0;
@@ -332,6 +370,7 @@ int main(void)
 		cmocka_unit_test(test_regress),
 		cmocka_unit_test(test_metric_names),
 		cmocka_unit_test(test_diff_match),
+		cmocka_unit_test(test_diff_match_nopids),
 		cmocka_unit_test(test_svg),
 		cmocka_unit_test(test_json),
 	};
