@@ -104,8 +104,8 @@ SYN='wakeup_latency u64 lat; pid_t pid; int prio'
 T1="hist:keys=pid:ts0=common_timestamp.usecs:clock=mono if comm==\"$W\""
 T2="hist:keys=next_pid:wakeup_lat=common_timestamp.usecs-\$ts0:clock=mono:onmax(\$wakeup_lat).save(next_comm,prev_pid):onmatch(sched.sched_waking).wakeup_latency(\$wakeup_lat,next_pid,next_prio) if next_comm==\"$W\""
 T3='hist:keys=pid,prio:vals=hitcount'
-if kernel_start -s "$SYN" -e sched:sched_waking "$T1" -e sched:sched_switch "$T2" -e synthetic:wakeup_latency "$T3"; then
-	"$CTXMON" hist -s "$SYN" -e sched:sched_waking "$T1" -e sched:sched_switch "$T2" \
+if kernel_start --synthetic "$SYN" -e sched:sched_waking "$T1" -e sched:sched_switch "$T2" -e synthetic:wakeup_latency "$T3"; then
+	"$CTXMON" hist --synthetic "$SYN" -e sched:sched_waking "$T1" -e sched:sched_switch "$T2" \
 		-e synthetic:wakeup_latency "$T3" -o user.txt -- "./$W" 2000 2>user.err
 	kernel_stop
 	for fl in kernel user; do

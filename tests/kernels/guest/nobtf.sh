@@ -38,7 +38,7 @@ else
 fi
 
 "$CTXMON" doctor --no-probe --json >doctor.json 2>&1
-if [ "$(jfirst doctor.json btf)" = 0 ]; then
+if [ "$(jfirst doctor.json btf)" = false ]; then
 	pass nobtf-doctor
 else
 	fail nobtf-doctor "doctor says btf=$(jfirst doctor.json btf)"
