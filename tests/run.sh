@@ -74,35 +74,6 @@ trap 'kill $(jobs -p) 2>/dev/null; wait; exit 130' INT TERM
 long_left=""
 notjudged=""
 
-# --- unit tests, one after another (a few seconds in all); cmocka prints
-# its own summary, and a case that called skip() is a skip here
-for t in "$B"/tests/*; do
-	[ "$LONG" = 0 ] || break
-	[ -f "$t" ] && [ -x "$t" ] || continue
-	name=unit/$(basename "$t")
-	[ -z "$ONLY" ] || echo "$name" | grep -Eq -- "$ONLY" || continue
-	echo "--- $name"
-	rc=0
-	timeout "$TIMEOUT" "$t" >"$W/unit.log" 2>&1 || rc=$?
-	cat "$W/unit.log"
-	# a skipped case is named while running and again in the summary
-	cases=$(grep -E '^\[  SKIPPED \] ' "$W/unit.log" | grep -v 'test(s)' |
-		sed 's/^\[  SKIPPED \] //' | sort -u)
-	if [ "$rc" = 0 ]; then
-		pass=$((pass + 1))
-	else
-		failed=$((failed + 1))
-		failures="$failures $name"
-		echo "FAIL $name (exit $rc)"
-	fi
-	for c in $cases; do
-		skipped=$((skipped + 1))
-		echo "SKIP $name: case $c called skip()"
-		notjudged="$notjudged
-  $name: case $c called skip()"
-	done
-done
-
 # --- end-to-end tests, JOBS at a time.  A test marked "# runs: alone"
 # (it measures the whole machine, or time) runs with nothing else of the
 # suite beside it, after the others; one marked "# runs: early" (the long
@@ -199,7 +170,42 @@ collect() {
 	unset "NAME[$pid]" "START[$pid]"
 }
 
-for t in $early $shared; do
+# the long ones start first, and the unit tests run beside them
+for t in $early; do
+	[ "$running" -lt "$JOBS" ] || collect
+	start "$t"
+done
+
+# --- unit tests, one after another (half a minute in all); cmocka prints
+# its own summary, and a case that called skip() is a skip here
+for t in "$B"/tests/*; do
+	[ "$LONG" = 0 ] || break
+	[ -f "$t" ] && [ -x "$t" ] || continue
+	name=unit/$(basename "$t")
+	[ -z "$ONLY" ] || echo "$name" | grep -Eq -- "$ONLY" || continue
+	echo "--- $name"
+	rc=0
+	timeout "$TIMEOUT" "$t" >"$W/unit.log" 2>&1 || rc=$?
+	cat "$W/unit.log"
+	# a skipped case is named while running and again in the summary
+	cases=$(grep -E '^\[  SKIPPED \] ' "$W/unit.log" | grep -v 'test(s)' |
+		sed 's/^\[  SKIPPED \] //' | sort -u)
+	if [ "$rc" = 0 ]; then
+		pass=$((pass + 1))
+	else
+		failed=$((failed + 1))
+		failures="$failures $name"
+		echo "FAIL $name (exit $rc)"
+	fi
+	for c in $cases; do
+		skipped=$((skipped + 1))
+		echo "SKIP $name: case $c called skip()"
+		notjudged="$notjudged
+  $name: case $c called skip()"
+	done
+done
+
+for t in $shared; do
 	[ "$running" -lt "$JOBS" ] || collect
 	start "$t"
 done

@@ -108,6 +108,13 @@ backend_runs() {
 	return 1
 }
 
+# long_or SHORT LONG: SHORT in make test, LONG in make check (CTXMON_LONG=1).
+# A test marked "# tier: both" repeats or widens its checks in the long
+# tier with it: more backends, more runs, a bigger workload.
+long_or() {
+	if [ "${CTXMON_LONG:-0}" = 1 ]; then echo "$2"; else echo "$1"; fi
+}
+
 # Exit with the verdict: 1 if fail() was called, 0 otherwise.
 finish() {
 	if [ "$NFAIL" -ne 0 ]; then

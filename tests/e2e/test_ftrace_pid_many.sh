@@ -1,4 +1,5 @@
 #!/bin/bash
+# tier: both (make test: ftrace; make check: ftrace-text too)
 # -p on a process of many threads under the ftrace backends.  They list
 # every thread in the instance's set_event_pid, and the kernel syncs its
 # tracepoints at each write (~30 ms on these VMs): one write per thread
@@ -32,7 +33,7 @@ proc_vol() {
 all_threads() {
 	[ "$(ls "/proc/$1/task" 2>/dev/null | wc -l)" -ge "$2" ]
 }
-for b in ftrace ftrace-text; do
+for b in $(long_or ftrace "ftrace ftrace-text"); do
 	# the threads run until the test says stop ($T/stop-$b), not for a
 	# fixed 12 s that a slow start of stat on a loaded machine could use up
 	bg python3 -c "

@@ -1,4 +1,5 @@
 #!/bin/bash
+# tier: both (make test: SIGKILL at the first write and at the rename; make check: at fsync too)
 # test-timeout: 600
 # Every command that writes a file writes it all or nothing (issue 45,
 # ctxmon/outfile.h): over an existing file at the output path, a command
@@ -139,7 +140,7 @@ for tpl in "${CMDS[@]}"; do
 	umount "$d"
 
 	# 4. killed mid-write, at each step of the commit
-	for sc in write,pwrite64 fsync rename; do
+	for sc in $(long_or "write,pwrite64 rename" "write,pwrite64 fsync rename"); do
 		rm -rf "$d" && mkdir -p "$d" && cp "$OLD" "$tgt"
 		rc=0
 		# shellcheck disable=SC2046

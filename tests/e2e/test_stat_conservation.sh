@@ -1,4 +1,5 @@
 #!/bin/bash
+# tier: both (make test: one round a backend; make check: three)
 # Machine-wide time conservation, against the kernel's own clock of each
 # thread: /proc/<pid>/task/<tid>/schedstat's first field (ns on a CPU,
 # kept by the scheduler itself).  Snapshots taken just before `ctxmon stat
@@ -40,7 +41,7 @@ judged=0
 for b in bpf-agg bpf perf ftrace; do
 	backend_runs "conservation-$b" "$b" || continue
 	judged=$((judged + 1))
-	for r in 1 2 3; do
+	for r in $(seq "$(long_or 1 3)"); do
 		snap "$T/before.json"
 		if ! "$CTXMON" stat -a --backend "$b" --json -o "$T/s.json" -- sleep 0.7 \
 			2>"$T/s.err"; then

@@ -1,4 +1,5 @@
 #!/bin/bash
+# tier: both (make test: bpf-agg and perf; make check: the five exact backends)
 # Commands whose descendants are orphaned (issue 13, defects 1 and 6).
 #
 # A process whose parent dies first is reparented to init, which reaps it:
@@ -106,7 +107,7 @@ PY
 		fail "$name: kernel.match is not true"
 }
 
-for b in ${EXACT_BACKENDS:-bpf-agg bpf perf ftrace ftrace-text}; do
+for b in ${EXACT_BACKENDS:-$(long_or "bpf-agg perf" "bpf-agg bpf perf ftrace ftrace-text")}; do
 	backend_runs "orphans-$b" "$b" || continue
 	gnutime_check "subshell-$b" "$b" 2 sh -c "($O 0.1 &); ($O 0.12 &); sleep 0.3"
 	gnutime_check "daemon-$b" "$b" 1 sh -c "sh -c '$O 0.1 & exit 0'; sleep 0.25"
@@ -160,7 +161,7 @@ rc=0
 "$CTXMON" stat --check -o "$T/c.txt" 2>"$T/c.err" || rc=$?
 [ "$rc" = 2 ] || fail "--check without a command: exit $rc, want 2"
 tp=
-for b in perf ftrace ftrace-text; do
+for b in $(long_or perf "perf ftrace ftrace-text"); do
 	if "$CTXMON" stat --backend "$b" -o /dev/null -- true 2>/dev/null; then
 		tp=$b
 		break

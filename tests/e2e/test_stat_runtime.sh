@@ -1,4 +1,5 @@
 #!/bin/bash
+# tier: both (make test: one round a backend; make check: two)
 # A command's run time by `ctxmon stat` against the kernel's own count of
 # it: the CPU time wait4() returns (kcount's cpu_us, the scheduler's
 # se.sum_exec_runtime of every thread), on a machine kept busy by a
@@ -38,7 +39,7 @@ trap 'kill "${SPIN[@]}" 2>/dev/null; wait 2>/dev/null; _cleanup' EXIT
 
 for b in bpf bpf-agg perf ftrace; do
 	backend_runs "runtime-$b" "$b" || continue
-	for r in 1 2; do
+	for r in $(seq "$(long_or 1 2)"); do
 		lost0=$(lost_ticks)
 		if ! "$CTXMON" stat --backend "$b" --json -o "$T/$b.$r.json" -- \
 			"$WL/kcount" "$WL/profblock" >/dev/null 2>"$T/$b.$r.err"; then

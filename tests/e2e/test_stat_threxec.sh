@@ -1,4 +1,5 @@
 #!/bin/bash
+# tier: both (make test: one run a backend; make check: four)
 # A thread that is not its process's leader calls execve(): the kernel
 # kills the leader and the other threads and gives the thread the
 # leader's pid (de_thread()), and the process goes on, with its parent
@@ -25,7 +26,7 @@ judged=0
 for b in bpf-agg bpf perf ftrace perf-switch; do
 	backend_runs "threxec-$b" "$b" || continue
 	judged=$((judged + 1))
-	for r in 1 2 3 4; do
+	for r in $(seq "$(long_or 1 4)"); do
 		n=$b-$r
 		rc=0
 		taskset -c 0 "$CTXMON" stat --backend "$b" --json -o "$T/$n.json" -- \

@@ -1,4 +1,5 @@
 #!/bin/bash
+# tier: both (make test: the tracepoint part with perf; make check: ftrace and ftrace-text too)
 # One exit that settles hundreds of processes: the zombies workload's middle
 # process starts 300 children and exits (tests/workloads/zombies.c).
 #
@@ -103,7 +104,7 @@ zrecord z1-rec 300 1
 # mode 1 under the tracepoint backends: task_newtask's clone flags tell
 # CLONE_PARENT; before, 'voluntary: getrusage 609 not in traced 8..22'.
 if [ -e /sys/kernel/tracing/events/task/task_newtask ]; then
-	for b in perf ftrace ftrace-text; do
+	for b in $(long_or perf "perf ftrace ftrace-text"); do
 		zstat "z1-$b" "$b" 300 1
 	done
 fi
