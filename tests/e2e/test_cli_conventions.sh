@@ -123,4 +123,15 @@ if [ "$(id -u)" = 0 ] && [ -e /sys/kernel/tracing/events/sched/sched_switch/form
 else
 	not_judged "-m with a unit, -d, top --sort" "need root and tracefs"
 fi
+
+# The README's command table names every command `ctxmon --help` lists
+# (it once listed 8 of 15), and no other.
+"$CTXMON" --help 2>&1 | sed -n '/^commands:/,/^$/p' | awk 'NF && !/:$/ { print $1 }' |
+	sort >"$T/cmds.help"
+sed -n 's/^| `\([a-z]*\)[ `].*/\1/p' "$(dirname "$0")/../../README.md" | sort >"$T/cmds.readme"
+n=$(wc -l <"$T/cmds.help")
+echo "README's command table: $(wc -l <"$T/cmds.readme") commands, ctxmon --help: $n"
+[ "$n" -ge 15 ] || fail "ctxmon --help lists $n commands"
+cmp -s "$T/cmds.help" "$T/cmds.readme" ||
+	fail "README's command table differs from ctxmon --help: $(diff "$T/cmds.help" "$T/cmds.readme" | grep '^[<>]' | tr '\n' ' ')"
 finish
