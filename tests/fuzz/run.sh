@@ -55,12 +55,30 @@ TARGETS=${FUZZ_TARGETS:-reader import chunk perfdata hist}
 JOBS=${FUZZ_JOBS:-$(nproc)}
 
 # build TARGET: the target's binary and its working copy of the corpus
-build() {
-	local t=$1 srcs=$SRCS
-	[ "$t" = perfdata ] && srcs="$SRCS $IMPORT_SRCS -ltraceevent"
-	[ "$t" = hist ] && srcs=$HIST_SRCS
+# obj SOURCE: its object file, compiled once for every target that links it
+obj() {
+	local o=${1//\//_}
+	echo "$B/obj/${o%.c}.o"
+}
+
+# compile SOURCE: instrumented as the targets are, without libFuzzer's main
+compile() {
 	# shellcheck disable=SC2086
-	if ! "$CC" $CFLAGS -o "$B/fuzz_$t" "tests/fuzz/fuzz_$t.c" $srcs \
+	"$CC" ${CFLAGS/-fsanitize=fuzzer,/-fsanitize=fuzzer-no-link,} -c \
+		-o "$(obj "$1")" "$1"
+}
+
+# build TARGET: the target's binary, from its own main and the objects of
+# its sources, and its working copy of the corpus
+build() {
+	local t=$1 srcs=$SRCS libs="" objs="" src
+	[ "$t" = perfdata ] && srcs="$SRCS $IMPORT_SRCS" libs=-ltraceevent
+	[ "$t" = hist ] && srcs=$HIST_SRCS
+	for src in $srcs; do
+		objs="$objs $(obj "$src")"
+	done
+	# shellcheck disable=SC2086
+	if ! "$CC" $CFLAGS -o "$B/fuzz_$t" "tests/fuzz/fuzz_$t.c" $objs $libs \
 		-lzstd -llzma -lz -pthread >"$B/build_$t.log" 2>&1; then
 		cat "$B/build_$t.log"
 		echo "FAIL: building fuzz_$t"
@@ -107,11 +125,12 @@ each() {
 			wait -n
 			n=$((n - 1))
 		fi
-		( "$action" "$t" >"$B/out_$t" 2>&1; echo $? >"$B/rc_$t" ) &
+		( "$action" "$t" >"$B/out_${t//\//_}" 2>&1; echo $? >"$B/rc_${t//\//_}" ) &
 		n=$((n + 1))
 	done
 	wait
 	for t in "$@"; do
+		t=${t//\//_}
 		cat "$B/out_$t"
 		[ "$(cat "$B/rc_$t" 2>/dev/null)" = 0 ] || fail=1
 		rm -f "$B/out_$t" "$B/rc_$t"
@@ -119,6 +138,15 @@ each() {
 	return $fail
 }
 
+mkdir -p "$B/obj"
+# shellcheck disable=SC2086
+each compile $(for t in $TARGETS; do
+	case $t in
+	perfdata) echo $SRCS $IMPORT_SRCS ;;
+	hist) echo $HIST_SRCS ;;
+	*) echo $SRCS ;;
+	esac
+done | tr ' ' '\n' | sort -u) || exit 1
 # shellcheck disable=SC2086
 each build $TARGETS || exit 1
 # shellcheck disable=SC2086

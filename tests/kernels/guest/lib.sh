@@ -43,3 +43,9 @@ show() { sed 's/^/  | /' "$1"; }
 jkernel() {
 	grep -o '"kernel":{[^}]*}' "$1" | grep -o "[{,]\"$2\":[^,}]*" | head -n 1 | sed 's/^.*://'
 }
+
+# long_or SHORT LONG: SHORT in make test, LONG in make check (CTXMON_LONG=1,
+# which tests/kernels/run.sh passes to the guest).
+long_or() {
+	if [ "${CTXMON_LONG:-0}" = 1 ]; then echo "$2"; else echo "$1"; fi
+}
