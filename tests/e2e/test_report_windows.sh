@@ -34,8 +34,11 @@ check() {
 			-o "$T/$name.w$w.json" 2>>"$T/$name.err" ||
 			fail "$name: report --time $w exited $?"
 	done
-	ncpu=$(sed -n 's/.*"cpus":\[\(.*\)\].*/\1/p' "$T/$name.all.json" | grep -o '"cpu":[0-9]*' | wc -l)
-	for c in $(seq 0 $((ncpu - 1))); do
+	# the CPUs the recording saw, by number: a pinned run lists only
+	# the CPU it ran on, which need not be CPU 0
+	cpus=$(python3 -c 'import json,sys; print(*[c["cpu"] for c in json.load(open(sys.argv[1]))["cpus"]])' "$T/$name.all.json")
+	[ -n "$cpus" ] || fail "$name: the report lists no CPUs"
+	for c in $cpus; do
 		"$CTXMON" report -i "$rec" --per-thread --json --cpu "$c" \
 			-o "$T/$name.c$c.json" 2>>"$T/$name.err" ||
 			fail "$name: report --cpu $c exited $?"
