@@ -20,54 +20,12 @@
 
 #include <ctxmon/record.h>
 
-struct text {
-	char *buf;
-	size_t len, cap;
-	struct ctxmon_reader *r;
-};
-
-static void append(struct text *t, const char *s, size_t n)
-{
-	if (t->len + n + 1 > t->cap) {
-		t->cap = (t->len + n + 1) * 2;
-		t->buf = realloc(t->buf, t->cap);
-		if (!t->buf)
-			abort();
-	}
-	memcpy(t->buf + t->len, s, n);
-	t->len += n;
-	t->buf[t->len] = '\0';
-}
-
-static int print(const struct ctxmon_event *ev, void *p)
-{
-	struct text *t = p;
-	char line[2048], *text = line;
-	int n = ctxmon_reader_format_event(t->r, ev, CTXMON_TEXT_NS, line,
-					   sizeof(line));
-
-	if (n < 0)
-		abort();
-	if ((size_t)n >= sizeof(line)) { /* a long irq name or path */
-		text = malloc((size_t)n + 1);
-		if (!text || ctxmon_reader_format_event(t->r, ev, CTXMON_TEXT_NS,
-							text, (size_t)n + 1) != n)
-			abort();
-	}
-	append(t, text, (size_t)n);
-	append(t, "\n", 1);
-	if (text != line)
-		free(text);
-	return 0;
-}
+#include "print_back.h"
 
 /* Import @in, read the result back, print it into @out. */
 static int import_print(FILE *in, struct text *out)
 {
-	struct ctxmon_reader_info info;
 	struct ctxmon_record *w;
-	struct stat st;
-	uint8_t *buf;
 	int fd = memfd_create("fuzz", 0), ret;
 
 	if (fd < 0)
@@ -82,22 +40,8 @@ static int import_print(FILE *in, struct text *out)
 		close(fd);
 		return ret;
 	}
-	if (fstat(fd, &st))
-		abort();
-	buf = malloc((size_t)st.st_size + 1);
-	if (pread(fd, buf, (size_t)st.st_size, 0) != st.st_size)
-		abort();
+	read_print(fd, out);
 	close(fd);
-	out->r = ctxmon_reader_open_mem(buf, (size_t)st.st_size);
-	if (!out->r)
-		abort();
-	if (ctxmon_reader_read(out->r, print, out) != 0)
-		abort();
-	ctxmon_reader_get_info(out->r, &info);
-	if (!info.complete || info.truncated || info.damaged)
-		abort();
-	ctxmon_reader_close(out->r);
-	free(buf);
 	return 0;
 }
 

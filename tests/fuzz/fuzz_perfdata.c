@@ -20,62 +20,7 @@
 #include <ctxmon/import.h>
 #include <ctxmon/record.h>
 
-struct text {
-	char *buf;
-	size_t len, cap;
-	struct ctxmon_reader *r;
-};
-
-static void append(struct text *t, const char *s, size_t n)
-{
-	if (t->len + n + 1 > t->cap) {
-		t->cap = (t->len + n + 1) * 2;
-		t->buf = realloc(t->buf, t->cap);
-		if (!t->buf)
-			abort();
-	}
-	memcpy(t->buf + t->len, s, n);
-	t->len += n;
-	t->buf[t->len] = '\0';
-}
-
-static int print(const struct ctxmon_event *ev, void *p)
-{
-	struct text *t = p;
-	char line[2048];
-	int n = ctxmon_reader_format_event(t->r, ev, CTXMON_TEXT_NS, line,
-					   sizeof(line) - 1);
-
-	if (n < 0 || n >= (int)sizeof(line) - 1)
-		abort();
-	line[n] = '\n';
-	append(t, line, (size_t)n + 1);
-	return 0;
-}
-
-/* Read the recording in @fd back and print it into @out. */
-static void read_print(int fd, struct text *out)
-{
-	struct ctxmon_reader_info info;
-	struct stat st;
-	uint8_t *buf;
-
-	if (fstat(fd, &st))
-		abort();
-	buf = malloc((size_t)st.st_size + 1);
-	if (pread(fd, buf, (size_t)st.st_size, 0) != st.st_size)
-		abort();
-	out->r = ctxmon_reader_open_mem(buf, (size_t)st.st_size);
-	if (!out->r)
-		abort();
-	if (ctxmon_reader_read(out->r, print, out) != 0)
-		abort();
-	ctxmon_reader_get_info(out->r, &info);
-	if (!info.complete || info.truncated || info.damaged)
-		abort();
-	ctxmon_reader_close(out->r);
-	free(buf);
-}
+#include "print_back.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
