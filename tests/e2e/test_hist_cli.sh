@@ -91,10 +91,15 @@ n=$(grep -c '^Totals:' "$T/int.txt")
 # --backend kernel where the kernel has no hist triggers: one line, exit 1
 if [ ! -e /sys/kernel/tracing/events/sched/sched_switch/hist ]; then
 	rc=0
-	"$CTXMON" hist --backend kernel -a --duration 0.2 'hist:keys=prev_pid' 2>"$T/k.err" || rc=$?
+	# in the background for its pid: its instance is ctxmon-PID (other
+	# tests' captures beside this one have their own)
+	"$CTXMON" hist --backend kernel -a --duration 0.2 'hist:keys=prev_pid' 2>"$T/k.err" &
+	kpid=$!
+	wait "$kpid" || rc=$?
 	[ "$rc" = 1 ] && grep -q "no hist triggers" "$T/k.err" ||
 		fail "--backend kernel without hist triggers: exit $rc: $(cat "$T/k.err")"
-	ls -d /sys/kernel/tracing/instances/ctxmon-* 2>/dev/null | grep -q . &&
-		fail "an instance was left behind"
+	ls -d /sys/kernel/tracing/instances/ctxmon-"$kpid" \
+		/sys/kernel/tracing/instances/ctxmon-"$kpid"-* 2>/dev/null | grep -q . &&
+		fail "its instance ctxmon-$kpid was left behind"
 fi
 finish
