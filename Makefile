@@ -40,15 +40,16 @@ LDFLAGS += $(LDFLAGS_SAN)
 # text/JSON formatters the tool shares with the library's HTML and
 # experiment outputs (TOOL_SRCS: they call nothing internal but each other)
 # are compiled into the tool as well, visible only inside it.
-LIB_SRCS := $(sort $(wildcard src/*.c src/capture/*.c src/analysis/*.c src/file/*.c src/output/*.c))
+LIB_SRCS := $(sort $(wildcard src/*.c src/capture/*.c src/decode/*.c \
+	src/analysis/*.c src/file/*.c src/output/*.c src/profile/*.c src/metrics/*.c))
 CLI_SRCS := $(sort $(wildcard src/cli/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(O)/%.o)
 CLI_OBJS := $(CLI_SRCS:%.c=$(O)/%.o)
 # the tool's objects but main(), for the unit tests of its formatting
 CLI_LIB_OBJS := $(filter-out $(O)/src/cli/main.o,$(CLI_OBJS))
-TOOL_SRCS := src/output/report.c src/output/causes.c src/output/latency.c \
-	src/output/experiment.c src/output/svg.c src/output/json_out.c \
-	src/analysis/rusage.c src/capture/procfs.c
+TOOL_SRCS := src/output/report_tables.c src/output/causes_out.c \
+	src/output/latency_out.c src/output/exp_output.c src/output/svg.c \
+	src/output/json_out.c src/analysis/rusage.c src/capture/procfs.c
 TOOL_OBJS := $(TOOL_SRCS:src/%.c=$(O)/tool/%.o)
 VERSION  := 0.2.0
 # the soname: up by one whenever a public struct changes size or layout
@@ -334,7 +335,7 @@ endif
 # ---- profile (issue 16) ----
 # `ctxmon profile`: src/capture/bpf/profile.bpf.c as a skeleton (built like
 # ctxsw's above), symbols through libdw (elfutils), pprof output through
-# protobuf-c from src/output/profile.proto (generated into $(O)/gen).
+# protobuf-c from src/profile/profile.proto (generated into $(O)/gen).
 $(BPF_OUT)/profile.bpf.o: $(BPF_SRC)/profile.bpf.c $(BPF_SRC)/profile.h $(BPF_SRC)/kernel.bpf.h $(BPF_SRC)/csw.h $(BPF_SRC)/vmlinux.h
 	@mkdir -p $(dir $@)
 	$(BPF_CLANG) $(BPF_CFLAGS) -c -o $@ $<
@@ -344,16 +345,16 @@ $(BPF_OUT)/profile.skel.h: $(BPF_OUT)/profile.bpf.o
 	$(BPFTOOL) gen skeleton $< name profile_bpf > $@.tmp
 	mv $@.tmp $@
 
-$(O)/src/capture/profile.o: $(BPF_OUT)/profile.skel.h $(BPF_SRC)/profile.h
-$(O)/src/capture/profile.o: CFLAGS += -I$(BPF_OUT) -I$(BPF_SRC)
-$(O)/src/analysis/profile_sym.o: CFLAGS += -I$(BPF_SRC)
+$(O)/src/profile/profile_capture.o: $(BPF_OUT)/profile.skel.h $(BPF_SRC)/profile.h
+$(O)/src/profile/profile_capture.o: CFLAGS += -I$(BPF_OUT) -I$(BPF_SRC)
+$(O)/src/profile/profile_sym.o: CFLAGS += -I$(BPF_SRC)
 
 
-$(O)/gen/profile.pb-c.c $(O)/gen/profile.pb-c.h: src/output/profile.proto
+$(O)/gen/profile.pb-c.c $(O)/gen/profile.pb-c.h: src/profile/profile.proto
 	@mkdir -p $(O)/gen
-	protoc-c --proto_path=src/output --c_out=$(O)/gen $<
-$(O)/src/output/profile_pprof.o: $(O)/gen/profile.pb-c.c $(O)/gen/profile.pb-c.h
-$(O)/src/output/profile_pprof.o: CFLAGS += -I$(O)/gen \
+	protoc-c --proto_path=src/profile --c_out=$(O)/gen $<
+$(O)/src/profile/profile_pprof.o: $(O)/gen/profile.pb-c.c $(O)/gen/profile.pb-c.h
+$(O)/src/profile/profile_pprof.o: CFLAGS += -I$(O)/gen \
 	$(shell pkg-config --cflags libprotobuf-c 2>/dev/null)
 
 # the profile's workload, built without and with frame pointers

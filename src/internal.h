@@ -40,7 +40,7 @@ void strtab__free(struct strtab *t);
  * lives as long as the table.  NULL only when out of memory. */
 const char *strtab__intern(struct strtab *t, const char *s, size_t len);
 
-/* ---- tracefs and event formats (tracefs.c, format.c) -------------- */
+/* ---- tracefs and event formats (capture/tracefs.c, decode/format.c) */
 
 /*
  * Find the tracefs mount point through /proc/mounts (or @hint if given and

@@ -140,7 +140,7 @@ uint64_t ctxmon_profile_period_us(const struct ctxmon_profile *p);
 bool ctxmon_profile_on_cpu_exact(const struct ctxmon_profile *p);
 uint64_t ctxmon_profile_duration_ns(const struct ctxmon_profile *p);
 
-/* Outputs (src/output/profile_out.c).  Folded: one line per stack,
+/* Outputs (src/profile/profile_out.c).  Folded: one line per stack,
  * "comm;frame;...;frame value" (value in us), wakers' rows as
  * "comm;wakee frames;--;waker frames;waker_comm value". */
 int ctxmon_profile_write_folded(const struct ctxmon_profile *p, FILE *f);

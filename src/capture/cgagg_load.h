@@ -1,7 +1,7 @@
 /*
  * cgagg_load.h - the loader of the per-cgroup / per-process aggregation
  * programs (cgagg.bpf.c): open, load, attach, and read their maps.  Used
- * by the metrics module (src/output/metrics.c); the structs of the maps
+ * by the metrics module (src/metrics/metrics.c); the structs of the maps
  * are in src/capture/bpf/cgagg.h.
  */
 #ifndef CTXMON_CGAGG_LOAD_H

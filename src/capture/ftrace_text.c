@@ -6,7 +6,7 @@
  * filter on the targets, the "mono" clock, nothing written outside it.
  * The kernel formats every event as a line (at most a page of text per
  * read) and ctxmon parses it back with the shared text parser
- * (textparse.c), so this path costs several times more per event than
+ * (decode/textparse.c), so this path costs several times more per event than
  * trace_pipe_raw and falls behind first under a flood, and its times have
  * the microseconds the kernel prints, not nanoseconds.  It is here for
  * set-ups where only the text form can be read, and as the live twin of
@@ -37,7 +37,7 @@
 #include <unistd.h>
 
 #include "capture/ftrace.h"
-#include "capture/textparse.h"
+#include "decode/textparse.h"
 
 /* Bytes read per round at most, so a flood cannot hold the poll loop. */
 #define ROUND_BYTES (4u << 20)

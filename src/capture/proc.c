@@ -27,7 +27,7 @@
 #include <sys/timerfd.h>
 
 #include "internal.h"
-#include "capture/proc.h"
+#include "capture/procfs.h"
 
 /*
  * A followed command or process is sampled this often, so that a thread

@@ -1,5 +1,5 @@
 /*
- * procfs.c - the /proc files of one thread (proc.h): the parsers and the
+ * procfs.c - the /proc files of one thread (procfs.h): the parsers and the
  * read of a thread, used by the "proc" backend (proc.c) and by the tool's
  * stat --check of -p/-t targets (cli/pidcheck.c), which links this file
  * in, as it depends on nothing else of the library.
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "capture/proc.h"
+#include "capture/procfs.h"
 
 /* ---- parsers ------------------------------------------------------- */
 

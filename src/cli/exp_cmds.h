@@ -1,5 +1,6 @@
 /*
- * exp_cmds.h - the experiment and diff subcommands (experiment.c, diff.c).
+ * exp_cmds.h - the experiment and diff subcommands (cmd_experiment.c,
+ * cmd_diff.c).
  */
 #ifndef CTXMON_EXP_CMDS_H
 #define CTXMON_EXP_CMDS_H

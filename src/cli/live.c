@@ -19,7 +19,7 @@
 #include "cli/cli.h"
 #include "cli/recording.h"
 #include "cli/opts.h"
-#include "cli/top.h"
+#include "cli/cmd_top.h"
 #include "output/output.h"
 
 volatile sig_atomic_t cli_signal;
@@ -398,7 +398,7 @@ void capture__account_opts(const struct capture_opts *c,
 	ao->npids = c->npids;
 	ao->root_pid = ctxmon_session_child(s);
 	/* a long -a run on a forking machine stays small; a command's rows
-	 * all reach the rusage model (report.c says why) */
+	 * all reach the rusage model (cmd_report.c says why) */
 	ao->exited_keep = c->target == CTXMON_TARGET_CMD ? 0 :
 							  CTXMON_EXITED_KEEP;
 	ao->no_wakeups = !(caps & CTXMON_CAP_WAKEUPS);

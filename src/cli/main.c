@@ -9,10 +9,10 @@
 
 #include "cli/cli.h"
 #include "cli/exp_cmds.h"
-#include "cli/hist.h"
+#include "cli/cmd_hist.h"
 #include "cli/opts.h"
-#include "cli/latency.h"
-#include "cli/profile.h"
+#include "cli/cmd_latency.h"
+#include "cli/cmd_profile.h"
 #include "cli/recording.h"
 
 static const struct cli_cmd commands[] = {

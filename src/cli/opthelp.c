@@ -1,7 +1,7 @@
 /*
  * opthelp.c - one --help line per option, from an option table: the
  * option on the left, its help wrapped to the terminal-friendly width on
- * the right (used by experiment.c and diff.c).
+ * the right (used by cmd_experiment.c and cmd_diff.c).
  */
 #include <stdio.h>
 #include <string.h>

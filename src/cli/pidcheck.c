@@ -30,7 +30,7 @@
 
 #include "cli.h"
 #include "pidcheck.h"
-#include "capture/proc.h"
+#include "capture/procfs.h"
 #include "output/output.h"
 
 struct pc_thread {

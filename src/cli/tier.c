@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "cli/top.h"
+#include "cli/cmd_top.h"
 #include "output/output.h"
 
 const char *tier__limits(struct ctxmon_session *s)

@@ -18,7 +18,7 @@
 #include <sys/resource.h>
 
 #include "cli/cli.h"
-#include "cli/top.h"
+#include "cli/cmd_top.h"
 
 struct top_source {
 	struct ctxmon_session *s;

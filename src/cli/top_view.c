@@ -15,7 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "cli/top.h"
+#include "cli/cmd_top.h"
 #include "output/output.h"
 
 static const char *const sort_names[TOP_SORT__MAX] = {

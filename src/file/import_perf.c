@@ -9,7 +9,7 @@
  * bit set in the header.  Feature HEADER_TRACING_DATA holds the tracefs
  * format file of every tracepoint perf recorded, in the layout trace-cmd
  * also uses; the tracepoint samples' raw payloads are decoded with those
- * formats (capture/decode.c), never with this kernel's, so a file from
+ * formats (decode/decode.c), never with this kernel's, so a file from
  * another kernel reads right.
  *
  * perf writes each CPU's buffer in turn, so records are not in time order

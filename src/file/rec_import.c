@@ -1,7 +1,7 @@
 /*
  * rec_import.c - turn an ftrace text trace into a recording.
  *
- * Lines are parsed one at a time (capture/textparse.c) and their events
+ * Lines are parsed one at a time (decode/textparse.c) and their events
  * written in line order.  Two things are not in the events themselves:
  *
  * - the comm a line shows for its task ("foo-42"), which `ctxmon script`
@@ -21,7 +21,7 @@
 
 #include <ctxmon/record.h>
 
-#include "capture/textparse.h"
+#include "decode/textparse.h"
 #include "file/file.h"
 
 #define IRQ_NAMES_MAX 4096 /* irq lines whose name is kept */

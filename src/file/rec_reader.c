@@ -22,7 +22,7 @@
 
 #include <ctxmon/record.h>
 
-#include "capture/textparse.h"
+#include "decode/textparse.h"
 #include "file/file.h"
 #include "file/rec_reader_int.h"
 

@@ -299,7 +299,7 @@ char *output__dur(char *buf, size_t len, uint64_t ns);
 char *output__lat_max(char *buf, size_t len, const struct ctxmon_latency *l,
 		      int width);
 
-/* ---- causes (causes.c) and latency (latency.c) ---------------------- */
+/* ---- causes (causes_out.c) and latency (latency_out.c) ------------ */
 
 /* Cause rows sorted by (tid, gen) for lookup; free with _free(). */
 struct causes_index {

@@ -13,7 +13,7 @@
 #     `ctxmon stat --ba<TAB>` gives --backend, and after --backend the
 #     backend names, each of which stat accepts.
 #  5. The sources: no file of src/cli includes internal.h, and no backend
-#     name appears in src/cli or src/output.
+#     name appears in src/cli, src/output, src/profile or src/metrics.
 #  6. Installed under a prefix the loader does not search, the tool runs
 #     (its run path is $ORIGIN/../lib), and the examples link against
 #     libctxmon.a with `pkg-config --static --libs ctxmon`.
@@ -198,7 +198,8 @@ inc=$(grep -l 'internal\.h' "$ROOT"/src/cli/* 2>/dev/null)
 for b in $backends; do
 	[ "$b" = auto ] && continue
 	# (taskstats labels its rows "task" or "proc": not the backend)
-	hits=$(grep -rn "\"$b\"" "$ROOT/src/cli" "$ROOT/src/output" 2>/dev/null |
+	hits=$(grep -rn "\"$b\"" "$ROOT/src/cli" "$ROOT/src/output" \
+		"$ROOT/src/profile" "$ROOT/src/metrics" 2>/dev/null |
 		grep -v 'process ? "proc" : "task"')
 	[ -z "$hits" ] || fail "backend name \"$b\" in the tool's code: $hits"
 done

@@ -7,7 +7,7 @@
 # and its on-CPU time is within 1% + 1 ms of its CPU time by wait4() (the
 # kernel's exact run time); `ctxmon stat` runs around the profile, and per
 # thread the profile's total is within 5% of stat's run + wait + sleep.  The same run writes pprof (decoded by protoc against
-# src/output/profile.proto: totals equal the folded ones) and the SVG flame
+# src/profile/profile.proto: totals equal the folded ones) and the SVG flame
 # graph (opened in headless Chromium, screenshot kept in the log).  A
 # third run has the profile miss every switch-in of profblock's threads.
 . "$(dirname "$0")/lib.sh"
@@ -45,7 +45,7 @@ PY
 		fail "$b: profile checks"
 	echo "  top stacks:"; sort -t' ' -k2 -n -r "$T/$b.folded" | head -n 4 | cut -c1-200
 	if command -v protoc >/dev/null; then
-		if zcat "$T/$b.pb.gz" | protoc --proto_path="$SRC/src/output" \
+		if zcat "$T/$b.pb.gz" | protoc --proto_path="$SRC/src/profile" \
 			--decode perftools.profiles.Profile profile.proto \
 			>"$T/$b.pprof.txt" 2>"$T/$b.protoc.err"; then
 			python3 "$(dirname "$0")/profile_check.py" pprof \

@@ -26,14 +26,14 @@ T=${FUZZ_TIME:-20}
 CC=${FUZZ_CC:-clang}
 SRCS="src/file/rec_codec.c src/file/rec_codec_tab.c src/file/rec_import.c src/file/rec_reader.c src/file/rec_reader_par.c
 src/file/rec_tasks.c src/file/rec_util.c src/file/rec_writer.c src/file/input.c
-src/capture/textparse.c src/capture/textformat.c src/strtab.c src/util.c"
+src/decode/textparse.c src/decode/textformat.c src/strtab.c src/util.c"
 HIST_SRCS="$(echo src/analysis/hist_*.c) src/output/json_out.c src/analysis/syscalls_x86_64.c src/analysis/syscalls_aarch64.c
 src/analysis/causes.c src/analysis/hist.c src/strtab.c"
 # the binary importers also decode tracepoints (libtraceevent); trace.dat
 # is left out: its parsing is libtracecmd's
 IMPORT_SRCS="src/file/import_file.c src/file/import_perf.c
-src/file/import_sink.c src/file/import_tracedat.c src/capture/decode.c
-src/capture/format.c src/capture/sys.c"
+src/file/import_sink.c src/file/import_tracedat.c src/decode/decode.c
+src/decode/format.c src/capture/sys.c"
 CFLAGS="-std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer -Iinclude -Isrc
 $(pkg-config --cflags libtraceevent 2>/dev/null)
 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"

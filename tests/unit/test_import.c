@@ -21,7 +21,7 @@
 #include <ctxmon/import.h>
 #include <ctxmon/record.h>
 
-#include "capture/textparse.h"
+#include "decode/textparse.h"
 #include "internal.h"
 #include "textparse_fx.h"
 

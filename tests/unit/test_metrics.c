@@ -1,6 +1,6 @@
 /*
  * test_metrics.c - the bounded families of the metrics exporter
- * (src/output/metrics.c) on synthetic collections: at most top members,
+ * (src/metrics/metrics.c) on synthetic collections: at most top members,
  * "other" is everything else, and every exported counter only grows while
  * rows come, go, exit and change rank; plus the syscall classes.
  */
@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "output/metrics_int.h"
+#include "metrics/metrics_int.h"
 
 #define W 2
 

@@ -21,7 +21,7 @@
 
 #include <ctxmon/ctxmon.h>
 
-#include "capture/proc.h"
+#include "capture/procfs.h"
 #include "internal.h"
 
 /* A /proc/PID/stat line with every field up to processor (39). */

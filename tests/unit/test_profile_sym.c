@@ -1,6 +1,6 @@
 /*
  * test_profile_sym - the copies of a process's mappings that the profile
- * symbolizes user stacks with (analysis/profile_sym.c), on a child
+ * symbolizes user stacks with (profile/profile_sym.c), on a child
  * process: a copy taken before a file was mapped does not hold its
  * addresses; psym__refresh for a stack taken after the copy copies again
  * and then does, however young the old copy was; a copy taken after the
@@ -22,7 +22,7 @@
 #include <cmocka.h>
 
 #include "internal.h"
-#include "analysis/profile_sym.h"
+#include "profile/profile_sym.h"
 
 static uint64_t now_ns(void)
 {

@@ -24,7 +24,7 @@
 
 #include <ctxmon/record.h>
 
-#include "capture/textparse.h"
+#include "decode/textparse.h"
 #include "internal.h"
 #include "textparse_fx.h"
 

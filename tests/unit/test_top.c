@@ -13,7 +13,7 @@
 #include <errno.h>
 #include <cmocka.h>
 
-#include "cli/top.h"
+#include "cli/cmd_top.h"
 
 static struct ctxmon_stats row(pid_t tid, pid_t tgid, const char *comm,
 			       uint64_t vol, uint64_t invol, uint64_t run)

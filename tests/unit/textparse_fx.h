@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "capture/textparse.h"
+#include "decode/textparse.h"
 #include "internal.h"
 
 struct fx {

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * profile.h - what src/capture/bpf/profile.bpf.c (the `ctxmon profile`
- * programs) and their loader (src/capture/profile.c) share: the keys and
- * values of the aggregation maps.  Everything is summed in the kernel;
+ * programs) and their loader (src/profile/profile_capture.c) share: the
+ * keys and values of the aggregation maps.  Everything is summed in the kernel;
  * nothing is sent to user space per sample or per switch.
  */
 #ifndef CTXMON_PROFILE_BPF_H

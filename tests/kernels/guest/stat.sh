@@ -160,7 +160,7 @@ rep_check() {
 
 # own_check NAME BACKEND RC: ctxmon ran the workload itself, table form
 # (NAME.txt).  perf-switch loses the tail of every exit, so stat prints
-# its counts as lower bounds (src/output/report.c, output__kernel_line):
+# its counts as lower bounds (src/output/report_tables.c, output__kernel_line):
 #   kernel counters: voluntary V of KV (S short), involuntary I of KI
 #   (S short): traced counts are lower bounds, ... (traced vs getrusage:
 #   within bound)
