@@ -218,42 +218,42 @@ tree_sums() {
 	python3 - "$1" "$2" "$E2E_DIR" <<'PY'
 import json, sys
 sys.path.insert(0, sys.argv[3])
-from proctree import tree
+from proctree import Rows, tree
 j = json.load(open(sys.argv[1]))
 root = int(sys.argv[2])
-rows = {p["pid"]: p for p in j["processes"]}
-if root not in rows:
+rows = Rows(j["processes"])
+if root not in rows.by_pid:
     print("found=0"); sys.exit()
 # orphans (reparented away, so reaped by init, not in the root's rusage)
 # are left out, as the kernel leaves them out; what they reaped with them
 keep = tree(rows, root, orphans=False)
+R = rows.rows
 s = {"found": 1, "nproc": len(keep)}
-s["orphans"] = sum(1 for p in rows.values() if p.get("orphaned"))
+s["orphans"] = sum(1 for p in R.values() if p.get("orphaned"))
 for f in ("nthreads", "voluntary", "involuntary", "exit_switch"):
-    s[f] = sum(rows[p][f] for p in keep)
+    s[f] = sum(R[k][f] for k in keep)
+# the threads of the kept rows: leaders, and the others
+mine = [t for t in j["threads"] if rows.of_thread(t) in keep]
+lead = [t for t in mine if t["tid"] == t["tgid"]]
 # exit-path preemptions the kernel may count or not: non-leader threads'
-s["exit_preempt"] = sum(t.get("exit_preempt", 0) for t in j["threads"]
-                        if t.get("tgid") in keep and t["tid"] != t["tgid"])
+s["exit_preempt"] = sum(t.get("exit_preempt", 0) for t in mine
+                        if t["tid"] != t["tgid"])
 s["exit_block"] = 0
 if j.get("kernel", {}).get("preempt_rt"):
-    s["exit_block"] = sum(t.get("exit_block", 0) for t in j["threads"]
-                          if t.get("tgid") in keep and t["tid"] != t["tgid"])
-s["exited"] = sum(1 for p in keep if rows[p]["exited"])
-s["leader_switches"] = sum(t["exit_switch"] for t in j["threads"]
-                           if t["tid"] == t.get("tgid") and t["tid"] in keep)
-s["leader_exits"] = sum(t.get("exit_counted", 0) for t in j["threads"]
-                        if t.get("tgid") in keep)
+    s["exit_block"] = sum(t.get("exit_block", 0) for t in mine
+                          if t["tid"] != t["tgid"])
+s["exited"] = sum(1 for k in keep if R[k]["exited"])
+s["leader_switches"] = sum(t["exit_switch"] for t in lead)
+s["leader_exits"] = sum(t.get("exit_counted", 0) for t in mine)
 # leaders whose last switch showed X: reaped as they switched out, so the
 # kernel may or may not have counted it (docs/accounting.md)
 s["leader_reaped"] = sum(t["exit_switch"] - t.get("exit_counted", 0)
-                         for t in j["threads"]
-                         if t["tid"] == t.get("tgid") and t["tid"] in keep)
+                         for t in lead)
 # such a leader's preemptions after its exit may precede the reap or not
-s["exit_preempt"] += sum(t.get("exit_preempt", 0) for t in j["threads"]
-                         if t["tid"] == t.get("tgid") and t["tid"] in keep
-                         and t["exit_switch"] > t.get("exit_counted", 0))
-s["involuntary"] -= sum(rows[p].get("after_fold", 0) for p in keep)
-s["voluntary"] -= sum(rows[p].get("after_fold_voluntary", 0) for p in keep)
+s["exit_preempt"] += sum(t.get("exit_preempt", 0) for t in lead
+                         if t["exit_switch"] > t.get("exit_counted", 0))
+s["involuntary"] -= sum(R[k].get("after_fold", 0) for k in keep)
+s["voluntary"] -= sum(R[k].get("after_fold_voluntary", 0) for k in keep)
 print(" ".join("%s=%d" % kv for kv in s.items()))
 PY
 }
@@ -264,20 +264,19 @@ proc_tree() {
 	python3 - "$1" "$2" "$E2E_DIR" <<'PY'
 import json, sys
 sys.path.insert(0, sys.argv[3])
-from proctree import tree
+from proctree import Rows, tree
 j = json.load(open(sys.argv[1]))
 root = int(sys.argv[2])
-rows = {p["pid"]: p for p in j["processes"]}
-keep = tree(rows, root)
-pids = sorted(keep & set(rows))
+rows = Rows(j["processes"])
+keys = sorted(tree(rows, root))
 # a storm's tree holds thousands: the first 30 rows are enough for a log
-if len(pids) > 30:
-    print("  (%d process rows, the first 30:)" % len(pids))
-for pid in pids[:30]:
-    p = rows[pid]
-    print("  pid=%d ppid=%s comm=%s nthreads=%s vol=%s invol=%s exit_switch=%s"
+if len(keys) > 30:
+    print("  (%d process rows, the first 30:)" % len(keys))
+for k in keys[:30]:
+    p = rows.rows[k]
+    print("  pid=%d gen=%d ppid=%s comm=%s nthreads=%s vol=%s invol=%s exit_switch=%s"
           " exit_preempt=%s exited=%s"
-          % (pid, p.get("ppid"), p["comm"], p["nthreads"], p["voluntary"],
+          % (k[0], k[1], p.get("ppid"), p["comm"], p["nthreads"], p["voluntary"],
              p["involuntary"], p["exit_switch"], p.get("exit_preempt"),
              p["exited"]))
 PY
@@ -294,14 +293,14 @@ thread_checks() {
 	python3 - "$1" "$2" "$E2E_DIR" <<'PY'
 import json, sys
 sys.path.insert(0, sys.argv[3])
-from proctree import tree
+from proctree import Rows, tree
 j = json.load(open(sys.argv[1]))
 root = int(sys.argv[2])
-rows = {p["pid"]: p for p in j["processes"]}
+rows = Rows(j["processes"])
 keep = tree(rows, root)
 bad_in = bad_t = 0
 for t in j["threads"]:
-    if t.get("tgid") not in keep:
+    if rows.of_thread(t) not in keep:
         continue
     if t["switch_in"] != t["switches"]:
         bad_in += 1
