@@ -123,7 +123,9 @@ k = s["kernel"]
 allrun = sum(t["run_ns"] for t in s["threads"])
 html = open(sys.argv[3], encoding="utf-8", errors="replace").read()
 shown = re.search(r"Run time: traced [0-9.]+ms, getrusage CPU time [0-9.]+ms", html)
-ok = (k["traced_run_ns"] == allrun and cpu <= k.get("ru_cpu_ns", 0) <= cpu + 20_000_000
+# kcount's own CPU time, as in the stat runs above: under 40 ms (23.4 ms
+# seen here with the machine loaded 10 deep)
+ok = (k["traced_run_ns"] == allrun and cpu <= k.get("ru_cpu_ns", 0) <= cpu + 40_000_000
       and shown is not None)
 print(f"  {'ok  ' if ok else 'FAIL'} record + report: traced_run_ns {k['traced_run_ns']} "
       f"(threads' run {allrun}), ru_cpu_ns {k.get('ru_cpu_ns')} (profblock's wait4() "
