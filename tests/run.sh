@@ -111,6 +111,7 @@ start() {
 	(
 		rc=0
 		CTXMON=$B/ctxmon CTXMON_REL=$(pwd)/build/ctxmon WL=$B/workloads \
+			/usr/bin/time -f '%U %S' -o "$W/$base.cpu" \
 			timeout "${tt:-$TIMEOUT}" bash "$t" \
 			>"$W/$base.log" 2>&1 </dev/null || rc=$?
 		echo "$rc" >"$W/$base.rc"
@@ -122,7 +123,7 @@ start() {
 
 # collect: wait for one running test to end and report it
 collect() {
-	local pid base name rc ds secs log
+	local pid base name rc ds secs log cpu
 	wait -n -p pid
 	running=$((running - 1))
 	base=${NAME[$pid]}
@@ -130,7 +131,10 @@ collect() {
 	log=$W/$base.log
 	ds=$(((${EPOCHREALTIME/./} - START[$pid]) / 100000))
 	secs=$((ds / 10)).$((ds % 10))
-	echo "$ds $name" >>"$W/times"
+	# CPU seconds of the test and the processes it waited for: what
+	# the budget is made of when two run at a time
+	cpu=$(awk 'END { printf "%.1f", $1 + $2 }' "$W/$base.cpu" 2>/dev/null)
+	echo "$ds $name ${cpu:-?}" >>"$W/times"
 	rc=$(cat "$W/$base.rc" 2>/dev/null || echo 255)
 	case $rc in
 	0)
@@ -221,11 +225,15 @@ if [ -s "$W/digest" ]; then
 fi
 
 if [ -s "$W/times" ]; then
-	echo "--- the ten slowest e2e tests"
+	echo "--- the ten slowest e2e tests (wall clock, and CPU time user+system)"
 	sort -rn "$W/times" | head -n 10 |
-		while read -r ds name; do
-			printf '%7s s  %s\n' "$((ds / 10)).$((ds % 10))" "$name"
+		while read -r ds name cpu; do
+			printf '%7s s  %7s CPU-s  %s\n' "$((ds / 10)).$((ds % 10))" "$cpu" "$name"
 		done
+	awk '{ w += $1 / 10; c += $3 } END { printf "e2e in all: %.0f s of test time, %.0f CPU-s\n", w, c }' "$W/times"
+	# every test's, for the budget: tenths of a second, name, CPU-s
+	sort -rn "$W/times" >"$B/test-times.txt" 2>/dev/null &&
+		echo "(every test's times: $B/test-times.txt)"
 fi
 if [ -n "$notjudged" ]; then
 	echo "--- not judged (each counts as a skip)$notjudged"
