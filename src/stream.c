@@ -12,7 +12,12 @@
  *
  * Within one CPU, the one ordering policy of every source: a committed
  * event older than events of its CPU still queued is sorted in before them
- * (equal times keep their arrival order).  Per-CPU buffers (ftrace, perf)
+ * (equal times keep their arrival order).  Across CPUs, equal times also
+ * keep their arrival order (each commit is numbered): a source that
+ * already reads one merged stream (ftrace's text pipe, whose times have
+ * only the microseconds the kernel prints) loses nothing of its order,
+ * where taking the lower CPU first put a wakeup after the switch-in it
+ * caused whenever both fell in one printed microsecond.  Per-CPU buffers (ftrace, perf)
  * never need it; a shared BPF ring does, as a program takes its time before
  * it reserves its record and another on the same CPU (an interrupt) can
  * reserve in between.  Only an event older than one its CPU already
@@ -26,6 +31,7 @@
 
 struct cpuq {
 	struct ctxmon_event *ev;	/* ring of cap entries */
+	uint64_t *seq;			/* each entry's commit number */
 	size_t cap, head, tail;		/* head..tail queued, mod cap */
 	uint64_t last_ts;		/* newest committed ts */
 	uint64_t out_ts;		/* ts of the last delivered event */
@@ -40,6 +46,7 @@ struct stream {
 	uint64_t watermark;		/* highest watermark delivered to */
 	uint64_t start;			/* capture start */
 	uint64_t delivered, lost, lost_records, violations;
+	uint64_t seq;			/* commits so far */
 	uint64_t *lost_per_cpu;
 };
 
@@ -70,8 +77,10 @@ void stream__free(struct stream *st)
 {
 	if (!st)
 		return;
-	for (int i = 0; st->q && i < st->ncpus; i++)
+	for (int i = 0; st->q && i < st->ncpus; i++) {
 		free(st->q[i].ev);
+		free(st->q[i].seq);
+	}
 	free(st->q);
 	free(st->heap);
 	free(st->lost_per_cpu);
@@ -87,14 +96,22 @@ static int cpuq_grow(struct cpuq *q)
 {
 	size_t cap = q->cap ? q->cap * 2 : 4096;
 	struct ctxmon_event *ev = malloc(cap * sizeof(*ev));
+	uint64_t *seq = malloc(cap * sizeof(*seq));
 	size_t n = q->tail - q->head;
 
-	if (!ev)
+	if (!ev || !seq) {
+		free(ev);
+		free(seq);
 		return -ENOMEM;
-	for (size_t i = 0; i < n; i++)
+	}
+	for (size_t i = 0; i < n; i++) {
 		ev[i] = q->ev[(q->head + i) & (q->cap - 1)];
+		seq[i] = q->seq[(q->head + i) & (q->cap - 1)];
+	}
 	free(q->ev);
+	free(q->seq);
 	q->ev = ev;
+	q->seq = seq;
 	q->cap = cap;
 	q->head = 0;
 	q->tail = n;
@@ -123,7 +140,9 @@ void stream__commit(struct stream *st, int cpu)
 	struct cpuq *q = &st->q[cpu];
 	size_t mask = q->cap - 1, i = q->tail;
 	struct ctxmon_event *slot = &q->ev[i & mask], ev;
+	uint64_t seq = st->seq++;
 
+	q->seq[i & mask] = seq;
 	/* A CPU's queue must stay sorted for the merge to be correct */
 	if (slot->ts < q->out_ts) {
 		st->violations++;
@@ -137,9 +156,11 @@ void stream__commit(struct stream *st, int cpu)
 	ev = *slot;
 	while (i != q->head && q->ev[(i - 1) & mask].ts > ev.ts) {
 		q->ev[i & mask] = q->ev[(i - 1) & mask];
+		q->seq[i & mask] = q->seq[(i - 1) & mask];
 		i--;
 	}
 	q->ev[i & mask] = ev;
+	q->seq[i & mask] = seq;
 }
 
 void stream__lost(struct stream *st, int cpu, uint64_t count, uint64_t ts)
@@ -172,14 +193,27 @@ static uint64_t head_ts(const struct stream *st, int cpu)
 	return q->ev[q->head & (q->cap - 1)].ts;
 }
 
+/* CPU @a's head comes before CPU @b's: older, or as old and committed
+ * first. */
+static bool head_before(const struct stream *st, int a, int b)
+{
+	const struct cpuq *qa = &st->q[a], *qb = &st->q[b];
+	uint64_t ta = head_ts(st, a), tb = head_ts(st, b);
+
+	if (ta != tb)
+		return ta < tb;
+	return qa->seq[qa->head & (qa->cap - 1)] <
+	       qb->seq[qb->head & (qb->cap - 1)];
+}
+
 static void heap_down(struct stream *st, int n, int i)
 {
 	for (;;) {
 		int l = 2 * i + 1, r = l + 1, m = i, t;
 
-		if (l < n && head_ts(st, st->heap[l]) < head_ts(st, st->heap[m]))
+		if (l < n && head_before(st, st->heap[l], st->heap[m]))
 			m = l;
-		if (r < n && head_ts(st, st->heap[r]) < head_ts(st, st->heap[m]))
+		if (r < n && head_before(st, st->heap[r], st->heap[m]))
 			m = r;
 		if (m == i)
 			return;

@@ -370,6 +370,39 @@ static void test_for_each_held(void **state)
 	stream__free(st);
 }
 
+/* Equal times on two CPUs come out in the order they were committed
+ * (a merged source's own order: ftrace's text pipe prints microseconds,
+ * so a wakeup and the switch-in it causes often share one), also when an
+ * event of that time was sorted in behind a newer one of its CPU, and
+ * when the queue grows mid-way. */
+static void test_equal_times_keep_arrival(void **state)
+{
+	struct stream *st = stream__new(3);
+	struct sink s = { 0 };
+	/* cpu, ts, in commit order */
+	static const int cpu[] = { 2, 0, 1, 0, 2, 1, 0 };
+	static const uint64_t ts[] = { 100, 100, 100, 100, 200, 100, 150 };
+	static const int want_cpu[] = { 2, 0, 1, 0, 1, 0, 2 };
+	static const uint64_t want_ts[] = { 100, 100, 100, 100, 100, 150, 200 };
+
+	(void)state;
+	assert_non_null(st);
+	/* one CPU's queue grows while holding equal times */
+	for (int i = 0; i < 5000; i++)
+		push(st, 1, 50);
+	for (size_t i = 0; i < sizeof(cpu) / sizeof(cpu[0]); i++)
+		push(st, cpu[i], ts[i]);
+	assert_int_equal(stream__deliver(st, UINT64_MAX, collect, &s), 5007);
+	for (int i = 0; i < 5000; i++)
+		assert_int_equal(s.cpu[i], 1);
+	for (size_t i = 0; i < sizeof(want_cpu) / sizeof(want_cpu[0]); i++) {
+		assert_int_equal(s.ts[5000 + i], want_ts[i]);
+		assert_int_equal(s.cpu[5000 + i], want_cpu[i]);
+	}
+	sink_free(&s);
+	stream__free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -384,6 +417,7 @@ int main(void)
 		cmocka_unit_test(test_bad_cpu),
 		cmocka_unit_test(test_for_each_held),
 		cmocka_unit_test(test_sorted_in_over_wraps),
+		cmocka_unit_test(test_equal_times_keep_arrival),
 	};
 
 	return cmocka_run_group_tests_name("stream", tests, NULL, NULL);
