@@ -67,6 +67,12 @@ TIMEOUT=${TEST_TIMEOUT:-300}
 LONG=${CTXMON_LONG:-0}
 export CTXMON_LONG=$LONG
 JOBS=${TEST_JOBS:-2}
+# The tests start python3 hundreds of times: the interpreter's own
+# directory goes first on PATH, so that a version manager's shim (pyenv's
+# takes 0.38 s a start here, the interpreter 0.07 s) is not run each time
+if py=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null) && [ -x "$py" ]; then
+	export PATH="${py%/*}:$PATH"
+fi
 W=$(mktemp -d /tmp/ctxmon-run.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 # an interrupted run takes its tests down with it

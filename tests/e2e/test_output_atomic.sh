@@ -1,5 +1,5 @@
 #!/bin/bash
-# tier: both (make test: SIGKILL at the first write and at the rename; make check: at fsync too)
+# tier: both (make test: SIGKILL at the first write of one command, at the rename of the next, and so on; make check: at write, fsync and rename of each)
 # test-timeout: 600
 # Every command that writes a file writes it all or nothing (issue 45,
 # ctxmon/outfile.h): over an existing file at the output path, a command
@@ -140,7 +140,9 @@ for tpl in "${CMDS[@]}"; do
 	umount "$d"
 
 	# 4. killed mid-write, at each step of the commit
-	for sc in $(long_or "write,pwrite64 rename" "write,pwrite64 fsync rename"); do
+	steps="write,pwrite64 rename"
+	[ $((n % 2)) = 0 ] && steps="rename write,pwrite64"
+	for sc in $(long_or "${steps%% *}" "write,pwrite64 fsync rename"); do
 		rm -rf "$d" && mkdir -p "$d" && cp "$OLD" "$tgt"
 		rc=0
 		# shellcheck disable=SC2046
@@ -153,7 +155,7 @@ for tpl in "${CMDS[@]}"; do
 		check_left "$d" "$tgt" "$tpl: SIGKILL at $sc" \
 			".${tgt##*/}.*.tmp ${tgt##*/}.part"
 	done
-	echo "killed  $tpl: at write, fsync and rename: $(cmp -s "$tgt" "$OLD" && echo "file as it was")"
+	echo "killed  $tpl: at $(long_or "${steps%% *}" "write, fsync and rename"): $(cmp -s "$tgt" "$OLD" && echo "file as it was")"
 	rm -rf "$d" "$d.out" "$d.err"
 done
 echo "$n commands swept"

@@ -1,6 +1,7 @@
 #!/bin/bash
 # Issue 45, item 3: one integrity verdict for every reader of a recording.
-# A recording cut at a third, at two thirds and just before its end, one
+# A recording cut inside its second and third events chunks and just
+# before its end, one
 # with a byte flipped inside an events chunk, and one whose capture lost
 # events, each read by every command that reads a recording (report,
 # script, latency, hist, export, diff): each prints the same one line on
@@ -17,11 +18,12 @@
 [ -x "$CTXMON" ] || skip "no ctxmon binary at $CTXMON"
 command -v python3 >/dev/null || skip "python3 not installed"
 
-# A ping-pong pair over 80,000 events: 5 events chunks of 16,384, so the
-# cuts fall in different chunks.  Jittered times (a fixed LCG) keep the
-# chunks from compressing to nothing.
-awk 'BEGIN { t = 1000; s = 1
-for (i = 0; i < 20000; i++) {
+# A ping-pong pair over 40,000 events: 3 events chunks (16,384, 16,384
+# and 7,232), so the cuts fall in different chunks.  Jittered times (a
+# fixed LCG) keep the chunks from compressing to nothing.
+NEV=40000
+awk -v n=$((NEV / 4)) 'BEGIN { t = 1000; s = 1
+for (i = 0; i < n; i++) {
 	s = (s * 1103515245 + 12345) % 2147483648; d = (s % 997) / 1e6
 	printf "            ping-101     [000] d..2.  %.6f: sched_waking: comm=pong pid=102 prio=120 target_cpu=000\n", t
 	printf "            ping-101     [000] d..2.  %.6f: sched_switch: prev_comm=ping prev_pid=101 prev_prio=120 prev_state=S ==> next_comm=pong next_pid=102 next_prio=120\n", t + 0.000005
@@ -36,25 +38,29 @@ for (i = 0; i < 20000; i++) {
 	fail "import of the lossy trace failed: $(cat "$T/imp.err")"
 
 size=$(stat -c %s "$T/whole.ctxm")
-head -c $((size / 3)) "$T/whole.ctxm" >"$T/third.ctxm"
-head -c $((size * 2 / 3)) "$T/whole.ctxm" >"$T/twothirds.ctxm"
-head -c $((size - 10)) "$T/whole.ctxm" >"$T/end.ctxm"
-# a byte in the middle of the third chunk's payload (an events chunk:
-# the metadata chunk comes after the events here)
-flip=$(python3 - "$T/whole.ctxm" <<'EOF'
+# the events chunks (type 2; a metadata chunk may come between them):
+# "third" is cut in the middle of the second, "twothirds" in the middle
+# of the third, which "flip" damages there; "end" 10 bytes short
+layout=$(python3 - "$T/whole.ctxm" <<'EOF'
 import struct, sys
 b = open(sys.argv[1], 'rb').read()
 o = struct.unpack_from('<I', b, 12)[0]
-for k in range(3):
+ev = []
+while o + 24 <= len(b):
     _, typ, _, stored = struct.unpack_from('<IHHI', b, o)
-    if k == 2:
-        assert typ == 2, "chunk %d is of type %d" % (k, typ)
-        print(o, o + 24 + stored // 2)
+    if typ == 2:
+        ev.append((o, o + 24 + stored // 2))
     o += 24 + stored
+if len(ev) < 3:
+    sys.exit("fewer than 3 events chunks")
+print(ev[2][0], ev[2][1], ev[1][1])
 EOF
 ) || { fail "no events chunk to damage"; finish; }
-set -- $flip
-chunk=$1
+set -- $layout
+chunk=$1 cut1=$3 cut2=$2
+head -c "$cut1" "$T/whole.ctxm" >"$T/third.ctxm"
+head -c "$cut2" "$T/whole.ctxm" >"$T/twothirds.ctxm"
+head -c $((size - 10)) "$T/whole.ctxm" >"$T/end.ctxm"
 cp "$T/whole.ctxm" "$T/flip.ctxm"
 printf '\x5a' | dd of="$T/flip.ctxm" bs=1 seek="$2" conv=notrunc 2>/dev/null
 cmp -s "$T/whole.ctxm" "$T/flip.ctxm" && fail "the flip changed nothing"
@@ -123,9 +129,10 @@ EOF
 	[ "$(sort -u "$T/$k.json" | wc -l)" = 1 ] ||
 		fail "$k: the commands' JSON verdicts differ:$(printf '\n%s' "$(cat "$T/$k.json")")"
 	line=$(head -n 1 "$T/$k.lines")
-	python3 - "$k" "$(head -n 1 "$T/$k.json")" "$line" "$size" "$chunk" <<'EOF' || fail "$k: the verdict is wrong"
+	python3 - "$k" "$(head -n 1 "$T/$k.json")" "$line" "$size" "$chunk" "$NEV" "$cut1" "$cut2" <<'EOF' || fail "$k: the verdict is wrong"
 import json, sys
 k, v, line, size, chunk = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+nev, cut1, cut2 = int(sys.argv[6]), int(sys.argv[7]), int(sys.argv[8])
 bad = []
 def want(cond, what):
     if not cond:
@@ -137,7 +144,7 @@ want(set(v) == {"complete", "truncated_at", "damaged_at", "problem",
 if k == "whole":
     want(v["complete"] is True and v["truncated_at"] is None and
          v["damaged_at"] is None and v["problem"] is None and
-         v["events_read"] == 80000 and v["bytes_read"] == size, "whole: %s" % v)
+         v["events_read"] == nev and v["bytes_read"] == size, "whole: %s" % v)
 elif k == "lost":
     want(v["complete"] is False and v["truncated_at"] is None and
          v["lost"] == 123 and v["lost_records"] == 1 and
@@ -149,11 +156,11 @@ elif k == "flip":
          v["events_read"] == 32767, "flip: %s" % v)
     want(": incomplete: damaged at offset %d: chunk checksum mismatch, not read past it; 32767 events read; 1 checksum failure; nothing lost" % chunk in line, line)
 else:
-    cut = {"third": size // 3, "twothirds": size * 2 // 3, "end": size - 10}[k]
+    cut = {"third": cut1, "twothirds": cut2, "end": size - 10}[k]
     want(v["complete"] is False and v["damaged_at"] is None and
          v["truncated_at"] is not None and v["truncated_at"] <= cut and
          v["bytes_read"] <= cut and v["checksum_failures"] == 0 and
-         0 < v["events_read"] <= 80000, "%s: %s" % (k, v))
+         0 < v["events_read"] <= nev, "%s: %s" % (k, v))
     want(": incomplete: truncated at offset %d: " % v["truncated_at"] in line and
          "; %d events read; 0 checksum failures; nothing lost" % v["events_read"] in line, line)
 for b in bad:

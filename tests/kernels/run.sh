@@ -50,8 +50,10 @@
 #   CTXMON_KERNEL_CACHE   package cache (default /var/cache/ctxmon/kernels)
 #   KERNEL_TIMEOUT        seconds per guest, boot to power-off (default 1800)
 #   GUEST_TIMEOUT         seconds per guest script (default 900: a hang
-#                         guard; the guest runs beside the rest of the suite,
-#                         niced, and slows to a third under load)
+#                         guard; the guest runs beside the rest of the suite
+#                         at its priority: niced, it got a tenth of a CPU
+#                         beside stress-ng --cpu 2 and its stat script ran
+#                         past 900 s)
 #   GUEST_TESTS           guest scripts to run, by name (default: all of
 #                         tests/kernels/guest/*.sh)
 #   MAX_PANICS            reboots of a guest whose kernel panicked, to run
@@ -243,7 +245,7 @@ boot() {
 		n=$((n + 1))
 		log=$WORK/$name.$n.log out=$WORK/$name.$n.out rc=0 ended=0 cur=""
 		# in the background, so that a signal to this script stops it too
-		timeout -k 10 "$KTIMEOUT" nice "$QEMU" -accel "${QEMU_ACCEL:-tcg,thread=single}" -smp 2 -m 1G \
+		timeout -k 10 "$KTIMEOUT" "$QEMU" -accel "${QEMU_ACCEL:-tcg,thread=single}" -smp 2 -m 1G \
 			-nographic -no-reboot -kernel "$VMLINUZ" -initrd "$INITRD" \
 			-append "console=ttyS0 no_timer_check quiet loglevel=3 panic=-1 softlockup_panic=1 hung_task_panic=1 rdinit=/init${from:+ ctxmon.from=$from}" \
 			</dev/null >"$log" 2>&1 &
