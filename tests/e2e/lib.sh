@@ -80,6 +80,37 @@ wait_for() {
 	done
 }
 
+# int_wait PID [SECONDS]: SIGINT to PID (a background job of this
+# shell), then its exit status; one still running SECONDS later (default
+# 30) is killed and gives 124, with a FAIL line, so that a tracer stuck
+# on its way out fails with a reason instead of hanging the test until
+# the runner's timeout (a bpftrace once did, its output never shown).
+int_wait() {
+	kill -INT "$1" 2>/dev/null
+	end_wait "$@"
+}
+
+# end_wait PID [SECONDS]: as int_wait, for a PID already signalled
+end_wait() {
+	local pid=$1 rc=0
+	if ! wait_for "${2:-30}" _ended "$pid"; then
+		fail "pid $pid ($(tr -d '\0' <"/proc/$pid/comm" 2>/dev/null)) still running ${2:-30} s after SIGINT: killed"
+		kill -KILL "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+		return 124
+	fi
+	wait "$pid" || rc=$?
+	return $rc
+}
+
+# _ended PID: PID has exited (gone, or a zombie not yet waited for)
+_ended() {
+	local st
+	[ -e "/proc/$1" ] || return 0
+	st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null) || return 0
+	[ "${st%% *}" = Z ]
+}
+
 fail() {
 	echo "FAIL: $*" >&2
 	NFAIL=$((NFAIL + 1))

@@ -54,10 +54,10 @@ san_check hist "$T/whist.err"
 kill -INT "$bt" "$rec"
 # each one's own exit status (one wait for both kept only the last's)
 rc=0
-wait "$bt" || rc=$?
+end_wait "$bt" || rc=$?
 [ "$rc" = 0 ] || fail "bpftrace exited $rc after SIGINT: $(tail -n 1 "$T/bt.err")"
 rc=0
-wait "$rec" || rc=$?
+end_wait "$rec" || rc=$?
 [ "$rc" = 0 ] || fail "ctxmon record exited $rc after SIGINT: $(tail -n 1 "$T/rec.err")"
 san_check record "$T/rec.err"
 

@@ -46,8 +46,7 @@ bpftrace_attached
 	fail "ctxmon latency failed: $(tail -n 1 "$T/lat.err")"
 san_check latency "$T/lat.err"
 sleep 0.5
-kill -INT "$bt"
-wait "$bt" 2>/dev/null
+int_wait "$bt" || fail "bpftrace exited $? after SIGINT: $(tail -n 1 "$T/bt.err")"
 
 python3 - "$T/lat.json" "$T/bt.out" "$W" <<'PY' || fail "ctxmon latency against bpftrace"
 import json, re, sys

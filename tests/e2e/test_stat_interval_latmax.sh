@@ -66,8 +66,7 @@ if [ "$rc" != 0 ] && grep -qi "bpf-agg.*\(cannot\|not\)" "$T/iv.err"; then
 fi
 [ "$rc" = 0 ] || fail "stat exited $rc: $(tail -n 1 "$T/iv.err")"
 sleep 0.5
-kill -INT "$bt"
-wait "$bt" 2>/dev/null
+int_wait "$bt" || fail "bpftrace exited $? after SIGINT: $(tail -n 1 "$T/bt.err")"
 grep -q "Lost" "$T/bt.err" "$T/bt.out" && skip "bpftrace lost events"
 
 python3 - "$T/iv.json" "$T/bt.out" "$W" <<'PY' || fail "interval maxima disagree with bpftrace"

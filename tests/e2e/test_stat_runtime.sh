@@ -91,12 +91,22 @@ print(f"  {'ok  ' if ok else 'FAIL'} {b}.{r}: {len(th)} threads, run {run / 1e6:
 k = s.get("kernel", {})
 allrun = sum(t["run_ns"] for t in s["threads"])
 ru = k.get("ru_cpu_ns", 0)
-# kcount's own: fork, exec, wait4 (GNU time: under 10 ms for
-# `kcount true`), 20.6 ms seen on a machine loaded 10 deep: twice that
-ok2 = k.get("traced_run_ns") == allrun and cpu <= ru <= cpu + 40_000_000
+# kcount's own CPU time is not bounded here: an ASan build's exit (the
+# leak check) took from 10 to 111 ms of it.  ru_cpu_ns holds profblock's
+# (kcount's wait4()) and kcount's; every thread's run, kcount's included,
+# is held against it with this round's bounds, widened by kcount's share
+kc = ru - cpu
+tol2 = ru * 0.005 + 1_000_000
+up2 = tol2 + (lost + 1) * 10_000_000
+missed2 = sum(max(0, t["switches"] - t["switch_in"]) for t in s["threads"])
+lo2 = tol2 if exact else tol2 + missed2 * 13_000_000
+if nlost and not exact:
+    lo2 = ru
+ok2 = (k.get("traced_run_ns") == allrun and kc >= 0 and
+       ru - lo2 <= allrun <= ru + up2)
 print(f"  {'ok  ' if ok2 else 'FAIL'} {b}.{r}: kernel.traced_run_ns "
       f"{k.get('traced_run_ns')} (threads' run {allrun}), ru_cpu_ns {ru} "
-      f"(profblock's wait4() CPU time {cpu} + kcount's own, under 40 ms)")
+      f"(profblock's wait4() CPU time {cpu} + kcount's own {kc / 1e6:.3f} ms)")
 sys.exit(0 if ok and ok2 else 1)
 PY
 			fail "$b round $r: run time against wait4()"
@@ -123,10 +133,12 @@ k = s["kernel"]
 allrun = sum(t["run_ns"] for t in s["threads"])
 html = open(sys.argv[3], encoding="utf-8", errors="replace").read()
 shown = re.search(r"Run time: traced [0-9.]+ms, getrusage CPU time [0-9.]+ms", html)
-# kcount's own CPU time, as in the stat runs above: under 40 ms (23.4 ms
-# seen here with the machine loaded 10 deep)
-ok = (k["traced_run_ns"] == allrun and cpu <= k.get("ru_cpu_ns", 0) <= cpu + 40_000_000
-      and shown is not None)
+# ru_cpu_ns holds profblock's CPU time (kcount's wait4()) and kcount's
+# own (unbounded: see above); every thread's run is held against it
+ru = k.get("ru_cpu_ns", 0)
+tol = ru * 0.005 + 1_000_000
+ok = (k["traced_run_ns"] == allrun and cpu <= ru and
+      ru - tol <= allrun <= ru + tol + 10_000_000 and shown is not None)
 print(f"  {'ok  ' if ok else 'FAIL'} record + report: traced_run_ns {k['traced_run_ns']} "
       f"(threads' run {allrun}), ru_cpu_ns {k.get('ru_cpu_ns')} (profblock's wait4() "
       f"{cpu}), HTML: {shown.group(0) if shown else 'no run time line'}")
