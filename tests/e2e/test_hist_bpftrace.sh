@@ -40,7 +40,7 @@ BG_PIDS="$BG_PIDS $bt"
 "$CTXMON" record -a -e sched,wakeups -o "$T/all.data" 2>"$T/rec.err" &
 rec=$!
 BG_PIDS="$BG_PIDS $rec"
-bpftrace_attached
+bpftrace_attached 2
 # the recording's capture is live once its metadata is written
 recording_started "$T/all.data" "$rec" ||
 	{ fail "record -a did not start: $(tail -n 1 "$T/rec.err")"; finish; }

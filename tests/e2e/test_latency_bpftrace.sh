@@ -40,7 +40,7 @@ tracepoint:sched:sched_switch /@w[args->next_pid]/ {
 END { clear(@w); }" >"$T/bt.out" 2>"$T/bt.err" &
 bt=$!
 BG_PIDS="$BG_PIDS $bt"
-bpftrace_attached
+bpftrace_attached 3
 
 "$CTXMON" latency --json -o "$T/lat.json" -- "$T/$W" "$N" 2>"$T/lat.err" ||
 	fail "ctxmon latency failed: $(tail -n 1 "$T/lat.err")"

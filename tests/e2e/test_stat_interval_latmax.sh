@@ -54,7 +54,7 @@ tracepoint:sched:sched_switch /@w[args->next_pid]/ {
 END { clear(@w); }" >"$T/bt.out" 2>"$T/bt.err" &
 bt=$!
 BG_PIDS="$BG_PIDS $bt"
-bpftrace_attached
+bpftrace_attached 3
 
 rc=0
 "$CTXMON" stat -I 100 --backend bpf-agg --json -o "$T/iv.json" -- "$T/$W" "$N" \
