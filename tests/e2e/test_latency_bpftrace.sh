@@ -36,8 +36,7 @@ tracepoint:sched:sched_switch /@w[args->next_pid]/ {
 		@m[args->next_pid] = max(\$d);
 	}
 	delete(@w[args->next_pid]);
-}
-END { clear(@w); }" >"$T/bt.out" 2>"$T/bt.err" &
+}" >"$T/bt.out" 2>"$T/bt.err" &
 bt=$!
 BG_PIDS="$BG_PIDS $bt"
 bpftrace_attached 3

@@ -50,8 +50,7 @@ tracepoint:sched:sched_switch /@w[args->next_pid]/ {
 			max(nsecs - @w[args->next_pid]);
 	}
 	delete(@w[args->next_pid]);
-}
-END { clear(@w); }" >"$T/bt.out" 2>"$T/bt.err" &
+}" >"$T/bt.out" 2>"$T/bt.err" &
 bt=$!
 BG_PIDS="$BG_PIDS $bt"
 bpftrace_attached 3
