@@ -183,11 +183,7 @@ skip_unless_tracefs() {
 # the test if bpftrace never says it; a FAIL if it never attaches.
 bpftrace_attached() {
 	local n
-	for _ in $(seq 100); do
-		grep -q "Attaching" "$T/bt.out" "$T/bt.err" 2>/dev/null && break
-		sleep 0.2
-	done
-	grep -q "Attaching" "$T/bt.out" "$T/bt.err" 2>/dev/null ||
+	wait_for 20 grep -q "Attaching" "$T/bt.out" "$T/bt.err" 2>/dev/null ||
 		skip "bpftrace did not attach: $(tail -n 1 "$T/bt.err")"
 	command -v bpftool >/dev/null ||
 		skip "bpftool not installed (Debian package bpftool): cannot tell when bpftrace has attached"
@@ -408,7 +404,13 @@ serve_needs() {
 
 # serve_collections: ctxmon_collections_total of the serve at $URL.
 serve_collections() {
-	curl -sf "$URL" | awk '$1 == "ctxmon_collections_total" { print $2 }'
+	curl -sf "$URL" | collections_in
+}
+
+# collections_in [FILE]: the collections_total of a scrape (stdin, or a
+# kept one)
+collections_in() {
+	awk '$1 == "ctxmon_collections_total" { print $2 }' "$@"
 }
 
 # serve_quiet CGDIR...: until every thread of the cgroups is stopped

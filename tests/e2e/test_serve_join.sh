@@ -47,11 +47,6 @@ collections_past() {
 	[ -n "$c" ] && [ "$c" -ge "$1" ]
 }
 
-# coll FILE: the collections_total of a kept scrape
-coll() {
-	awk '$1 == "ctxmon_collections_total" { print $2 }' "$1"
-}
-
 # one run; status 0 when the process had no series of its own two
 # collections into its spin (the case this test is about) and a scrape
 # after its exit was had in time; status 1 for a run to make again
@@ -105,7 +100,7 @@ run_once() {
 	: >"$T/m.txt"
 	for _ in $(seq 500); do
 		curl -sf "$URL" >"$T/s.txt" || { sleep 0.02; continue; }
-		c=$(coll "$T/s.txt")
+		c=$(collections_in "$T/s.txt")
 		[ -n "$c0" ] || c0=$c
 		if grep -q "pid=\"$P\"" "$T/s.txt"; then
 			cp "$T/s.txt" "$T/m.txt"
@@ -115,7 +110,7 @@ run_once() {
 		fi
 		sleep 0.02
 	done
-	if [ ! -s "$T/m.txt" ] || [ "$(coll "$T/m.txt")" -lt $((c0 + 2)) ]; then
+	if [ ! -s "$T/m.txt" ] || [ "$(collections_in "$T/m.txt")" -lt $((c0 + 2)) ]; then
 		echo "  no scrape two collections after the exit still showed pid $P (the row folds 1 s after it; collections $c0 -> ${c:-?}): run again"
 		return 1
 	fi
