@@ -33,14 +33,15 @@ spec="hist:keys=prev_pid:vals=hitcount if prev_comm == \"$W\""
 wspec="hist:keys=pid:vals=hitcount if comm == \"$W2\""
 
 bpftrace -e "tracepoint:sched:sched_switch /args->prev_comm == \"$W\"/ { @[args->prev_pid] = count(); }
-tracepoint:sched:sched_wakeup /args->comm == \"$W2\"/ { @w[args->pid] = count(); }" \
+tracepoint:sched:sched_wakeup /args->comm == \"$W2\"/ { @w[args->pid] = count(); }
+$(bpftrace_exit_probe)" \
 	>"$T/bt.out" 2>"$T/bt.err" &
 bt=$!
 BG_PIDS="$BG_PIDS $bt"
 "$CTXMON" record -a -e sched,wakeups -o "$T/all.data" 2>"$T/rec.err" &
 rec=$!
 BG_PIDS="$BG_PIDS $rec"
-bpftrace_attached 2
+bpftrace_attached 3
 # the recording's capture is live once its metadata is written
 recording_started "$T/all.data" "$rec" ||
 	{ fail "record -a did not start: $(tail -n 1 "$T/rec.err")"; finish; }
@@ -51,11 +52,11 @@ san_check hist "$T/hist.err"
 "$CTXMON" hist -e sched:sched_wakeup "$wspec" -o "$T/wlive.txt" -- "$T/$W2" 3000 \
 	2>"$T/whist.err" || fail "ctxmon hist on sched_wakeup failed: $(tail -n 1 "$T/whist.err")"
 san_check hist "$T/whist.err"
-kill -INT "$bt" "$rec"
+kill -INT "$rec"
 # each one's own exit status (one wait for both kept only the last's)
 rc=0
-end_wait "$bt" || rc=$?
-[ "$rc" = 0 ] || fail "bpftrace exited $rc after SIGINT: $(tail -n 1 "$T/bt.err")"
+bpftrace_stop "$bt" || rc=$?
+[ "$rc" = 0 ] || fail "bpftrace exited $rc: $(tail -n 1 "$T/bt.err")"
 rc=0
 end_wait "$rec" || rc=$?
 [ "$rc" = 0 ] || fail "ctxmon record exited $rc after SIGINT: $(tail -n 1 "$T/rec.err")"

@@ -1,9 +1,9 @@
 #!/bin/bash
 # `ctxmon stat -I --backend bpf-agg`: each interval's LAT-MAX is that
 # interval's own maximum wakeup latency, measured, not the upper edge of
-# its log2 bucket.  Issue 45 item 4: every interval after the first
-# printed a bound (JSON max_ns 65535, max_ts_ns 0, waker -1) as if it were
-# a measurement wherever the whole run's maximum came earlier.
+# its log2 bucket.  Issue 45 item 4: every interval after the first printed
+# a bound (JSON max_ns 65535, max_ts_ns 0, waker -1) as if it were a
+# measurement wherever the whole run's maximum came earlier.
 #
 # The truth is bpftrace over the same run: per thread of W (the pingpong
 # workload under a name no other process has) and per millisecond, the
@@ -14,18 +14,23 @@
 # clock as bpftrace's nsecs, to the few ms a read of the rows takes (E):
 # its maximum must lie between the largest of the milliseconds wholly
 # inside it less E at each end and the largest of those it touches with E
-# more (each program reads the clock where it runs: 2 us + 5% apart), in
-# 3 thread intervals of 4 at least (measured: 83-100%).  The account's
-# rules and bpftrace's still differ on a few latencies (an unseen
-# switch-in, which ctxmon places from the kernel's run time of the slice;
-# a waking that another CPU's lock ordered after the switch-out): `report
-# --time` over a streaming recording of the same run gave bpf-agg's
-# maxima, to the clock reads, in all but those.  In every interval a
-# measured maximum lies in its interval's highest histogram bucket, ends
-# inside the interval, and has its waker.  In the first interval ctxmon
-# also has the wakeups before the exec, which bpftrace (keyed on the comm)
-# has not.  A maximum still known only as a bound must say so: max_ns
-# null, with max_bound_ns no less than the truth.
+# more (each program reads the clock where it runs: 2 us + 5% apart), in 3
+# thread intervals of 4 at least (measured: 83-100%).  The vCPU can stall
+# between the two programs' reads of one event (test_latency_bpftrace:
+# bpftrace stamped a sched_waking 73.5 us before ctxmon did), most often
+# in the longest wakeups; beside stress-ng --cpu 1, 2 runs of 20 failed,
+# one with 14 of 42 intervals off, so a run with too many is measured
+# again, 3 runs at most.  The account's rules and bpftrace's still differ
+# on a few latencies (an unseen switch-in, which ctxmon places from the
+# kernel's run time of the slice; a waking that another CPU's lock ordered
+# after the switch-out): `report --time` over a streaming recording of the
+# same run gave bpf-agg's maxima, to the clock reads, in all but those.  In
+# every interval a measured maximum lies in its interval's highest
+# histogram bucket, ends inside the interval, and has its waker.  In the
+# first interval ctxmon also has the wakeups before the exec, which
+# bpftrace (keyed on the comm) has not.  A maximum still known only as a
+# bound must say so: max_ns null, with max_bound_ns no less than the
+# truth.
 . "$(dirname "$0")/lib.sh"
 skip_unless_capture
 command -v bpftrace >/dev/null 2>&1 || skip "bpftrace not installed (scripts/setup.sh installs it)"
@@ -35,7 +40,10 @@ W=${W:0:15}
 cp "$WL/pingpong" "$T/$W"
 N=${LATMAX_ROUNDS:-150000}
 
-BPFTRACE_MAP_KEYS_MAX=200000 bpftrace -e "
+# attempt: one run of W under bpftrace and stat -I; the comparison's status
+# (0 agree, 2 only too many maxima off bpftrace's, else a failure)
+attempt() {
+	BPFTRACE_MAP_KEYS_MAX=200000 bpftrace -e "
 tracepoint:sched:sched_waking { @w[args->pid] = nsecs; }
 tracepoint:sched:sched_switch /@w[args->prev_pid]/ {
 	if (args->prev_state == 0) {
@@ -50,25 +58,26 @@ tracepoint:sched:sched_switch /@w[args->next_pid]/ {
 			max(nsecs - @w[args->next_pid]);
 	}
 	delete(@w[args->next_pid]);
-}" >"$T/bt.out" 2>"$T/bt.err" &
-bt=$!
-BG_PIDS="$BG_PIDS $bt"
-bpftrace_attached 3
+}
+$(bpftrace_exit_probe)" >"$T/bt.out" 2>"$T/bt.err" &
+	bt=$!
+	BG_PIDS="$BG_PIDS $bt"
+	bpftrace_attached 4
 
-rc=0
-"$CTXMON" stat -I 100 --backend bpf-agg --json -o "$T/iv.json" -- "$T/$W" "$N" \
-	2>"$T/iv.err" || rc=$?
-san_check stat "$T/iv.err"
-if [ "$rc" != 0 ] && grep -qi "bpf-agg.*\(cannot\|not\)" "$T/iv.err"; then
-	kill -INT "$bt"
-	skip "bpf-agg cannot run here: $(tail -n 1 "$T/iv.err")"
-fi
-[ "$rc" = 0 ] || fail "stat exited $rc: $(tail -n 1 "$T/iv.err")"
-sleep 0.5
-int_wait "$bt" || fail "bpftrace exited $? after SIGINT: $(tail -n 1 "$T/bt.err")"
-grep -q "Lost" "$T/bt.err" "$T/bt.out" && skip "bpftrace lost events"
+	local rc=0
+	"$CTXMON" stat -I 100 --backend bpf-agg --json -o "$T/iv.json" -- "$T/$W" "$N" \
+		2>"$T/iv.err" || rc=$?
+	san_check stat "$T/iv.err"
+	if [ "$rc" != 0 ] && grep -qi "bpf-agg.*\(cannot\|not\)" "$T/iv.err"; then
+		bpftrace_stop "$bt"
+		skip "bpf-agg cannot run here: $(tail -n 1 "$T/iv.err")"
+	fi
+	[ "$rc" = 0 ] || fail "stat exited $rc: $(tail -n 1 "$T/iv.err")"
+	sleep 0.5
+	bpftrace_stop "$bt" || fail "bpftrace exited $?: $(tail -n 1 "$T/bt.err")"
+	grep -q "Lost" "$T/bt.err" "$T/bt.out" && skip "bpftrace lost events"
 
-python3 - "$T/iv.json" "$T/bt.out" "$W" <<'PY' || fail "interval maxima disagree with bpftrace"
+	python3 - "$T/iv.json" "$T/bt.out" "$W" <<'PY'
 import json, re, sys
 bt = {}
 for line in open(sys.argv[2]):
@@ -125,7 +134,20 @@ for r in recs:
             print("%s: max %d, bpftrace %d..%d" % (what, mx, inner, outer))
 print("%d thread intervals compared (%d after the first), %d not measured, "
       "%d off bpftrace's" % (n, later, bad, off))
-sys.exit(1 if bad or later < 6 or off > n // 4 else 0)
+sys.exit(1 if bad or later < 6 else 2 if off > n // 4 else 0)
 PY
+}
+
+for try in 1 2 3; do
+	rc=0
+	attempt || rc=$?
+	[ "$rc" = 2 ] && [ "$NFAIL" = 0 ] || break
+	echo "note: attempt $try: more than a quarter of the maxima off bpftrace's, measured again (see above: a stall between the programs' clock reads)"
+done
+case $rc in
+0) ;;
+2) [ "$NFAIL" != 0 ] || fail "more than a quarter of the interval maxima off bpftrace's in each of 3 runs" ;;
+*) fail "interval maxima disagree with bpftrace" ;;
+esac
 
 finish
