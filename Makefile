@@ -38,8 +38,9 @@ LDFLAGS += $(LDFLAGS_SAN)
 # The library: src/ but the tool's own code (cli/).  The shared library
 # exports only ctxmon_*, and the tool links it like any other user.  The
 # text/JSON formatters the tool shares with the library's HTML and
-# experiment outputs (TOOL_SRCS: they call nothing internal but each other)
-# are compiled into the tool as well, visible only inside it.
+# experiment outputs, and the kernel comparison they word (TOOL_SRCS: they
+# call nothing internal but each other), are linked into the tool as well,
+# from the library's own objects: each source is compiled once per build.
 LIB_SRCS := $(sort $(wildcard src/*.c src/capture/*.c src/decode/*.c \
 	src/analysis/*.c src/file/*.c src/output/*.c src/profile/*.c src/metrics/*.c))
 CLI_SRCS := $(sort $(wildcard src/cli/*.c))
@@ -49,8 +50,9 @@ CLI_OBJS := $(CLI_SRCS:%.c=$(O)/%.o)
 CLI_LIB_OBJS := $(filter-out $(O)/src/cli/main.o,$(CLI_OBJS))
 TOOL_SRCS := src/output/report_tables.c src/output/causes_out.c \
 	src/output/latency_out.c src/output/exp_output.c src/output/svg.c \
-	src/output/json_out.c src/analysis/rusage.c src/capture/procfs.c
-TOOL_OBJS := $(TOOL_SRCS:src/%.c=$(O)/tool/%.o)
+	src/output/json_out.c src/analysis/kcmp.c src/analysis/rusage.c \
+	src/capture/procfs.c
+TOOL_OBJS := $(TOOL_SRCS:%.c=$(O)/%.o)
 VERSION  := 0.2.0
 # the soname: up by one whenever a public struct changes size or layout
 # (1: struct ctxmon_event grew sw.prev_run_ns)
@@ -105,10 +107,6 @@ $(O)/libctxmon.so.$(VERSION): $(LIB_OBJS)
 
 $(O)/libctxmon.so.$(SOVER) $(O)/libctxmon.so: $(O)/libctxmon.so.$(VERSION)
 	ln -sf libctxmon.so.$(VERSION) $@
-
-$(O)/tool/%.o: src/%.c $(wildcard include/ctxmon/*.h src/*.h src/*/*.h)
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c -o $@ $<
 
 # NEEDED libctxmon.so.$(SOVER), found next to the tool in the build tree
 # ($ORIGIN) and in PREFIX/lib once installed ($ORIGIN/../lib), whatever

@@ -7,7 +7,7 @@
  * session for the command, start it (the command is forked then, so it is
  * followed from fork), feed the ordered stream to an account, reap the
  * command with its rusage, and compare the traced counts with the kernel's
- * by the rules of output__kernel_add() (docs/accounting.md).  A timeout
+ * by the rules of kcmp__add() (docs/accounting.md).  A timeout
  * kills the command's whole tree, as the account knows it.
  */
 #include <errno.h>
@@ -264,16 +264,16 @@ static int fill_run(struct ctxmon_account *a, pid_t root, unsigned marks,
 		out->v[CTXMON_M_LAT_MAX] = (double)lat_max / 1e3;
 	out->v[CTXMON_M_USER] = tv_s(&ru->ru_utime);
 	out->v[CTXMON_M_SYSTEM] = tv_s(&ru->ru_stime);
-	if (output__kernel_tree(&k, root, marks, th, n, NULL, 0, NULL, 0) <
+	if (kcmp__tree(&k, root, marks, th, n, NULL, 0, NULL, 0) <
 	    0) {
 		free(th);
 		return -ENOMEM;
 	}
 	k.ru_nvcsw = (uint64_t)ru->ru_nvcsw;
 	k.ru_nivcsw = (uint64_t)ru->ru_nivcsw;
-	output__kernel_here(&k);
+	kcmp__here(&k);
 	out->kernel_valid = true;
-	out->kernel_match = output__kernel_match(&k);
+	out->kernel_match = kcmp__match(&k);
 	out->ru_nvcsw = k.ru_nvcsw;
 	out->ru_nivcsw = k.ru_nivcsw;
 	out->traced_vol = k.traced_vol;
@@ -407,9 +407,9 @@ int ctxmon_run_once(const struct ctxmon_run_opts *o, struct ctxmon_run *out)
 			.target = CTXMON_TARGET_CMD,
 			.root_pid = child,
 			.no_wakeups = !(ctxmon_session_caps(s) & CTXMON_CAP_WAKEUPS),
-			.flags = output__account_flags(
+			.flags = kcmp__account_flags(
 				ctxmon_session_caps(s),
-				output__caps_marks(ctxmon_session_caps(s))),
+				kcmp__caps_marks(ctxmon_session_caps(s))),
 		};
 
 		a = ctxmon_account_new(&ao);
@@ -461,7 +461,7 @@ int ctxmon_run_once(const struct ctxmon_run_opts *o, struct ctxmon_run *out)
 	out->exit_status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) :
 			   WIFSIGNALED(wstatus) ? 128 + WTERMSIG(wstatus) : 1;
 	ret = fill_run(a, child,
-		       output__caps_marks(ctxmon_session_caps(s)), &ru, out,
+		       kcmp__caps_marks(ctxmon_session_caps(s)), &ru, out,
 		       o->causes);
 	if (ret < 0) {
 		snprintf(out->error, sizeof(out->error), "accounting: %s",

@@ -381,7 +381,7 @@ static int start_meta(struct rec_run *r, int argc, char **argv)
 		m_str(&m, CTXMON_META_WAKEUPS, "on-cpu");
 	if (ctxmon_session_caps(r->s) & CTXMON_CAP_ORPHANS)
 		m_u64(&m, CTXMON_META_ORPHAN_WALK,
-		      output__caps_marks(ctxmon_session_caps(r->s)));
+		      kcmp__caps_marks(ctxmon_session_caps(r->s)));
 	target_meta(r, &m);
 	m_u64(&m, CTXMON_META_TIME_START, st.start_ts);
 	m_u64(&m, CTXMON_META_WALL_START,
@@ -521,7 +521,7 @@ static int print_stat(struct rec_run *r, const struct ctxmon_session_stats *st)
 		.ru_nvcsw = (uint64_t)r->ru.ru_nvcsw,
 		.ru_nivcsw = (uint64_t)r->ru.ru_nivcsw,
 		.ru_cpu_ns = capture__ru_cpu_ns(&r->ru),
-		.marks = output__live_marks(ctxmon_session_caps(r->s)),
+		.marks = kcmp__live_marks(ctxmon_session_caps(r->s)),
 	};
 
 	if (r->cap.all) {

@@ -84,24 +84,24 @@ int recording__emit(FILE *f, struct output_opts *o, bool want_threads,
 		rep.exit_status = exit_status(s->wstatus);
 		/* Against the kernel only when every row is there. */
 		if (s->target == CTXMON_TARGET_CMD && s->has_rusage && !keep) {
-			if (output__kernel_tree(&rep.kernel, s->root,
+			if (kcmp__tree(&rep.kernel, s->root,
 						s->marks ? s->marks :
-						output__backend_marks(s->backend),
+						kcmp__backend_marks(s->backend),
 						th, nth, th, nth, pr, npr) < 0)
 				goto out;
 			rep.kernel.ru_nvcsw = s->ru_nvcsw;
 			rep.kernel.ru_nivcsw = s->ru_nivcsw;
 			rep.kernel.ru_cpu_ns = s->ru_cpu_ns;
 			if (s->backend)
-				output__kernel_caps(&rep.kernel,
+				kcmp__caps(&rep.kernel,
 						    ctxmon_backend_caps(s->backend));
 			/* record --stat: this kernel; report: the
 			 * recording's */
 			if (!s->source) {
-				output__kernel_here(&rep.kernel);
+				kcmp__here(&rep.kernel);
 			} else {
 				rep.kernel.preempt_rt = s->preempt_rt;
-				output__kernel_sig(&rep.kernel, s->sig_known,
+				kcmp__sig(&rep.kernel, s->sig_known,
 						   s->sigsleep, s->sig_why);
 			}
 			rep.kernel.valid = true;
@@ -767,7 +767,7 @@ int cmd_report(int argc, char **argv)
 		ao.no_wakeups = caps && !(caps & CTXMON_CAP_WAKEUPS);
 	}
 	/* the marks as the rusage model below takes them */
-	ao.flags = output__account_flags(
+	ao.flags = kcmp__account_flags(
 		ctxmon_backend_caps(
 			ctxmon_reader_meta_str(r.r, CTXMON_META_BACKEND)),
 		(unsigned)meta_u64(r.r, CTXMON_META_ORPHAN_WALK, 0));

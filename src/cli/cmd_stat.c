@@ -230,26 +230,26 @@ static int emit(struct stat_run *r, uint64_t ts, bool final)
 			rusage__result(r->model, &in, &orph);
 			rusage__mark(r->model, snap.threads, snap.nthreads);
 			rusage__mark(r->model, snap.procs, snap.nprocs);
-			output__kernel_set(&rep.kernel, &in, &orph);
-			output__kernel_caps(&rep.kernel, caps);
+			kcmp__set(&rep.kernel, &in, &orph);
+			kcmp__caps(&rep.kernel, caps);
 			rep.kernel.ru_nvcsw = (uint64_t)r->ru.ru_nvcsw;
 			rep.kernel.ru_nivcsw = (uint64_t)r->ru.ru_nivcsw;
 			rep.kernel.ru_cpu_ns = capture__ru_cpu_ns(&r->ru);
 			rep.kernel.valid = true;
-			output__kernel_here(&rep.kernel);
+			kcmp__here(&rep.kernel);
 		}
 	}
 	r->out.processes = r->want_procs || r->per_cgroup ||
 			   (!r->want_threads && (r->cap.all || snap.nprocs > 1));
 	r->out.threads = r->want_threads || (!r->want_procs && !r->cap.all);
 	if (rep.kernel.valid) {
-		r->mismatch = !output__kernel_match(&rep.kernel);
+		r->mismatch = !kcmp__match(&rep.kernel);
 		/* the verdict reaches a script's log whatever the output */
 		if (r->f != stderr || r->out.fmt != OUT_TABLE)
 			output__kernel_line(stderr, &rep.kernel);
 	}
 	if (rep.live.valid) {
-		r->mismatch = rep.live.threads && !output__live_match(&rep.live);
+		r->mismatch = rep.live.threads && !kcmp__live_match(&rep.live);
 		if ((r->f != stdout && r->f != stderr) ||
 		    r->out.fmt != OUT_TABLE)
 			output__live_line(stderr, &rep.live);
@@ -516,8 +516,10 @@ int cmd_stat(int argc, char **argv)
 		goto out;
 	}
 	if (r.cap.target == CTXMON_TARGET_CMD) {
+		unsigned caps = ctxmon_session_caps(r.s);
+
 		r.model = rusage__new(ctxmon_session_child(r.s),
-				      output__live_marks(ctxmon_session_caps(r.s)));
+				      kcmp__live_marks(caps));
 		if (!r.model) {
 			cli__err(CMD, "out of memory");
 			goto out;
@@ -584,7 +586,7 @@ int cmd_stat(int argc, char **argv)
 			.ru_nvcsw = (uint64_t)r.ru.ru_nvcsw,
 			.ru_nivcsw = (uint64_t)r.ru.ru_nivcsw,
 			.ru_cpu_ns = capture__ru_cpu_ns(&r.ru),
-			.marks = output__live_marks(ctxmon_session_caps(r.s)),
+			.marks = kcmp__live_marks(ctxmon_session_caps(r.s)),
 		};
 
 		ret = recording__html(r.html_path, r.html, r.a, &sum, NULL,

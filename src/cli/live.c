@@ -402,7 +402,7 @@ void capture__account_opts(const struct capture_opts *c,
 	ao->exited_keep = c->target == CTXMON_TARGET_CMD ? 0 :
 							  CTXMON_EXITED_KEEP;
 	ao->no_wakeups = !(caps & CTXMON_CAP_WAKEUPS);
-	ao->flags = output__account_flags(caps, output__caps_marks(caps));
+	ao->flags = kcmp__account_flags(caps, kcmp__caps_marks(caps));
 }
 
 void capture__free(struct capture_opts *c)

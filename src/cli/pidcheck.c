@@ -234,9 +234,9 @@ void pidcheck__result(const struct pidcheck *pc, unsigned caps,
 		out->invol_hi += t->niv[3] - t->niv[0];
 	}
 	out->apart = pc->apart;
-	output__kernel_caps(&k, caps);
+	kcmp__caps(&k, caps);
 	k.shown_running = out->shown_running;
-	output__kernel_here(&k);
+	kcmp__here(&k);
 	out->sig_bound = k.sig_bound;
 	out->bound = k.bound;
 	out->valid = true;

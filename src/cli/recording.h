@@ -38,17 +38,17 @@ struct run_summary {
 	uint64_t ru_cpu_ns;	/* its utime + stime; 0: not known */
 	pid_t root;		/* the command's pid; 0: unknown */
 	bool preempt_rt;	/* a recording made on a PREEMPT_RT kernel
-				 * (live: found by output__kernel_here()) */
+				 * (live: found by kcmp__here()) */
 	/* how the recording's kernel showed a signal-cut sleep, when
-	 * record probed it (live: output__kernel_here()) */
+	 * record probed it (live: kcmp__here()) */
 	bool sig_known;
 	enum ctxmon_sigsleep sigsleep;
 	const char *sig_why;
 	const char *source;	/* the recording, for report */
 	const char *arch;	/* its machine, for syscall names; NULL:
 				 * this build's */
-	unsigned marks;		/* output__kernel_tree()'s @marks; 0: the
-				 * backend's usual (output__backend_marks()) */
+	unsigned marks;		/* kcmp__tree()'s @marks; 0: the
+				 * backend's usual (kcmp__backend_marks()) */
 	/* report: the recording's integrity verdict; NULL for a capture */
 	const struct ctxmon_verdict *verdict;
 };

@@ -106,7 +106,7 @@ struct ctxmon_rowfile *ctxmon_rowfile_from_recording(const char *path, bool all)
 	ao.root_pid = (pid_t)meta_u64(rd, CTXMON_META_ROOT_PID, (uint64_t)-1);
 	be = ctxmon_reader_meta_str(rd, CTXMON_META_BACKEND);
 	ao.no_wakeups = be && !strcmp(be, "perf-switch");
-	ao.flags = output__account_flags(
+	ao.flags = kcmp__account_flags(
 		be ? ctxmon_backend_caps(be) : 0,
 		(unsigned)meta_u64(rd, CTXMON_META_ORPHAN_WALK, 0));
 	r->a = ctxmon_account_new(&ao);

@@ -244,10 +244,10 @@ static void status_box(FILE *f, const struct ctxmon_html_info *in,
 						   sizeof(unsigned) &&
 					 in->orphan_walk ?
 				 in->orphan_walk :
-				 output__live_marks(caps);
+				 kcmp__live_marks(caps);
 
-		output__kernel_tree(&k, root, marks, th, nth, NULL, 0, NULL, 0);
-		output__kernel_caps(&k, caps);
+		kcmp__tree(&k, root, marks, th, nth, NULL, 0, NULL, 0);
+		kcmp__caps(&k, caps);
 		k.ru_nvcsw = in->ru_nvcsw;
 		k.ru_nivcsw = in->ru_nivcsw;
 		k.ru_cpu_ns = in->sz >= offsetof(struct ctxmon_html_info,
@@ -264,7 +264,7 @@ static void status_box(FILE *f, const struct ctxmon_html_info *in,
 						sizeof(bool) &&
 			      in->sig_bound && k.shown_running;
 		k.valid = true;
-		match = output__kernel_match(&k);
+		match = kcmp__match(&k);
 		bad = bad || !match;
 	}
 	fprintf(f, "<section id=\"status\" class=\"status%s\">\n",
@@ -280,7 +280,7 @@ static void status_box(FILE *f, const struct ctxmon_html_info *in,
 			k.traced_invol, k.ru_nivcsw);
 	if (in->has_rusage) {
 		/* unequal numbers: the range that makes them match */
-		if (!output__kernel_equal(&k))
+		if (!kcmp__equal(&k))
 			output__kernel_verdict(f, &k, "<div class=\"verdict\">",
 					       "</div>\n");
 		output__kernel_hints(f, &k, "<div>", "</div>\n");

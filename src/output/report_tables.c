@@ -158,195 +158,6 @@ char *output__dur(char *buf, size_t len, uint64_t ns)
 	return buf;
 }
 
-void output__kernel_add(struct kernel_cmp *k, const struct ctxmon_stats *rows,
-			size_t n)
-{
-	struct rusage_sums in = { 0 };
-
-	for (size_t i = 0; i < n; i++)
-		rusage__row(&in, &rows[i]);
-	k->traced_vol += in.vol;
-	k->traced_invol += in.invol;
-	k->traced_run_ns += in.run_ns;
-	k->exit_switches += in.exit_switches;
-	k->leader_exits += in.leader_exits;
-	k->leader_reaped += in.leader_reaped;
-	k->exit_preempt += in.exit_preempt;
-	k->after_fold += in.after_fold;
-	k->after_fold_vol += in.after_fold_vol;
-	k->exit_block += in.exit_block;
-	k->shown_running += in.shown_running;
-	k->io_workers = k->io_workers || in.io_workers;
-}
-
-void output__kernel_set(struct kernel_cmp *k, const struct rusage_sums *in,
-			const struct rusage_sums *out)
-{
-	k->traced_vol = in->vol;
-	k->traced_invol = in->invol;
-	k->traced_run_ns = in->run_ns;
-	k->exit_switches = in->exit_switches;
-	k->leader_exits = in->leader_exits;
-	k->leader_reaped = in->leader_reaped;
-	k->exit_preempt = in->exit_preempt;
-	k->after_fold = in->after_fold;
-	k->after_fold_vol = in->after_fold_vol;
-	k->exit_block = in->exit_block;
-	k->shown_running = in->shown_running;
-	k->orphan_procs = out->procs;
-	k->orphan_vol = out->vol;
-	k->orphan_invol = out->invol;
-	k->unsure_procs = in->unsure_procs;
-	k->unsure_vol = in->unsure_vol;
-	k->unsure_invol = in->unsure_invol;
-	k->io_workers = in->io_workers;
-	k->reused_procs = in->reused_procs;
-}
-
-int output__kernel_tree(struct kernel_cmp *k, pid_t root, unsigned marks,
-			const struct ctxmon_stats *th, size_t nth,
-			struct ctxmon_stats *mark1, size_t n1,
-			struct ctxmon_stats *mark2, size_t n2)
-{
-	struct rusage_model *m = root > 0 ? rusage__new(root, marks) : NULL;
-	struct rusage_sums in, out;
-
-	if (!m || rusage__add(m, th, nth) < 0) {
-		rusage__free(m);
-		output__kernel_add(k, th, nth);
-		return root > 0 ? -ENOMEM : 0;
-	}
-	rusage__result(m, &in, &out);
-	if (mark1)
-		rusage__mark(m, mark1, n1);
-	if (mark2)
-		rusage__mark(m, mark2, n2);
-	rusage__free(m);
-	output__kernel_set(k, &in, &out);
-	return 0;
-}
-
-void output__kernel_sig(struct kernel_cmp *k, bool known,
-			enum ctxmon_sigsleep v, const char *why)
-{
-	k->sig_bound = known && k->shown_running &&
-		       v != CTXMON_SIGSLEEP_SHOWN_SLEEP;
-	snprintf(k->sig_why, sizeof(k->sig_why), "%s", why ? why : "");
-}
-
-void output__kernel_here(struct kernel_cmp *k)
-{
-	/* switches classified R by their state: is a signal-cut sleep
-	 * among them on this kernel? */
-	if (k->shown_running) {
-		char why[sizeof(k->sig_why)];
-		enum ctxmon_sigsleep v = ctxmon_features_sigsleep(why,
-								  sizeof(why));
-
-		output__kernel_sig(k, true, v, why);
-	}
-	/* exiting threads' blocks: either side of the fold on PREEMPT_RT
-	 * only */
-	k->preempt_rt = ctxmon_features_preempt_rt() == 1;
-}
-
-/* Involuntary switches that may be voluntary: signal-cut sleeps shown R
- * on a kernel that shows them so (features.h). */
-static uint64_t sig_amb(const struct kernel_cmp *k)
-{
-	return k->sig_bound ? k->shown_running : 0;
-}
-
-/* Voluntary switches that may not be counted: exiting threads' blocks on
- * a PREEMPT_RT kernel, where one may come after the fold. */
-static uint64_t rt_amb(const struct kernel_cmp *k)
-{
-	return k->preempt_rt ? k->exit_block : 0;
-}
-
-/* ru_nvcsw in [traced - exiting threads' blocks on PREEMPT_RT - @out,
- * traced + leaders reaped as they switched out + signal-cut sleeps shown
- * R]; @out: switches that may not be in */
-static bool vol_in_range(const struct kernel_cmp *k, uint64_t out)
-{
-	return k->traced_vol <= k->ru_nvcsw + rt_amb(k) + out &&
-	       k->ru_nvcsw <= k->traced_vol + k->leader_reaped + sig_amb(k);
-}
-
-/* ru_nivcsw in [traced - exit preemptions - signal-cut sleeps - @out,
- * traced] */
-static bool invol_in_range(const struct kernel_cmp *k, uint64_t out)
-{
-	return k->ru_nivcsw <= k->traced_invol &&
-	       k->ru_nivcsw + k->exit_preempt + sig_amb(k) + out >=
-		       k->traced_invol;
-}
-
-bool output__kernel_match(const struct kernel_cmp *k)
-{
-	/* a bound: never above the kernel, but for the leaders' exits it
-	 * adds (their zombie switch, counted or not by the reap).  A sleep
-	 * cut short by a signal is voluntary to the kernel and preempted to
-	 * the bound's records (docs/unprivileged.md): it moves a switch
-	 * from the voluntary side to the involuntary one, so the
-	 * involuntary side may be over by as many as the other is short,
-	 * and the sum is what is bound. */
-	if (k->sampled)
-		return k->traced_vol <= k->ru_nvcsw &&
-		       k->traced_invol <= k->ru_nivcsw;
-	if (k->bound)
-		return k->traced_vol <= k->ru_nvcsw + k->leader_exits &&
-		       k->traced_vol + k->traced_invol <=
-			       k->ru_nvcsw + k->ru_nivcsw + k->leader_exits;
-	return vol_in_range(k, 0) && invol_in_range(k, 0);
-}
-
-/*
- * A mismatch that processes left unreaped would explain: the kernel's
- * counts lie in the ranges once the unsure processes' switches may be
- * out.  Only backends without orphan marks have unsure processes.
- */
-static bool unsure_explains(const struct kernel_cmp *k)
-{
-	struct kernel_cmp in = *k;
-
-	if (!k->unsure_procs || output__kernel_match(k))
-		return false;
-	if (k->bound) {
-		/* a bound holds once they are out */
-		in.traced_vol -= k->unsure_vol < k->traced_vol ?
-					 k->unsure_vol : k->traced_vol;
-		in.traced_invol -= k->unsure_invol < k->traced_invol ?
-					   k->unsure_invol : k->traced_invol;
-		return output__kernel_match(&in);
-	}
-	return vol_in_range(k, k->unsure_vol) &&
-	       invol_in_range(k, k->unsure_invol);
-}
-
-/* A mismatch with fewer switches traced than the kernel counted, which
- * an event stream's fixed blind spot may explain. */
-static bool short_of_kernel(const struct kernel_cmp *k)
-{
-	return !k->bound && !output__kernel_match(k) &&
-	       (k->traced_vol < k->ru_nvcsw || k->traced_invol < k->ru_nivcsw);
-}
-
-/* A mismatch short of the kernel with io_uring workers in the command:
- * switches of theirs the backend did not see (docs/accounting.md). */
-static bool io_short(const struct kernel_cmp *k)
-{
-	return k->io_workers && short_of_kernel(k);
-}
-
-/* A mismatch short of the kernel where the backend follows the command
- * through the kernel's pid filter and pids of the command came back:
- * switches of a process the filter dropped (docs/accounting.md). */
-static bool pid_reuse_short(const struct kernel_cmp *k)
-{
-	return k->pid_filter && k->reused_procs && short_of_kernel(k);
-}
-
 /* ---- text ---------------------------------------------------------- */
 
 static int64_t short_by(uint64_t ru, uint64_t traced)
@@ -354,15 +165,10 @@ static int64_t short_by(uint64_t ru, uint64_t traced)
 	return (int64_t)ru - (int64_t)traced;
 }
 
-bool output__kernel_equal(const struct kernel_cmp *k)
-{
-	return k->traced_vol == k->ru_nvcsw && k->traced_invol == k->ru_nivcsw;
-}
-
 void output__kernel_verdict(FILE *f, const struct kernel_cmp *k,
 			    const char *pre, const char *post)
 {
-	uint64_t amb = sig_amb(k);
+	uint64_t amb = kcmp__sig_amb(k);
 
 	fputs(pre, f);
 	if (k->bound) {
@@ -382,11 +188,11 @@ void output__kernel_verdict(FILE *f, const struct kernel_cmp *k,
 				"involuntary, the kernel's voluntary (the sum "
 				"is bound)" :
 				"",
-			output__kernel_match(k) ? "within bound" : "MISMATCH",
+			kcmp__match(k) ? "within bound" : "MISMATCH",
 			post);
 		return;
 	}
-	if ((!k->leader_reaped && !amb && !rt_amb(k)) ||
+	if ((!k->leader_reaped && !amb && !kcmp__rt_amb(k)) ||
 	    k->traced_vol == k->ru_nvcsw)
 		fprintf(f, "kernel counters: voluntary %" PRIu64 " %s %" PRIu64,
 			k->traced_vol, k->traced_vol == k->ru_nvcsw ? "=" : "!=",
@@ -394,13 +200,15 @@ void output__kernel_verdict(FILE *f, const struct kernel_cmp *k,
 	else
 		fprintf(f, "kernel counters: voluntary: getrusage %" PRIu64
 			   " %s traced %" PRIu64 "..%" PRIu64,
-			k->ru_nvcsw, vol_in_range(k, 0) ? "in" : "not in",
-			k->traced_vol > rt_amb(k) ? k->traced_vol - rt_amb(k) : 0,
+			k->ru_nvcsw, kcmp__vol_in(k, 0) ? "in" : "not in",
+			k->traced_vol > kcmp__rt_amb(k) ?
+				k->traced_vol - kcmp__rt_amb(k) :
+				0,
 			k->traced_vol + k->leader_reaped + amb);
 	if (amb && k->traced_invol != k->ru_nivcsw)
 		fprintf(f, ", involuntary: getrusage %" PRIu64
 			   " %s traced %" PRIu64 "..%" PRIu64,
-			k->ru_nivcsw, invol_in_range(k, 0) ? "in" : "not in",
+			k->ru_nivcsw, kcmp__invol_in(k, 0) ? "in" : "not in",
 			k->traced_invol > k->exit_preempt + amb ?
 				k->traced_invol - k->exit_preempt - amb : 0,
 			k->traced_invol);
@@ -410,10 +218,10 @@ void output__kernel_verdict(FILE *f, const struct kernel_cmp *k,
 	else
 		fprintf(f, ", involuntary: getrusage %" PRIu64
 			   " %s traced %" PRIu64 "..%" PRIu64,
-			k->ru_nivcsw, invol_in_range(k, 0) ? "in" : "not in",
+			k->ru_nivcsw, kcmp__invol_in(k, 0) ? "in" : "not in",
 			k->traced_invol - k->exit_preempt, k->traced_invol);
 	fprintf(f, " (traced vs getrusage: %s)%s",
-		output__kernel_match(k) ? "match" : "MISMATCH", post);
+		kcmp__match(k) ? "match" : "MISMATCH", post);
 }
 
 void output__kernel_line(FILE *f, const struct kernel_cmp *k)
@@ -447,7 +255,7 @@ void output__kernel_cpu(FILE *f, const struct kernel_cmp *k, const char *pre,
 void output__kernel_hints(FILE *f, const struct kernel_cmp *k,
 			  const char *pre, const char *post)
 {
-	if (unsure_explains(k))
+	if (kcmp__unsure_explains(k))
 		fprintf(f, "%sthe difference fits %" PRIu64 " processes that "
 			   "may never have been reaped (voluntary %" PRIu64
 			   ", involuntary %" PRIu64 "): a child whose parent "
@@ -456,7 +264,7 @@ void output__kernel_hints(FILE *f, const struct kernel_cmp *k,
 			   "cannot see a reap; --backend bpf can%s",
 			pre, k->unsure_procs, k->unsure_vol, k->unsure_invol,
 			post);
-	if (io_short(k))
+	if (kcmp__io_short(k))
 		fprintf(f, "%sio_uring workers (iou-wrk) ran in the command: "
 			   "the kernel starts them with no fork event, and a "
 			   "backend that follows the command by its forks "
@@ -464,7 +272,7 @@ void output__kernel_hints(FILE *f, const struct kernel_cmp *k,
 			   "has read their task_newtask, missing their first "
 			   "switches; --backend bpf or perf counts them%s",
 			pre, post);
-	if (pid_reuse_short(k))
+	if (kcmp__pid_reuse_short(k))
 		fprintf(f, "%s%" PRIu64 " processes of the command got a pid "
 			   "that an earlier one of it had (the pid space "
 			   "wrapped): this backend follows the command through "
@@ -474,19 +282,6 @@ void output__kernel_hints(FILE *f, const struct kernel_cmp *k,
 			   "then on are missed with nothing lost; --backend bpf "
 			   "or perf counts them%s",
 			pre, k->reused_procs, post);
-}
-
-bool output__live_match(const struct live_cmp *l)
-{
-	/* a sleep cut short by a signal shown R: the kernel's voluntary,
-	 * traced involuntary (output__kernel_match()) */
-	uint64_t amb = l->sig_bound ? l->shown_running : 0;
-
-	if (l->bound)
-		return l->vol <= l->vol_hi &&
-		       l->vol + l->invol <= l->vol_hi + l->invol_hi;
-	return l->vol <= l->vol_hi && l->vol + amb >= l->vol_lo &&
-	       l->invol >= l->invol_lo && l->invol <= l->invol_hi + amb;
 }
 
 void output__live_line(FILE *f, const struct live_cmp *l)
@@ -507,7 +302,7 @@ void output__live_line(FILE *f, const struct live_cmp *l)
 		l->invol <= l->invol_hi && l->invol >= l->invol_lo ? "in" :
 								      "not in",
 		l->invol_lo, l->invol_hi,
-		output__live_match(l) ? "match" : "MISMATCH",
+		kcmp__live_match(l) ? "match" : "MISMATCH",
 		l->bound ? ", the traced counts being lower bounds" : "");
 	if (l->others)
 		fprintf(f, "  not compared: %" PRIu64 " thread%s that ended "
@@ -520,7 +315,7 @@ void output__live_line(FILE *f, const struct live_cmp *l)
 
 static void text_kernel(FILE *f, const struct kernel_cmp *k)
 {
-	uint64_t amb = sig_amb(k);
+	uint64_t amb = kcmp__sig_amb(k);
 
 	output__kernel_verdict(f, k, "", "\n");
 	output__kernel_hints(f, k, "  ", "\n");
@@ -556,12 +351,12 @@ static void text_kernel(FILE *f, const struct kernel_cmp *k)
 			   "kernel counts those before exit folds the thread's "
 			   "counters, which tracepoints cannot see\n",
 			k->exit_preempt);
-	if (rt_amb(k))
+	if (kcmp__rt_amb(k))
 		fprintf(f, "  %" PRIu64 " voluntary switch-outs of exiting "
 			   "threads on a PREEMPT_RT kernel: one may block on a "
 			   "lock after exit folds the thread's counters, which "
 			   "tracepoints cannot see\n",
-			rt_amb(k));
+			kcmp__rt_amb(k));
 	if (k->orphan_procs)
 		fprintf(f, "  %" PRIu64 " orphaned processes (rows marked ~: "
 			   "never reaped by their parent, which died first or "
@@ -956,16 +751,16 @@ static void json_report(FILE *f, struct report *r)
 			k->sig_bound ? "true" : "false",
 			k->orphan_procs, k->orphan_vol, k->orphan_invol,
 			k->unsure_procs, k->unsure_vol, k->unsure_invol,
-			unsure_explains(k) ? "true" : "false",
+			kcmp__unsure_explains(k) ? "true" : "false",
 			k->io_workers ? "true" : "false",
-			io_short(k) ? "true" : "false",
+			kcmp__io_short(k) ? "true" : "false",
 			k->reused_procs,
-			pid_reuse_short(k) ? "true" : "false",
+			kcmp__pid_reuse_short(k) ? "true" : "false",
 			k->bound ? "true" : "false",
 			short_by(k->ru_nvcsw, k->traced_vol),
 			short_by(k->ru_nivcsw, k->traced_invol),
-			output__kernel_match(k) ? "true" : "false",
-			(!k->bound || k->sampled) && output__kernel_equal(k) ?
+			kcmp__match(k) ? "true" : "false",
+			(!k->bound || k->sampled) && kcmp__equal(k) ?
 				"true" :
 				"false");
 		fprintf(f, ",\"traced_run_ns\":%" PRIu64, k->traced_run_ns);
@@ -991,7 +786,7 @@ static void json_report(FILE *f, struct report *r)
 			l->vol_hi, l->invol_lo, l->invol_hi, l->shown_running,
 			l->sig_bound ? "true" : "false",
 			l->bound ? "true" : "false",
-			output__live_match(l) ? "true" : "false");
+			kcmp__live_match(l) ? "true" : "false");
 	}
 	if (r->has_exit)
 		fprintf(f, ",\"exit_status\":%d", r->exit_status);

@@ -1,6 +1,6 @@
 /*
  * test_kernel_cmp - the comparison of traced sums with a command's
- * getrusage (output__kernel_add / output__kernel_match): which exit
+ * getrusage (kcmp__add / kcmp__match): which exit
  * switch-outs the kernel counts, and the ranges left where it may or may
  * not (docs/accounting.md).
  */
@@ -28,7 +28,7 @@ static struct ctxmon_stats row(pid_t tid, pid_t tgid, uint64_t vol,
 	return r;
 }
 
-/* output__kernel_match() holds for *field (ru_nvcsw or ru_nivcsw) from lo
+/* kcmp__match() holds for *field (ru_nvcsw or ru_nivcsw) from lo
  * to hi, and fails just below and just above; *field is left at lo. */
 static void check_window(struct kernel_cmp *k, uint64_t *field, uint64_t lo,
 			 uint64_t hi)
@@ -36,9 +36,9 @@ static void check_window(struct kernel_cmp *k, uint64_t *field, uint64_t lo,
 	for (uint64_t v = lo - 1; v <= hi + 1; v++) {
 		*field = v;
 		if (v >= lo && v <= hi)
-			assert_true(output__kernel_match(k));
+			assert_true(kcmp__match(k));
 		else
-			assert_false(output__kernel_match(k));
+			assert_false(kcmp__match(k));
 	}
 	*field = lo;
 }
@@ -53,7 +53,7 @@ static void test_exact(void **state)
 	struct kernel_cmp k = { .valid = true };
 
 	(void)state;
-	output__kernel_add(&k, rows, 2);
+	kcmp__add(&k, rows, 2);
 	assert_int_equal(k.traced_vol, 16);
 	assert_int_equal(k.traced_invol, 5);
 	assert_int_equal(k.exit_switches, 2);
@@ -75,7 +75,7 @@ static void test_leader_reaped(void **state)
 	struct kernel_cmp k = { .valid = true };
 
 	(void)state;
-	output__kernel_add(&k, rows, 3);
+	kcmp__add(&k, rows, 3);
 	assert_int_equal(k.traced_vol, 35);
 	assert_int_equal(k.leader_reaped, 1);
 	check_window(&k, &k.ru_nvcsw, 35, 36);
@@ -89,7 +89,7 @@ static void test_folded(void **state)
 
 	(void)state;
 	r.folded = 8;
-	output__kernel_add(&k, &r, 1);
+	kcmp__add(&k, &r, 1);
 	assert_int_equal(k.traced_vol, 53);
 	assert_int_equal(k.leader_reaped, 0);
 }
@@ -107,7 +107,7 @@ static void test_involuntary(void **state)
 	(void)state;
 	rows[1].exit_preempt = 2;
 	rows[1].after_fold = 1;
-	output__kernel_add(&k, rows, 2);
+	kcmp__add(&k, rows, 2);
 	assert_int_equal(k.traced_invol, 15);
 	assert_int_equal(k.after_fold, 1);
 	assert_int_equal(k.exit_preempt, 2);
@@ -132,7 +132,7 @@ static void test_voluntary_after_fold(void **state)
 	rows[0].after_fold_vol = 3;
 	rows[1].voluntary = 5;
 	rows[1].after_fold_vol = 2;
-	output__kernel_add(&k, rows, 2);
+	kcmp__add(&k, rows, 2);
 	assert_int_equal(k.after_fold_vol, 5);
 	assert_int_equal(k.traced_vol, 7 + 1 - 3 + 5 - 2);
 	k.ru_nivcsw = k.traced_invol;
@@ -158,7 +158,7 @@ static void test_leader_after_reap(void **state)
 	rows[1].after_fold = 1;
 	rows[2].exit_preempt = 1;
 	rows[3].exit_preempt = 1; /* a tracepoint backend's: read after */
-	output__kernel_add(&k, rows, 4);
+	kcmp__add(&k, rows, 4);
 	assert_int_equal(k.after_fold, 1);
 	assert_int_equal(k.exit_preempt, 1);
 	assert_int_equal(k.leader_reaped, 2);
@@ -179,7 +179,7 @@ static void test_sigsleep_bound(void **state)
 
 	(void)state;
 	rows[0].shown_running = 3;
-	output__kernel_add(&k, rows, 1);
+	kcmp__add(&k, rows, 1);
 	assert_int_equal(k.shown_running, 3);
 	assert_int_equal(k.traced_vol, 21);
 	k.ru_nivcsw = 7;
@@ -211,14 +211,14 @@ static void test_unsure_hint(void **state)
 	(void)state;
 	k.ru_nvcsw = 30;
 	k.ru_nivcsw = 10;
-	assert_true(output__kernel_match(&k));
+	assert_true(kcmp__match(&k));
 	assert_false(hint_shown(&k));	/* a match needs no excuse */
 	for (uint64_t v = 20; v <= 31; v++) {
 		for (uint64_t i = 5; i <= 11; i++) {
 			k.ru_nvcsw = v;
 			k.ru_nivcsw = i;
 			assert_int_equal(hint_shown(&k),
-					 !output__kernel_match(&k) && v >= 22 &&
+					 !kcmp__match(&k) && v >= 22 &&
 						 v <= 30 && i >= 7 && i <= 10);
 		}
 	}
@@ -245,7 +245,7 @@ static void test_unsure_hint_bound(void **state)
 			k.ru_nivcsw = i;
 			/* out: 22 voluntary, 7 involuntary, the sum 29 */
 			assert_int_equal(hint_shown(&k),
-					 !output__kernel_match(&k) && v >= 22 &&
+					 !kcmp__match(&k) && v >= 22 &&
 						 v + i >= 29);
 		}
 	}
@@ -262,7 +262,7 @@ static void test_pid_reuse_hint(void **state)
 	};
 
 	(void)state;
-	output__kernel_caps(&k, CTXMON_CAP_EVENTS | CTXMON_CAP_EXIT_TAIL |
+	kcmp__caps(&k, CTXMON_CAP_EVENTS | CTXMON_CAP_EXIT_TAIL |
 					CTXMON_CAP_PID_FILTER);
 	assert_true(k.pid_filter);
 	assert_true(line_has(&k, "32440 processes of the command got a pid"));
@@ -274,7 +274,7 @@ static void test_pid_reuse_hint(void **state)
 	k.reused_procs = 0;
 	assert_false(line_has(&k, "got a pid"));
 	k.reused_procs = 32440;
-	output__kernel_caps(&k, CTXMON_CAP_EVENTS | CTXMON_CAP_EXIT_TAIL);
+	kcmp__caps(&k, CTXMON_CAP_EVENTS | CTXMON_CAP_EXIT_TAIL);
 	assert_false(k.pid_filter);
 	assert_false(line_has(&k, "got a pid"));
 }
@@ -296,7 +296,7 @@ static void test_sampled(void **state)
 		for (uint64_t i = 8; i <= 12; i++) {
 			k.ru_nvcsw = v;
 			k.ru_nivcsw = i;
-			assert_int_equal(output__kernel_match(&k),
+			assert_int_equal(kcmp__match(&k),
 					 v >= 30 && i >= 10);
 		}
 	}
@@ -356,7 +356,7 @@ static void test_exit_block_rt(void **state)
 	rows[0].exit_block = 5; /* a leader's: not summed */
 	rows[1].exit_block = 1;
 	rows[2].exit_block = 1;
-	output__kernel_add(&k, rows, 3);
+	kcmp__add(&k, rows, 3);
 	assert_int_equal(k.exit_block, 2);
 	assert_int_equal(k.traced_vol, 4 + 1 + 3 + 2);
 	k.ru_nivcsw = k.traced_invol;
@@ -383,16 +383,16 @@ static void test_range_sides(void **state)
 	};
 
 	(void)state;
-	assert_false(output__kernel_match(&k));
+	assert_false(kcmp__match(&k));
 	assert_true(line_has(&k, "voluntary: getrusage 20 not in traced 10..11"));
 	assert_true(line_has(&k, "involuntary: getrusage 3 in traced 2..5"));
 	k.ru_nvcsw = 11;
 	k.ru_nivcsw = 1;
-	assert_false(output__kernel_match(&k));
+	assert_false(kcmp__match(&k));
 	assert_true(line_has(&k, "voluntary: getrusage 11 in traced 10..11"));
 	assert_true(line_has(&k, "involuntary: getrusage 1 not in traced 2..5"));
 	k.ru_nivcsw = 2;
-	assert_true(output__kernel_match(&k));
+	assert_true(kcmp__match(&k));
 	assert_true(line_has(&k, "(traced vs getrusage: match)"));
 }
 
@@ -419,15 +419,15 @@ static void test_io_workers_hint(void **state)
 		rows[i].lat.max_waker_tid = rows[i].lat.max_cpu = -1;
 		rows[i].lat.max_prev_tid = -1;
 	}
-	assert_int_equal(output__kernel_tree(&k, 500, CTXMON_ORPHAN_WALK, rows, 3, NULL, 0,
+	assert_int_equal(kcmp__tree(&k, 500, CTXMON_ORPHAN_WALK, rows, 3, NULL, 0,
 					     NULL, 0), 0);
 	assert_true(k.io_workers);
 	k.ru_nvcsw = 35;
 	k.ru_nivcsw = 3;
-	assert_true(output__kernel_match(&k));
+	assert_true(kcmp__match(&k));
 	assert_false(line_has(&k, hint));
 	k.ru_nvcsw = 90; /* the kernel counted more: switches not seen */
-	assert_false(output__kernel_match(&k));
+	assert_false(kcmp__match(&k));
 	assert_true(line_has(&k, hint));
 	{	/* the same sentence, in the HTML status box's markup */
 		size_t len;
@@ -439,12 +439,12 @@ static void test_io_workers_hint(void **state)
 		free(buf);
 	}
 	k.ru_nvcsw = 30; /* fewer: not what missed workers do */
-	assert_false(output__kernel_match(&k));
+	assert_false(kcmp__match(&k));
 	assert_false(line_has(&k, hint));
 	/* no worker: the same shortfall says nothing of io_uring */
 	memset(&k, 0, sizeof(k));
 	rows[1].comm = rows[2].comm = "worker";
-	assert_int_equal(output__kernel_tree(&k, 500, CTXMON_ORPHAN_WALK, rows, 3, NULL, 0,
+	assert_int_equal(kcmp__tree(&k, 500, CTXMON_ORPHAN_WALK, rows, 3, NULL, 0,
 					     NULL, 0), 0);
 	assert_false(k.io_workers);
 	k.ru_nvcsw = 90;
@@ -464,35 +464,35 @@ static void test_live(void **state)
 	};
 
 	(void)state;
-	assert_true(output__live_match(&l));
+	assert_true(kcmp__live_match(&l));
 	l.vol = 99;
-	assert_false(output__live_match(&l));
+	assert_false(kcmp__live_match(&l));
 	l.vol = 121;
-	assert_false(output__live_match(&l));
+	assert_false(kcmp__live_match(&l));
 	l.vol = 120;
 	l.invol = 49;
-	assert_false(output__live_match(&l));
+	assert_false(kcmp__live_match(&l));
 	l.invol = 61;
-	assert_false(output__live_match(&l));
+	assert_false(kcmp__live_match(&l));
 	/* three voluntary switches shown R: counted involuntary */
 	l.vol = 97;
 	l.invol = 63;
 	l.shown_running = 3;
-	assert_false(output__live_match(&l));
+	assert_false(kcmp__live_match(&l));
 	l.sig_bound = true;
-	assert_true(output__live_match(&l));
+	assert_true(kcmp__live_match(&l));
 	l.invol = 64;
-	assert_false(output__live_match(&l));
+	assert_false(kcmp__live_match(&l));
 	/* lower bounds: anything up to the outer reads */
 	l = (struct live_cmp){ .valid = true, .threads = 1, .bound = true,
 			       .vol = 5, .invol = 70, .vol_lo = 100,
 			       .vol_hi = 120, .invol_lo = 50, .invol_hi = 60 };
-	assert_true(output__live_match(&l));
+	assert_true(kcmp__live_match(&l));
 	l.invol = 176;
-	assert_false(output__live_match(&l));
+	assert_false(kcmp__live_match(&l));
 	l.invol = 0;
 	l.vol = 121;
-	assert_false(output__live_match(&l));
+	assert_false(kcmp__live_match(&l));
 }
 
 int main(void)
