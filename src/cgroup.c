@@ -26,23 +26,7 @@
 
 int cgroup2__root(char *buf, size_t len)
 {
-	char dev[256], mnt[PATH_MAX], type[64];
-	int ret = -ENOENT;
-	FILE *f = fopen("/proc/mounts", "re");
-
-	if (!f)
-		return -errno;
-	while (fscanf(f, "%255s %4095s %63s %*[^\n]", dev, mnt, type) == 3) {
-		if (strcmp(type, "cgroup2"))
-			continue;
-		if ((size_t)snprintf(buf, len, "%s", mnt) >= len)
-			ret = -ENAMETOOLONG;
-		else
-			ret = 0;
-		break;
-	}
-	fclose(f);
-	return ret;
+	return sys__find_mount("cgroup2", buf, len);
 }
 
 int cgroup2__id(const char *dir, uint64_t *id)

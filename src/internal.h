@@ -361,8 +361,22 @@ struct perf_event_attr;
 /* The perf_event_open() system call: an fd, or -1 and errno. */
 int sys__perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 			 int group, unsigned long flags);
+#define SYS_PARANOID_PATH "/proc/sys/kernel/perf_event_paranoid"
+/* The first number of the file @path (procfs, sysfs), or @dflt. */
+int sys__read_int(const char *path, int dflt);
 /* kernel.perf_event_paranoid (2, the default, if it cannot be read). */
 int sys__perf_paranoid(void);
+/* Each mount of /proc/mounts in order, its type and mount point (escapes
+ * undone) to @fn until it returns non-zero, which is returned; 0 after
+ * the last; -errno when the file cannot be read. */
+int sys__mounts(int (*fn)(const char *type, const char *dir, void *ctx),
+		void *ctx);
+/* Undo in place the octal escapes (\040 for a space, \011, \012, \134)
+ * of a path in /proc/mounts or /proc/PID/mountinfo; returns @s. */
+char *sys__unescape(char *s);
+/* The mount point of the first mount of file system type @type, in @buf
+ * (empty on failure): 0, -ENOENT, -ENAMETOOLONG or -errno. */
+int sys__find_mount(const char *type, char *buf, size_t len);
 /* A whole text file of unknown size (procfs, tracefs), NUL-terminated,
  * *lenp its length; at most @max bytes.  malloc'd, the caller frees it;
  * NULL and errno (EFBIG past @max). */

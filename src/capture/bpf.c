@@ -211,6 +211,8 @@ static int cgroup_resolve(const char *path, uint64_t *id, int *level, char *err,
 			continue;
 		if (sscanf(line, "%*d %*d %*s %4095s %4095s", root, mnt) != 2)
 			continue;
+		sys__unescape(root);
+		sys__unescape(mnt);
 		ml = strlen(mnt);
 		if (strncmp(real, mnt, ml) ||
 		    (real[ml] && real[ml] != '/' && strcmp(mnt, "/")))

@@ -54,42 +54,11 @@ static int quiet(enum libbpf_print_level l, const char *f, va_list ap)
 	return 0;
 }
 
-/* First line of @path as an int, or @dflt. */
-static int read_int(const char *path, int dflt)
-{
-	FILE *f = fopen(path, "re");
-	int v = dflt;
-
-	if (f) {
-		if (fscanf(f, "%d", &v) != 1)
-			v = dflt;
-		fclose(f);
-	}
-	return v;
-}
-
-/* Mount point of the first mount of file system type @type. */
-static void find_mount(const char *type, char *buf, size_t len)
-{
-	char dev[256], mnt[256], fs[64];
-	FILE *f = fopen("/proc/mounts", "re");
-
-	buf[0] = '\0';
-	while (f && fscanf(f, "%255s %255s %63s %*[^\n]", dev, mnt, fs) == 3) {
-		if (!strcmp(fs, type)) {
-			fmt__buf(buf, len, "%s", mnt);
-			break;
-		}
-	}
-	if (f)
-		fclose(f);
-}
-
 int ctxmon_features_preempt_rt(void)
 {
 	struct utsname u;
 
-	if (read_int("/sys/kernel/realtime", 0) == 1)
+	if (sys__read_int("/sys/kernel/realtime", 0) == 1)
 		return 1;
 	if (uname(&u) < 0)
 		return -1;
@@ -284,7 +253,7 @@ int ctxmon_features_probe(struct ctxmon_features *f, unsigned flags)
 	libbpf_set_print(old);
 
 	f->perf_event_paranoid =
-		read_int("/proc/sys/kernel/perf_event_paranoid", -100);
+		sys__read_int(SYS_PARANOID_PATH, -100);
 	if (tracefs__find(NULL, false, f->tracefs, sizeof(f->tracefs), err,
 			  sizeof(err)) < 0)
 		f->tracefs[0] = '\0';
@@ -295,7 +264,7 @@ int ctxmon_features_probe(struct ctxmon_features *f, unsigned flags)
 	} else {
 		f->hist_triggers = -1;
 	}
-	find_mount("cgroup2", f->cgroup2, sizeof(f->cgroup2));
+	(void)sys__find_mount("cgroup2", f->cgroup2, sizeof(f->cgroup2));
 	f->preempt_rt = ctxmon_features_preempt_rt();
 	if (flags & CTXMON_PROBE_SIGSLEEP)
 		f->sigsleep = ctxmon_features_sigsleep(f->sigsleep_why,

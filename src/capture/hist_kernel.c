@@ -51,30 +51,12 @@ static int write_append(const char *path, const char *s)
 	return err;
 }
 
+/* A tracefs file whole (a hist can be long: 1 GiB at most), or NULL. */
 static char *read_all(const char *path)
 {
-	FILE *f = fopen(path, "re");
-	char *buf = NULL, tmp[8192];
-	size_t len = 0, n;
+	size_t len;
 
-	if (!f)
-		return NULL;
-	while ((n = fread(tmp, 1, sizeof(tmp), f)) > 0) {
-		char *b = realloc(buf, len + n + 1);
-
-		if (!b) {
-			free(buf);
-			fclose(f);
-			errno = ENOMEM;
-			return NULL;
-		}
-		buf = b;
-		memcpy(buf + len, tmp, n);
-		len += n;
-		buf[len] = '\0';
-	}
-	fclose(f);
-	return buf ? buf : strdup("");
+	return sys__read_text(path, (size_t)1 << 30, &len);
 }
 
 /* The last entry of an error_log, if any, as the kernel wrote it. */

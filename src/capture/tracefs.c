@@ -9,7 +9,6 @@
  * not used here because its lookup mounts tracefs on its own.
  */
 #include <errno.h>
-#include <mntent.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
@@ -65,6 +64,42 @@ static bool kernel_has_tracefs(void)
 	return yes;
 }
 
+/* What scan_mounts() found so far. */
+struct scan {
+	char debugfs[4096], tracefs[4096], denied[4096];
+	bool plain_debugfs;
+};
+
+static int scan_one(const char *type, const char *dir, void *ctx)
+{
+	struct scan *sc = ctx;
+	char sub[4096];
+	int n, r;
+
+	if (!strcmp(type, "debugfs")) {
+		if (!sc->plain_debugfs)
+			return 0;
+		n = snprintf(sub, sizeof(sub), "%s/tracing", dir);
+		if (n < 0 || (size_t)n >= sizeof(sub))
+			return 0;
+		dir = sub;
+	} else if (strcmp(type, "tracefs")) {
+		return 0;
+	}
+	r = has_events(dir);
+	if (r == -EACCES && !sc->denied[0])
+		fmt__buf(sc->denied, sizeof(sc->denied), "%s", dir);
+	if (r)
+		return 0;
+	if (dir == sub) {
+		if (!sc->debugfs[0])
+			fmt__buf(sc->debugfs, sizeof(sc->debugfs), "%s", dir);
+	} else if (!sc->tracefs[0] || !strcmp(dir, DEFAULT_MOUNT)) {
+		fmt__buf(sc->tracefs, sizeof(sc->tracefs), "%s", dir);
+	}
+	return 0;
+}
+
 /*
  * Scan the mount table: a tracefs mount wins (the default place first),
  * a debugfs mount's tracing/ is the fallback on kernels without tracefs.
@@ -72,51 +107,18 @@ static bool kernel_has_tracefs(void)
  */
 static int scan_mounts(char *buf, size_t len)
 {
-	char line[4096], debugfs[4096] = "", tracefs[4096] = "";
-	char denied[4096] = "";
-	struct mntent ent, *m;
-	bool plain_debugfs = !kernel_has_tracefs();
-	FILE *f;
-	int ret = -ENOENT, r;
+	struct scan sc = { .plain_debugfs = !kernel_has_tracefs() };
+	int ret = sys__mounts(scan_one, &sc);
 
-	f = setmntent("/proc/mounts", "re");
-	if (!f)
-		return -errno;
-	while ((m = getmntent_r(f, &ent, line, sizeof(line)))) {
-		char sub[4096];
-		const char *dir = m->mnt_dir;
-		int n;
-
-		if (!strcmp(m->mnt_type, "debugfs")) {
-			if (!plain_debugfs)
-				continue;
-			n = snprintf(sub, sizeof(sub), "%s/tracing", dir);
-			if (n < 0 || (size_t)n >= sizeof(sub))
-				continue;
-			dir = sub;
-		} else if (strcmp(m->mnt_type, "tracefs")) {
-			continue;
-		}
-		r = has_events(dir);
-		if (r == -EACCES && !denied[0])
-			fmt__buf(denied, sizeof(denied), "%s", dir);
-		if (r)
-			continue;
-		if (dir == sub) {
-			if (!debugfs[0])
-				fmt__buf(debugfs, sizeof(debugfs), "%s", dir);
-		} else if (!tracefs[0] || !strcmp(dir, DEFAULT_MOUNT)) {
-			fmt__buf(tracefs, sizeof(tracefs), "%s", dir);
-		}
-	}
-	endmntent(f);
-	if (tracefs[0])
-		ret = copy_out(tracefs, buf, len);
-	else if (debugfs[0])
-		ret = copy_out(debugfs, buf, len);
-	else if (denied[0] && copy_out(denied, buf, len) == 0)
-		ret = -EACCES;
-	return ret;
+	if (ret < 0)
+		return ret;
+	if (sc.tracefs[0])
+		return copy_out(sc.tracefs, buf, len);
+	if (sc.debugfs[0])
+		return copy_out(sc.debugfs, buf, len);
+	if (sc.denied[0] && copy_out(sc.denied, buf, len) == 0)
+		return -EACCES;
+	return -ENOENT;
 }
 
 /* Tracing needs both: say what to grant, and the sysctl that gates perf. */

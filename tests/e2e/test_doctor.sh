@@ -5,7 +5,10 @@
 # verdict; every backend it says loads does load for `stat`.  Then a
 # kernel without BTF, simulated with CTXMON_BTF naming a missing file:
 # stat says in one line why bpf-agg was not used and falls back to perf,
-# which still matches the kernel's getrusage.
+# which still matches the kernel's getrusage.  Last, mount points with a
+# space, which /proc/mounts writes as \040: in a mount namespace of its
+# own, tracefs and cgroup2 mounted only under such names are found by
+# them (a stat with --cgroup relative to the v2 mount reads them).
 . "$(dirname "$0")/lib.sh"
 skip_unless_capture
 
@@ -47,4 +50,26 @@ n=$(grep -c '^ctxmon stat: using the perf backend: bpf-agg not used: .*no kernel
 [ "$n" = 1 ] || fail "expected one line naming the fallback and the missing BTF"
 [ "$(json "$T/nobtf.json" 'j["backend"]')" = perf ] || fail "backend $(json "$T/nobtf.json" 'j["backend"]'), expected perf"
 [ "$(json "$T/nobtf.json" 'j["kernel"]["match"]')" = true ] || fail "perf fallback: kernel.match false"
+
+# mount points with a space
+if command -v unshare >/dev/null && unshare -m true 2>/dev/null; then
+	mkdir -p "$T/trace fs" "$T/cgroup two"
+	unshare -m bash -c '
+		for m in $(awk '\''$3 == "tracefs" || $3 == "cgroup2" { print $2 }'\'' /proc/mounts | sort -r); do
+			umount "$(printf "%b" "$m")" || exit 1
+		done
+		mount -t tracefs nodev "$1/trace fs" && mount -t cgroup2 none "$1/cgroup two" &&
+			"$2" doctor --json && grep -E "tracefs|cgroup2" /proc/mounts >&2 &&
+			"$2" stat --cgroup . --json -o "$1/ns-stat.json" -d 0.2
+	' _ "$T" "$CTXMON" >"$T/ns.json" 2>"$T/ns.err" || fail "doctor or stat --cgroup in a mount namespace: $(tail -n 1 "$T/ns.err")"
+	sed 's/^/  | /' "$T/ns.err"
+	[ "$(json "$T/ns-stat.json" 'len(j["threads"])')" -gt 0 ] 2>/dev/null ||
+		fail "stat --cgroup . under '$T/cgroup two': no thread" 
+	[ "$(json "$T/ns.json" 'j["tracefs"]')" = "$T/trace fs" ] ||
+		fail "tracefs at '$T/trace fs': doctor says '$(json "$T/ns.json" 'j["tracefs"]')'"
+	[ "$(json "$T/ns.json" 'j["cgroup2"]')" = "$T/cgroup two" ] ||
+		fail "cgroup2 at '$T/cgroup two': doctor says '$(json "$T/ns.json" 'j["cgroup2"]')'"
+else
+	not_judged "mount points with a space" "no mount namespace here (unshare -m)"
+fi
 finish
