@@ -390,4 +390,15 @@ int cpus__probe(int *ncpus, bool **online);
 /* Format into a fixed buffer (truncating); returns @buf. */
 char *fmt__buf(char *buf, size_t len, const char *fmt, ...) PRINTF_LIKE(3, 4);
 
+/* The one error text of the library, per thread, that a public
+ * constructor clears when called and sets when it fails, and
+ * ctxmon_last_error() returns (and the older *_last_error() names).
+ * err__buf() is ERR__LEN bytes, for a callee that writes an error into a
+ * buffer it is given. */
+#define ERR__LEN 512
+char *err__buf(void);
+void err__clear(void);
+void err__set(const char *fmt, ...) PRINTF_LIKE(1, 2);
+void err__vset(const char *fmt, va_list ap);
+
 #endif

@@ -43,13 +43,6 @@ struct ctxmon_session {
 	uint64_t start_ts, stop_ts;
 };
 
-static __thread char last_error[512];
-
-const char *ctxmon_last_error(void)
-{
-	return last_error;
-}
-
 static void PRINTF_LIKE(2, 3) logf_(struct ctxmon_session *s, const char *fmt, ...)
 {
 	size_t used = strlen(s->log);
@@ -167,15 +160,15 @@ struct ctxmon_session *ctxmon_session_open(const struct ctxmon_session_opts *o)
 	char tferr[256] = "";
 	int ret;
 
-	last_error[0] = '\0';
+	err__clear();
 	if (!o || o->sz < offsetof(struct ctxmon_session_opts, events)) {
-		fmt__buf(last_error, sizeof(last_error), "invalid options");
+		err__set("invalid options");
 		errno = EINVAL;
 		return NULL;
 	}
 	s = calloc(1, sizeof(*s));
 	if (!s) {
-		fmt__buf(last_error, sizeof(last_error), "out of memory");
+		err__set("out of memory");
 		return NULL;
 	}
 	s->child = -1;
@@ -227,7 +220,7 @@ struct ctxmon_session *ctxmon_session_open(const struct ctxmon_session_opts *o)
 fail:
 	if (ret == -ENOMEM && !s->err[0])
 		fmt__buf(s->err, sizeof(s->err), "out of memory");
-	fmt__buf(last_error, sizeof(last_error), "%s",
+	err__set("%s",
 		 s->err[0] ? s->err : strerror(-ret));
 	ctxmon_session_close(s);
 	errno = -ret;

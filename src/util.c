@@ -1,8 +1,10 @@
 /*
  * util.c - small helpers shared by the library: the session clock, the CPU
- * list, bounded formatting, and the printable names of the event model.
+ * list, bounded formatting, the one error text of a failed constructor,
+ * and the printable names of the event model.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +12,39 @@
 #include <unistd.h>
 
 #include "internal.h"
+
+/* The text of this thread's last failed constructor: sessions, writers
+ * and readers of recordings, exports, metrics (ctxmon_last_error()). */
+static _Thread_local char last_error[ERR__LEN];
+
+const char *ctxmon_last_error(void)
+{
+	return last_error;
+}
+
+char *err__buf(void)
+{
+	return last_error;
+}
+
+void err__clear(void)
+{
+	last_error[0] = '\0';
+}
+
+void err__vset(const char *fmt, va_list ap)
+{
+	vsnprintf(last_error, sizeof(last_error), fmt, ap);
+}
+
+void err__set(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	err__vset(fmt, ap);
+	va_end(ap);
+}
 
 uint64_t clock__now_ns(void)
 {

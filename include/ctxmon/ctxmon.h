@@ -177,7 +177,13 @@ const char *ctxmon_session_log(const struct ctxmon_session *s);
  * free everything.  Events open in the kernel are closed. */
 void ctxmon_session_close(struct ctxmon_session *s);
 
-/* Error text of the last failed ctxmon_session_open() in this thread. */
+/*
+ * One line on what the last failed constructor of this thread met, or ""
+ * (owned by the library, per thread): ctxmon_session_open(),
+ * ctxmon_record_create() and _fdopen(), ctxmon_reader_open*(),
+ * ctxmon_export_recording(), ctxmon_metrics_open().  Each clears it when
+ * called; a reader's failure to read on sets it too.
+ */
 const char *ctxmon_last_error(void);
 
 /* Called for each task found by ctxmon_proc_scan(); non-zero stops it. */

@@ -77,7 +77,7 @@ int ctxmon_export_recording(struct ctxmon_reader *r, const char *path,
 			    const struct ctxmon_export_opts *o,
 			    struct ctxmon_export_stats *st) CTXMON_WARN_UNUSED;
 
-/* One line on what the last failed export in this thread met, or "". */
+/* ctxmon_last_error(), by an older name kept for its callers. */
 const char *ctxmon_export_last_error(void);
 
 /* ------------------------------------------------------------------ */

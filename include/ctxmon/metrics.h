@@ -54,7 +54,7 @@ struct ctxmon_metrics;
  */
 struct ctxmon_metrics *ctxmon_metrics_open(const struct ctxmon_metrics_opts *o);
 
-/* Error text of the last failed ctxmon_metrics_open() in this thread. */
+/* ctxmon_last_error(), by an older name kept for its callers. */
 const char *ctxmon_metrics_last_error(void);
 
 /* Read the kernel maps into a new collection (the rows of processes that

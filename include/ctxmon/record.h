@@ -69,8 +69,7 @@ extern "C" {
 /* Names of IRQ lines for text output: "irq.name/<n>" -> "eth0". */
 #define CTXMON_META_IRQ_PREFIX	"irq.name/"
 
-/* Error text of the last failed ctxmon_record_create() or
- * ctxmon_reader_open*() in this thread, or "". */
+/* ctxmon_last_error(), by an older name kept for its callers. */
 const char *ctxmon_record_last_error(void);
 
 /* ------------------------------------------------------------------ */

@@ -156,14 +156,14 @@ static int load_json(const char *text, size_t len, struct loading *l)
 	int ret = -EINVAL;
 
 	if (!j) {
-		file__set_error("not valid JSON: %s", err);
+		err__set("not valid JSON: %s", err);
 		return -EINVAL;
 	}
 	runs = json__get(j, "runs");
 	if (!json__str(j, "ctxmon") || strcmp(json__str(j, "ctxmon"),
 					       "experiment") ||
 	    !runs || runs->type != JSON_ARR) {
-		file__set_error("JSON but not ctxmon experiment's");
+		err__set("JSON but not ctxmon experiment's");
 		goto out;
 	}
 	for (size_t i = 0; i < runs->n; i++) {
@@ -227,7 +227,7 @@ struct ctxmon_experiment *ctxmon_experiment_load(const char *path)
 
 	if (!in) {
 		ret = -errno;
-		file__set_error("%s", strerror(errno));
+		err__set("%s", strerror(errno));
 		goto out;
 	}
 	if (!fgets(head, sizeof(head), in))
@@ -242,7 +242,7 @@ struct ctxmon_experiment *ctxmon_experiment_load(const char *path)
 		ret = text ? load_json(text, len, &l) : -errno;
 		free(text);
 	} else {
-		file__set_error("not an experiment's --csv or --json output");
+		err__set("not an experiment's --csv or --json output");
 	}
 	if (ret < 0)
 		goto out;
@@ -255,7 +255,7 @@ struct ctxmon_experiment *ctxmon_experiment_load(const char *path)
 	}
 	if (!e) {
 		ret = -ENOMEM;
-		file__set_error("out of memory");
+		err__set("out of memory");
 	}
 out:
 	if (in)

@@ -156,8 +156,6 @@ static inline int64_t cursor__svar(struct cursor *c)
 
 uint32_t crc32c__sum(uint32_t crc, const void *p, size_t n);
 
-/* Set the text ctxmon_record_last_error() returns (this thread). */
-void file__set_error(const char *fmt, ...) PRINTF_LIKE(1, 2);
 
 /* ---- event codec (rec_codec.c) ------------------------------- */
 

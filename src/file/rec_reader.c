@@ -422,6 +422,7 @@ static struct ctxmon_reader *reader_new(int fd, const void *mem, size_t len)
 {
 	struct ctxmon_reader *r = calloc(1, sizeof(*r));
 
+	err__clear();
 	if (!r)
 		return NULL;
 	r->fd = fd;
@@ -449,35 +450,35 @@ static int reader_start(struct ctxmon_reader *r)
 	int ret;
 
 	if (n < 0) {
-		file__set_error("reading the file header: %s",
+		err__set("reading the file header: %s",
 				r->err[0] ? r->err : strerror((int)-n));
 		return (int)n;
 	}
 	if (n == 0) {
-		file__set_error("empty file, not a ctxmon recording");
+		err__set("empty file, not a ctxmon recording");
 		return -EINVAL;
 	}
 	if ((size_t)n < FILE_MAGIC_LEN ||
 	    memcmp(h, FILE_MAGIC, FILE_MAGIC_LEN)) {
 		const char *what = input__foreign_kind(h, (size_t)n);
 
-		file__set_error("not a ctxmon recording (%s)",
+		err__set("not a ctxmon recording (%s)",
 				what ? what : "bad magic");
 		return -EINVAL;
 	}
 	if (n < (ssize_t)sizeof(h)) {
-		file__set_error("file ends inside its header (%zd of %d bytes)",
+		err__set("file ends inside its header (%zd of %d bytes)",
 				n, FILE_HEADER_LEN);
 		return -EBADMSG;
 	}
 	if (le32_get(h + 28) != crc32c__sum(0, h, 28)) {
-		file__set_error("file header checksum mismatch");
+		err__set("file header checksum mismatch");
 		return -EBADMSG;
 	}
 	r->info.version_major = le16_get(h + 8);
 	r->info.version_minor = le16_get(h + 10);
 	if (r->info.version_major != FILE_VERSION_MAJOR) {
-		file__set_error("recording format version %u.%u; this ctxmon "
+		err__set("recording format version %u.%u; this ctxmon "
 				"reads version %u.x",
 				r->info.version_major, r->info.version_minor,
 				FILE_VERSION_MAJOR);
@@ -485,7 +486,7 @@ static int reader_start(struct ctxmon_reader *r)
 	}
 	hlen = le32_get(h + 12);
 	if (hlen < FILE_HEADER_LEN || hlen > 4096) {
-		file__set_error("bad file header size %" PRIu32, hlen);
+		err__set("bad file header size %" PRIu32, hlen);
 		return -EBADMSG;
 	}
 	/* A newer minor version may have a longer header: skip the rest. */
@@ -494,7 +495,7 @@ static int reader_start(struct ctxmon_reader *r)
 
 		n = src_read(r, skip, k);
 		if (n < (ssize_t)k) {
-			file__set_error("file ends inside its header");
+			err__set("file ends inside its header");
 			return -EBADMSG;
 		}
 		left -= (uint32_t)k;
@@ -508,7 +509,7 @@ static int reader_start(struct ctxmon_reader *r)
 		r->state = R_DONE;
 		r->result = ret;
 	} else {
-		file__set_error("%s", r->err[0] ? r->err : strerror(-ret));
+		err__set("%s", r->err[0] ? r->err : strerror(-ret));
 		return ret;
 	}
 	return 0;
@@ -519,7 +520,7 @@ static struct ctxmon_reader *open_common(struct ctxmon_reader *r)
 	int ret;
 
 	if (!r) {
-		file__set_error("out of memory");
+		err__set("out of memory");
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -544,7 +545,7 @@ struct ctxmon_reader *ctxmon_reader_fdopen(int fd)
 	r->in = input__fdopen(fd);	/* closes fd on failure */
 	if (!r->in) {
 		err = errno;
-		file__set_error("%s", strerror(err));
+		err__set("%s", strerror(err));
 		r->fd = -1;
 		ctxmon_reader_close(r);
 		errno = err;
@@ -558,9 +559,10 @@ struct ctxmon_reader *ctxmon_reader_open(const char *path)
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	int err;
 
+	err__clear();
 	if (fd < 0) {
 		err = errno;
-		file__set_error("%s", strerror(err));
+		err__set("%s", strerror(err));
 		errno = err;
 		return NULL;
 	}

@@ -60,7 +60,7 @@ static int keep_verdict(struct ctxmon_rowfile *r,
 	if (v->nlost_cpu) {
 		r->lost_cpu = calloc(v->nlost_cpu, sizeof(*r->lost_cpu));
 		if (!r->lost_cpu) {
-			file__set_error("out of memory");
+			err__set("out of memory");
 			return -ENOMEM;
 		}
 		memcpy(r->lost_cpu, v->lost_per_cpu,
@@ -116,7 +116,7 @@ struct ctxmon_rowfile *ctxmon_rowfile_from_recording(const char *path, bool all)
 	ret = ctxmon_reader_read(rd, ctxmon_account_feed_cb, r->a);
 	ctxmon_reader_get_info(rd, &info);
 	if (ret < 0 && ret != -EBADMSG) {
-		file__set_error("reading %s: %s", path, strerror(-ret));
+		err__set("reading %s: %s", path, strerror(-ret));
 		goto out;
 	}
 	ret = keep_verdict(r, rd);
@@ -132,7 +132,7 @@ struct ctxmon_rowfile *ctxmon_rowfile_from_recording(const char *path, bool all)
 	r->th = ctxmon_account_rows(r->a, CTXMON_ROWS_THREADS, all, &r->nth);
 	r->pr = ctxmon_account_rows(r->a, CTXMON_ROWS_PROCESSES, all, &r->npr);
 	if (!r->th || !r->pr) {
-		file__set_error("out of memory");
+		err__set("out of memory");
 		goto out;
 	}
 	ret = 0;
@@ -257,7 +257,7 @@ struct ctxmon_rowfile *ctxmon_rowfile_from_stat_json(const char *path)
 
 	if (!in) {
 		ret = -errno;
-		file__set_error("%s", strerror(errno));
+		err__set("%s", strerror(errno));
 		goto out;
 	}
 	/* the first line: stat -I writes one object per interval */
@@ -267,11 +267,11 @@ struct ctxmon_rowfile *ctxmon_rowfile_from_stat_json(const char *path)
 	j = json__parse(text, len, err, sizeof(err));
 	ret = -EINVAL;
 	if (!j) {
-		file__set_error("not valid JSON: %s", err);
+		err__set("not valid JSON: %s", err);
 		goto out;
 	}
 	if (!json__get(j, "threads")) {
-		file__set_error("JSON without \"threads\": not ctxmon "
+		err__set("JSON without \"threads\": not ctxmon "
 				"stat's or report's --json output");
 		goto out;
 	}
@@ -281,7 +281,7 @@ struct ctxmon_rowfile *ctxmon_rowfile_from_stat_json(const char *path)
 		ret = json_rows(r, json__get(j, "processes"), true, &r->pr,
 				&r->npr);
 	if (ret == -ENOMEM)
-		file__set_error("out of memory");
+		err__set("out of memory");
 out:
 	if (in)
 		fclose(in);

@@ -16,20 +16,9 @@
 
 #include "file/file.h"
 
-static _Thread_local char last_error[256];
-
-void file__set_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(last_error, sizeof(last_error), fmt, ap);
-	va_end(ap);
-}
-
 const char *ctxmon_record_last_error(void)
 {
-	return last_error;
+	return ctxmon_last_error();
 }
 
 void fbuf__free(struct fbuf *b)

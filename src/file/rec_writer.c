@@ -219,6 +219,7 @@ ctxmon_record_fdopen(int fd, const struct ctxmon_record_opts *opts)
 	struct ctxmon_record *w;
 	int ret = -ENOMEM;
 
+	err__clear();
 	if (opts)
 		memcpy(&o, opts,
 		       opts->sz && opts->sz < sizeof(o) ? opts->sz : sizeof(o));
@@ -235,13 +236,13 @@ ctxmon_record_fdopen(int fd, const struct ctxmon_record_opts *opts)
 		goto fail;
 	ret = write_header(w);
 	if (ret < 0) {
-		file__set_error("writing the file header: %s", strerror(-ret));
+		err__set("writing the file header: %s", strerror(-ret));
 		goto fail;
 	}
 	return w;
 fail:
 	if (ret == -ENOMEM)
-		file__set_error("out of memory");
+		err__set("out of memory");
 	if (w) {
 		codec__free(w->codec);
 		ZSTD_freeCCtx(w->zc);
@@ -259,9 +260,10 @@ ctxmon_record_create(const char *path, const struct ctxmon_record_opts *opts)
 	struct stat st;
 	int err;
 
+	err__clear();
 	if (fd < 0) {
 		err = errno;
-		file__set_error("%s: %s", path, strerror(err));
+		err__set("%s: %s", path, strerror(err));
 		errno = err;
 		return NULL;
 	}
@@ -271,7 +273,7 @@ ctxmon_record_create(const char *path, const struct ctxmon_record_opts *opts)
 	if (fstat(fd, &st) < 0 ||
 	    (S_ISREG(st.st_mode) && fchmod(fd, 0600) < 0)) {
 		err = errno;
-		file__set_error("%s: %s", path, strerror(err));
+		err__set("%s: %s", path, strerror(err));
 		close(fd);
 		errno = err;
 		return NULL;

@@ -23,11 +23,9 @@
 #define IDLE_EVICT 10		/* collections without activity */
 #define DEAD_GRACE_NS 1000000000ull /* a dead process's last switches */
 
-static __thread char last_err[512];
-
 const char *ctxmon_metrics_last_error(void)
 {
-	return last_err;
+	return ctxmon_last_error();
 }
 
 /* ---- bounded families -------------------------------------------------- */
@@ -309,9 +307,9 @@ struct ctxmon_metrics *ctxmon_metrics_open(const struct ctxmon_metrics_opts *o)
 	size_t top;
 	int ret = 0;
 
-	last_err[0] = '\0';
+	err__clear();
 	if (!o || o->sz < sizeof(*o)) {
-		fmt__buf(last_err, sizeof(last_err), "invalid options");
+		err__set("invalid options");
 		errno = EINVAL;
 		return NULL;
 	}
@@ -325,7 +323,7 @@ struct ctxmon_metrics *ctxmon_metrics_open(const struct ctxmon_metrics_opts *o)
 		char abs[4096];
 
 		ret = cgroup2__resolve(o->cgroups[i], abs, sizeof(abs), &ids[i],
-				       last_err, sizeof(last_err));
+				       err__buf(), ERR__LEN);
 		if (ret < 0)
 			goto out;
 	}
@@ -344,7 +342,7 @@ struct ctxmon_metrics *ctxmon_metrics_open(const struct ctxmon_metrics_opts *o)
 	cfg.max_procs = o->max_processes;
 	cfg.max_pairs = o->max_pairs;
 	cfg.force_raw_tp = o->force_raw_tp;
-	m->g = cgagg__open(&cfg, last_err, sizeof(last_err));
+	m->g = cgagg__open(&cfg, err__buf(), ERR__LEN);
 	if (!m->g) {
 		ret = -errno;
 		goto out;
@@ -353,8 +351,8 @@ struct ctxmon_metrics *ctxmon_metrics_open(const struct ctxmon_metrics_opts *o)
 out:
 	free(ids);
 	if (ret < 0) {
-		if (ret == -ENOMEM && !last_err[0])
-			fmt__buf(last_err, sizeof(last_err), "out of memory");
+		if (ret == -ENOMEM && !err__buf()[0])
+			err__set("out of memory");
 		ctxmon_metrics_close(m);
 		errno = -ret;
 		return NULL;

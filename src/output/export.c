@@ -12,9 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "internal.h"
 #include "output/export.h"
-
-static _Thread_local char last_error[512];
 
 static const struct export_format *const formats[] = {
 	[CTXMON_EXPORT_PERFETTO] = &export__perfetto,
@@ -25,7 +24,7 @@ static const struct export_format *const formats[] = {
 
 const char *ctxmon_export_last_error(void)
 {
-	return last_error;
+	return ctxmon_last_error();
 }
 
 int export__fail(int err, const char *fmt, ...)
@@ -33,7 +32,7 @@ int export__fail(int err, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(last_error, sizeof(last_error), fmt, ap);
+	err__vset(fmt, ap);
 	va_end(ap);
 	return err;
 }
@@ -90,7 +89,7 @@ int ctxmon_export_recording(struct ctxmon_reader *r, const char *path,
 	uint64_t stop;
 	int ret;
 
-	last_error[0] = 0;
+	err__clear();
 	if (!st)
 		st = &dummy;
 	memset(st, 0, sizeof(*st));
@@ -115,7 +114,7 @@ int ctxmon_export_recording(struct ctxmon_reader *r, const char *path,
 	if (ret < 0) {
 		f->close(&x, false); /* what the open made before it failed */
 		ctxmon_outfile_discard(x.out, 0);
-		if (!last_error[0])
+		if (!err__buf()[0])
 			export__fail(ret, "cannot write %s: %s", path,
 				     strerror(-ret));
 		return ret;
@@ -130,7 +129,7 @@ int ctxmon_export_recording(struct ctxmon_reader *r, const char *path,
 	ret = ctxmon_reader_read(r, on_event, &x);
 	ctxmon_reader_get_info(r, &info);
 	if (ret < 0 && ret != -EBADMSG) {
-		if (!last_error[0])
+		if (!err__buf()[0])
 			export__fail(ret, "%s", strerror(-ret));
 		goto out;
 	}
@@ -172,7 +171,7 @@ int ctxmon_export_recording(struct ctxmon_reader *r, const char *path,
 		ret = ctxmon_outfile_commit(x.out);
 		x.out = NULL;
 	}
-	if (ret < 0 && !last_error[0])
+	if (ret < 0 && !err__buf()[0])
 		export__fail(ret, "writing %s: %s", path, strerror(-ret));
 out:
 	if (opened)
