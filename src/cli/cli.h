@@ -229,6 +229,21 @@ int cli__parse_seconds(const char *s, bool zero, double *out);
  * else or a size that is not whole KiB. */
 int cli__parse_kib(const char *s, unsigned long *kib);
 int cli__parse_uint(const char *s, unsigned long max, unsigned long *out);
+/*
+ * The one parser of comma-separated lists: each item of @list (empty ones
+ * skipped) to @fn, in order; the number of items, or -1 at the first @fn
+ * that fails (it printed why) or when out of memory.
+ */
+int cli__each(const char *list, int (*fn)(const char *item, void *ctx),
+	      void *ctx);
+/* Whole numbers up to @max (0 refused unless @zero_ok), appended to *@v:
+ * 0, or -1 after a line of @cmd naming @what ("bad pid 'x': ...", "empty
+ * pid list"). */
+int cli__parse_numbers(const char *cmd, const char *what, const char *arg,
+		       unsigned long max, bool zero_ok, pid_t **v, size_t *n);
+/* CPU numbers into the set *@set of *@nset entries, grown as needed. */
+int cli__parse_cpu_set(const char *cmd, const char *arg, bool **set,
+		       size_t *nset);
 /* The process of thread @tid (/proc/TID/status), or -1. */
 pid_t cli__tgid_of(pid_t tid);
 struct ctxmon_verdict;

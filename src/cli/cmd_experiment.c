@@ -305,30 +305,28 @@ bad:
 	return -1;
 }
 
+static int one_metric(const char *t, void *ctx)
+{
+	struct exp_run *x = ctx;
+	int m = ctxmon_metric_lookup(t);
+
+	if (m < 0) {
+		cli__err(CMD, "unknown metric '%s'; --help lists them", t);
+		return -1;
+	}
+	x->rep.show[m] = true;
+	return 0;
+}
+
 static int parse_metrics(struct exp_run *x, const char *arg)
 {
-	char *copy = strdup(arg), *save = NULL;
-	int ret = -1;
+	int n;
 
-	if (!copy)
-		return -1;
 	memset(x->rep.show, 0, sizeof(x->rep.show));
-	for (char *t = strtok_r(copy, ",", &save); t;
-	     t = strtok_r(NULL, ",", &save)) {
-		int m = ctxmon_metric_lookup(t);
-
-		if (m < 0) {
-			cli__err(CMD, "unknown metric '%s'; --help lists them", t);
-			goto out;
-		}
-		x->rep.show[m] = true;
-		ret = 0;
-	}
-	if (ret < 0)
+	n = cli__each(arg, one_metric, x);
+	if (n == 0)
 		cli__err(CMD, "empty --metrics list; --help lists the metrics");
-out:
-	free(copy);
-	return ret;
+	return n > 0 ? 0 : -1;
 }
 
 static int parse(struct exp_run *x, int argc, char **argv)

@@ -108,35 +108,34 @@ static void help(void)
 	cli__help(stdout, &record_doc);
 }
 
+static int one_event_group(const char *t, void *ctx)
+{
+	unsigned *out = ctx;
+
+	if (!strcmp(t, "sched"))
+		*out |= CTXMON_EVENTS_SCHED;
+	else if (!strcmp(t, "irq"))
+		*out |= CTXMON_EVENTS_IRQ;
+	else if (!strcmp(t, "syscall") || !strcmp(t, "syscalls"))
+		*out |= CTXMON_EVENTS_SYSCALL;
+	else if (!strcmp(t, "wakeups"))
+		*out |= CTXMON_EVENTS_WAKEUP_ALL;
+	else if (!strcmp(t, "all"))
+		*out |= CTXMON_EVENTS_SCHED | CTXMON_EVENTS_IRQ |
+			CTXMON_EVENTS_SYSCALL | CTXMON_EVENTS_WAKEUP_ALL;
+	else
+		return -1;
+	return 0;
+}
+
 static int parse_events(const char *arg, unsigned *out)
 {
-	char *copy = strdup(arg), *save = NULL;
-	size_t n = 0;
-	bool bad = false;
-
-	if (!copy)
-		return -1;
 	*out = 0;
-	for (char *t = strtok_r(copy, ",", &save); t;
-	     t = strtok_r(NULL, ",", &save), n++) {
-		if (!strcmp(t, "sched"))
-			*out |= CTXMON_EVENTS_SCHED;
-		else if (!strcmp(t, "irq"))
-			*out |= CTXMON_EVENTS_IRQ;
-		else if (!strcmp(t, "syscall") || !strcmp(t, "syscalls"))
-			*out |= CTXMON_EVENTS_SYSCALL;
-		else if (!strcmp(t, "wakeups"))
-			*out |= CTXMON_EVENTS_WAKEUP_ALL;
-		else if (!strcmp(t, "all"))
-			*out |= CTXMON_EVENTS_SCHED | CTXMON_EVENTS_IRQ |
-				CTXMON_EVENTS_SYSCALL | CTXMON_EVENTS_WAKEUP_ALL;
-		else
-			bad = true;
-	}
-	free(copy);
+	if (cli__each(arg, one_event_group, out) <= 0)
+		return -1;
 	/* The accounting needs the scheduler events whatever else is asked. */
 	*out |= CTXMON_EVENTS_SCHED;
-	return bad || !n ? -1 : 0;
+	return 0;
 }
 
 static int parse(struct rec_run *r, int argc, char **argv)

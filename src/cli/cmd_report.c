@@ -251,38 +251,6 @@ static void help(void)
 	cli__help(stdout, &report_doc);
 }
 
-static int parse_list(const char *what, const char *arg, long max, bool zero_ok,
-		      pid_t **v, size_t *n)
-{
-	char *copy = strdup(arg), *save = NULL;
-	int ret = -1;
-
-	if (!copy)
-		return -1;
-	for (char *t = strtok_r(copy, ",", &save); t;
-	     t = strtok_r(NULL, ",", &save)) {
-		unsigned long x;
-		pid_t *p;
-
-		if (cli__parse_uint(t, (unsigned long)max, &x) < 0 ||
-		    (!x && !zero_ok)) {
-			cli__err(CMD, "bad %s '%s'", what, t);
-			goto out;
-		}
-		p = realloc(*v, (*n + 1) * sizeof(*p));
-		if (!p)
-			goto out;
-		*v = p;
-		(*v)[(*n)++] = (pid_t)x;
-	}
-	ret = *n ? 0 : -1;
-	if (ret)
-		cli__err(CMD, "empty %s list", what);
-out:
-	free(copy);
-	return ret;
-}
-
 /*
  * "@SEC[.FRACTION]": a timestamp of the session clock as `script` prints
  * it, read digit by digit into ns so that @1194.092750 is the event
@@ -374,8 +342,6 @@ bad:
 
 static int parse(struct rep_run *r, int argc, char **argv)
 {
-	pid_t *cpus = NULL;
-	size_t ncpus = 0;
 	unsigned long v;
 	int opt;
 
@@ -389,46 +355,22 @@ static int parse(struct rep_run *r, int argc, char **argv)
 			r->strict = true;
 			break;
 		case 'p':
-			if (parse_list("pid", optarg, 0x7fffffff, false,
-				       &r->pids, &r->npids) < 0)
+			if (cli__parse_numbers(CMD, "pid", optarg, 0x7fffffff,
+					       false, &r->pids, &r->npids) < 0)
 				return -1;
 			break;
 		case 't':
-			if (parse_list("tid", optarg, 0x7fffffff, false,
-				       &r->tids, &r->ntids) < 0)
+			if (cli__parse_numbers(CMD, "tid", optarg, 0x7fffffff,
+					       false, &r->tids, &r->ntids) < 0)
 				return -1;
 			break;
 		case 'c':
 			r->comm = optarg;
 			break;
 		case 'C':
-			if (parse_list("cpu", optarg, 65535, true, &cpus,
-				       &ncpus) < 0) {
-				free(cpus);
+			if (cli__parse_cpu_set(CMD, optarg, &r->cpu_set,
+					       &r->ncpu_set) < 0)
 				return -1;
-			}
-			for (size_t i = 0; i < ncpus; i++) {
-				size_t c = (size_t)cpus[i];
-
-				if (c >= r->ncpu_set) {
-					bool *s = realloc(r->cpu_set,
-							  (c + 1) * sizeof(*s));
-
-					if (!s) {
-						free(cpus);
-						return -1;
-					}
-					memset(s + r->ncpu_set, 0,
-					       (c + 1 - r->ncpu_set) *
-						       sizeof(*s));
-					r->cpu_set = s;
-					r->ncpu_set = c + 1;
-				}
-				r->cpu_set[c] = true;
-			}
-			free(cpus);
-			cpus = NULL;
-			ncpus = 0;
 			break;
 		case 'T':
 			if (parse_time(r, optarg) < 0)

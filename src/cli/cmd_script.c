@@ -77,42 +77,6 @@ static void help(void)
 	cli__help(stdout, &script_doc);
 }
 
-static int parse_cpus(struct script_run *s, const char *arg)
-{
-	char *copy = strdup(arg), *save = NULL;
-	size_t n = 0;
-	int ret = -1;
-
-	if (!copy)
-		return -1;
-	for (char *t = strtok_r(copy, ",", &save); t;
-	     t = strtok_r(NULL, ",", &save), n++) {
-		unsigned long c;
-
-		if (cli__parse_uint(t, 65535, &c) < 0) {
-			cli__err(CMD, "bad cpu '%s'", t);
-			goto out;
-		}
-		if (c >= s->ncpu_set) {
-			bool *p = realloc(s->cpu_set, (c + 1) * sizeof(*p));
-
-			if (!p)
-				goto out;
-			memset(p + s->ncpu_set, 0,
-			       (c + 1 - s->ncpu_set) * sizeof(*p));
-			s->cpu_set = p;
-			s->ncpu_set = c + 1;
-		}
-		s->cpu_set[c] = true;
-	}
-	ret = n ? 0 : -1;
-	if (ret)
-		cli__err(CMD, "empty cpu list");
-out:
-	free(copy);
-	return ret;
-}
-
 static int parse(struct script_run *s, int argc, char **argv)
 {
 	int opt;
@@ -130,7 +94,8 @@ static int parse(struct script_run *s, int argc, char **argv)
 			s->flags |= CTXMON_TEXT_NS;
 			break;
 		case 'C':
-			if (parse_cpus(s, optarg) < 0)
+			if (cli__parse_cpu_set(CMD, optarg, &s->cpu_set,
+					       &s->ncpu_set) < 0)
 				return -1;
 			break;
 		case 'H':

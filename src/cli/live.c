@@ -166,37 +166,92 @@ int cli__recording_arg(const char *cmd, int argc, char **argv,
 	return 0;
 }
 
-static int parse_ids(const char *cmd, const char *what, const char *arg,
-		     struct capture_opts *c)
+int cli__each(const char *list, int (*fn)(const char *item, void *ctx),
+	      void *ctx)
 {
-	char *copy = strdup(arg), *save = NULL;
-	int ret = -1;
+	char *copy = strdup(list), *save = NULL;
+	int n = 0;
 
 	if (!copy)
-		goto out;
-	for (char *tok = strtok_r(copy, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		unsigned long v;
-		pid_t *p;
-
-		if (cli__parse_uint(tok, 0x7fffffff, &v) < 0 || !v) {
-			cli__err(cmd, "bad %s '%s': expected a list of numbers "
-				      "like 1234,5678", what, tok);
-			goto out;
+		return -1;
+	for (char *t = strtok_r(copy, ",", &save); t;
+	     t = strtok_r(NULL, ",", &save), n++) {
+		if (fn(t, ctx)) {
+			n = -1;
+			break;
 		}
-		p = realloc(c->pids, (c->npids + 1) * sizeof(*p));
-		if (!p)
-			goto out;
-		c->pids = p;
-		c->pids[c->npids++] = (pid_t)v;
 	}
-	if (!c->npids) {
-		cli__err(cmd, "empty %s list", what);
-		goto out;
-	}
-	ret = 0;
-out:
 	free(copy);
+	return n;
+}
+
+struct numbers {
+	const char *cmd, *what;
+	unsigned long max;
+	bool zero_ok;
+	pid_t **v;
+	size_t *n;
+};
+
+static int one_number(const char *item, void *ctx)
+{
+	struct numbers *nb = ctx;
+	unsigned long x;
+	pid_t *p;
+
+	if (cli__parse_uint(item, nb->max, &x) < 0 || (!x && !nb->zero_ok)) {
+		cli__err(nb->cmd, "bad %s '%s': expected numbers%s up to %lu, "
+				  "comma-separated (e.g. %s)",
+			 nb->what, item, nb->zero_ok ? "" : " from 1", nb->max,
+			 nb->zero_ok ? "0,2" : "1234,5678");
+		return -1;
+	}
+	p = realloc(*nb->v, (*nb->n + 1) * sizeof(*p));
+	if (!p) {
+		cli__err(nb->cmd, "out of memory");
+		return -1;
+	}
+	*nb->v = p;
+	(*nb->v)[(*nb->n)++] = (pid_t)x;
+	return 0;
+}
+
+int cli__parse_numbers(const char *cmd, const char *what, const char *arg,
+		       unsigned long max, bool zero_ok, pid_t **v, size_t *n)
+{
+	struct numbers nb = { cmd, what, max, zero_ok, v, n };
+	int k = cli__each(arg, one_number, &nb);
+
+	if (k == 0)
+		cli__err(cmd, "empty %s list", what);
+	return k > 0 ? 0 : -1;
+}
+
+int cli__parse_cpu_set(const char *cmd, const char *arg, bool **set,
+		       size_t *nset)
+{
+	pid_t *cpus = NULL;
+	size_t n = 0;
+	int ret = cli__parse_numbers(cmd, "cpu", arg, 65535, true, &cpus, &n);
+
+	for (size_t i = 0; !ret && i < n; i++) {
+		size_t c = (size_t)cpus[i];
+
+		if (c >= *nset) {
+			bool *s = realloc(*set, (c + 1) * sizeof(*s));
+
+			if (!s) {
+				cli__err(cmd, "out of memory");
+				ret = -1;
+				break;
+			}
+			memset(s + *nset, 0, (c + 1 - *nset) * sizeof(*s));
+			*set = s;
+			*nset = c + 1;
+		}
+		(*set)[c] = true;
+	}
+	free(cpus);
 	return ret;
 }
 
@@ -217,8 +272,9 @@ int capture__opt(const char *cmd, struct capture_opts *c, int opt,
 			return -1;
 		}
 		c->target = opt == 'p' ? CTXMON_TARGET_PIDS : CTXMON_TARGET_TIDS;
-		return parse_ids(cmd, opt == 'p' ? "pid" : "tid", arg, c) < 0 ?
-			       -1 : 1;
+		return cli__parse_numbers(cmd, opt == 'p' ? "pid" : "tid", arg,
+					  0x7fffffff, false, &c->pids,
+					  &c->npids) < 0 ? -1 : 1;
 	case 'm':
 		if (cli__parse_kib(arg, &v) < 0 || v < 4 || v > 4u << 20) {
 			cli__err(cmd, "bad buffer size '%s': give KiB per CPU "

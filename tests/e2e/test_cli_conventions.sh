@@ -7,7 +7,9 @@
 #   index verbatim.
 # - the spellings that changed meaning are refused for this release in
 #   one line naming the new spelling, exit 2 (top -d/-n/-f, experiment -n,
-#   hist -s, report --html -o FILE), and write nothing;
+#   hist -s, report --html -o FILE), and write nothing; so is a bad item
+#   of a comma-separated list (pids, tids, CPUs, event groups, metrics:
+#   one parser), named in the line;
 # - the old names kept as aliases do what the new ones do (diff --all,
 #   --sort vol/invol/maxlat in report and diff, report -H/-P), and -m takes
 #   a unit (4M = 4096, 64p = 64 pages) or says what it wants;
@@ -55,6 +57,15 @@ refused "report --html -o" "--html FILE" report -i "$T/a.data" --html -o "$T/pag
 refused "-m 4X" "512K, 4M, 1G, 64p" stat -m 4X -- true
 refused "-m 0p" "512K, 4M, 1G, 64p" stat -m 0p -- true
 refused "-m 99999999999G" "512K, 4M, 1G, 64p" stat -m 99999999999G -- true
+# a bad item of a list, through the one list parser: the item named
+refused "stat -p 1,x" "bad pid 'x'" stat -p 1,x
+refused "stat -t 0" "bad tid '0'" stat -t 0
+refused "report -p ,," "empty pid list" report -i "$T/a.data" -p ,,
+refused "report --cpu 1,zz" "bad cpu 'zz'" report -i "$T/a.data" --cpu 1,zz
+refused "script --cpu 99999" "bad cpu '99999'" script -i "$T/a.data" --cpu 99999
+refused "record -e sched,bogus" "sched, irq, syscall" record -e sched,bogus -o "$T/bogus.data" -- true
+[ ! -e "$T/bogus.data" ] || fail "record -e sched,bogus wrote its file"
+refused "experiment --metrics" "unknown metric 'nope'" experiment -r 1 --metrics nope -- true
 
 # ---- aliases: the old names do what the new ones do ----------------------
 # same NAME CMD1 -- CMD2: both exit 0 with the same stdout
