@@ -17,11 +17,15 @@
  * already reads one merged stream (ftrace's text pipe, whose times have
  * only the microseconds the kernel prints) loses nothing of its order,
  * where taking the lower CPU first put a wakeup after the switch-in it
- * caused whenever both fell in one printed microsecond.  Per-CPU buffers (ftrace, perf)
- * never need it; a shared BPF ring does, as a program takes its time before
- * it reserves its record and another on the same CPU (an interrupt) can
- * reserve in between.  Only an event older than one its CPU already
- * delivered cannot be sorted in: it is clamped to that time and counted.
+ * caused whenever both fell in one printed microsecond.  ftrace's per-CPU
+ * buffers never need the sorting in (its ring takes the time as it
+ * reserves); perf's rings and a shared BPF ring do, as a record's time is
+ * taken before its space is reserved and another on the same CPU (an
+ * interrupt) can reserve in between, landing ahead of one stamped before
+ * it.  Such a record is sorted in here, at its own time; no backend
+ * reorders or clamps on its own.  Only an event older than one its CPU
+ * already delivered cannot be sorted in: it is clamped to that time and
+ * counted.
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -374,7 +374,7 @@ static void on_sample(struct perf_priv *p, struct perf_ring *r, const uint8_t *r
 		n->clone_parent = clone_flags__parent(fl);
 		return;
 	}
-	ts = perf_ring__order(r, sh.time);
+	ts = perf_ring__time(r, sh.time);
 	ev = stream__slot(st, r->cpu);
 	if (!ev) {
 		stream__lost(st, r->cpu, 1, ts);
@@ -414,7 +414,8 @@ static void on_lost(struct perf_priv *p, struct perf_ring *r, const uint8_t *rec
 		return;
 	}
 	memcpy(&lr, rec, sizeof(lr));
-	stream__lost(p->ctx->stream, r->cpu, lr.lost, perf_ring__order(r, lr.time));
+	stream__lost(p->ctx->stream, r->cpu, lr.lost,
+		     perf_ring__time(r, lr.time));
 }
 
 static void read_ring(struct perf_priv *p, struct perf_ring *r)

@@ -17,8 +17,7 @@ struct perf_ring {
 	uint64_t size;			/* data area, a power of two */
 	size_t map_len;			/* mapped (or tried) length */
 	uint64_t head, tail;		/* the read in progress */
-	uint64_t last_ts;		/* newest time handed on */
-	uint64_t clamped;		/* records stamped before it */
+	uint64_t last_ts;		/* newest time read (perf_ring__time) */
 };
 
 /*
@@ -52,19 +51,16 @@ static inline void perf_ring__consume(struct perf_ring *r,
 void perf_ring__end(struct perf_ring *r);
 
 /*
- * Per-CPU order: a record's time is taken before its space is reserved,
- * so an interrupt's record can land ahead of an earlier-stamped one it
- * interrupted.  The stream wants each CPU in order; the gap is an
- * interrupt's length, so the late one is moved up to its predecessor's
- * time (and counted).
+ * A record's time, noted as the ring's newest if it is.  Not reordered
+ * here: a record's time is taken before its space is reserved, so an
+ * interrupt's record can land ahead of an earlier-stamped one it
+ * interrupted, and the stream sorts it in (stream.c, the one ordering
+ * policy).
  */
-static inline uint64_t perf_ring__order(struct perf_ring *r, uint64_t ts)
+static inline uint64_t perf_ring__time(struct perf_ring *r, uint64_t ts)
 {
-	if (ts < r->last_ts) {
-		r->clamped++;
-		return r->last_ts;
-	}
-	r->last_ts = ts;
+	if (ts > r->last_ts)
+		r->last_ts = ts;
 	return ts;
 }
 

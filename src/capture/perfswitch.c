@@ -693,7 +693,7 @@ static void on_record(struct ps_priv *p, struct ps_ring *r, const uint8_t *rec,
 		goto bad;
 	blen = h->size - sizeof(*h) - SID_LEN;
 	memcpy(&s, rec + h->size - SID_LEN, sizeof(s));
-	ts = perf_ring__order(&r->pr, s.time);
+	ts = perf_ring__time(&r->pr, s.time);
 	switch (h->type) {
 	case PERF_RECORD_SWITCH:
 		on_switch(p, r->pr.cpu, ts, h, &s);
