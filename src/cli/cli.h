@@ -64,6 +64,11 @@ int cli__out_errno(struct cli_out *out, int err);
  * one was given too (the last one used to win, silently). */
 int cli__out_format(const char *cmd, enum out_format *fmt,
 		    enum out_format want);
+/* The table options stat and report share: -s/--sort KEY, -n/--limit N
+ * (*@limit_set then true), --json (key 'J'), --csv (key 'V').  1 when
+ * @opt was one of them, 0 when not, -1 after saying what is wrong. */
+int cli__table_opt(const char *cmd, int opt, const char *arg,
+		   struct output_opts *out, bool *limit_set);
 /* Until a command catches signals itself (cli__signals()), SIGINT,
  * SIGTERM, SIGHUP and SIGQUIT remove the work files of open outputs and
  * end the process as they would have. */

@@ -342,11 +342,17 @@ bad:
 
 static int parse(struct rep_run *r, int argc, char **argv)
 {
-	unsigned long v;
 	int opt;
 
 	optind = 1;
 	while ((opt = cli__getopt(&report_doc, argc, argv)) != -1) {
+		switch (cli__table_opt(CMD, opt, optarg, &r->out,
+				       &r->limit_set)) {
+		case 1:
+			continue;
+		case -1:
+			return -1;
+		}
 		switch (opt) {
 		case 'i':
 			r->path = optarg;
@@ -382,34 +388,11 @@ static int parse(struct rep_run *r, int argc, char **argv)
 		case 'P':
 			r->want_procs = true;
 			break;
-		case 's':
-			if (output__parse_sort(optarg, &r->out.sort) < 0) {
-				cli__err(CMD,
-					 "unknown sort key '%s'; one of: %s",
-					 optarg, output__sort_keys());
-				return -1;
-			}
-			break;
-		case 'n':
-			if (cli__parse_uint(optarg, 1u << 30, &v) < 0) {
-				cli__err(CMD, "bad limit '%s'", optarg);
-				return -1;
-			}
-			r->out.limit = v;
-			r->limit_set = true;
-			break;
 		case 'U':
 			r->out.show_cpus = true;
 			break;
 		case 'K':
 			r->causes = true;
-			break;
-		case 'J':
-		case 'V':
-			if (cli__out_format(CMD, &r->out.fmt, opt == 'J' ?
-								     OUT_JSON :
-								     OUT_CSV) < 0)
-				return -1;
 			break;
 		case 'W':
 			/* before, --html was a flag and -o its file: that

@@ -91,6 +91,35 @@ int cli__out_format(const char *cmd, enum out_format *fmt,
 	return 0;
 }
 
+int cli__table_opt(const char *cmd, int opt, const char *arg,
+		   struct output_opts *out, bool *limit_set)
+{
+	unsigned long v;
+
+	switch (opt) {
+	case 's':
+		if (output__parse_sort(arg, &out->sort) < 0) {
+			cli__err(cmd, "unknown sort key '%s'; one of: %s", arg,
+				 output__sort_keys());
+			return -1;
+		}
+		return 1;
+	case 'n':
+		if (cli__parse_uint(arg, 1u << 30, &v) < 0) {
+			cli__err(cmd, "bad limit '%s'", arg);
+			return -1;
+		}
+		out->limit = v;
+		*limit_set = true;
+		return 1;
+	case 'J':
+	case 'V':
+		return cli__out_format(cmd, &out->fmt,
+				       opt == 'J' ? OUT_JSON : OUT_CSV) < 0 ? -1 : 1;
+	}
+	return 0;
+}
+
 static void on_fatal(int sig)
 {
 	ctxmon_outfile_unlink_all();
