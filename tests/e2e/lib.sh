@@ -186,6 +186,27 @@ bpftrace_attached() {
 	fi
 }
 
+# measure_again FN WHAT MSG: run FN, one whole measurement against a
+# second tracer, again while it returns 2 (only a maximum disagreed: the
+# vCPU can stall between two programs' clock reads of one event, most
+# often inside the longest waits; test_latency_bpftrace's header) and
+# nothing else failed, 3 runs at most; WHAT names that disagreement.
+# Any other non-zero status is a FAIL saying MSG.
+measure_again() {
+	local fn=$1 what=$2 msg=$3 try rc
+	for try in 1 2 3; do
+		rc=0
+		"$fn" || rc=$?
+		[ "$rc" = 2 ] && [ "$NFAIL" = 0 ] || break
+		[ "$try" = 3 ] || echo "note: attempt $try: $what, measured again"
+	done
+	case $rc in
+	0) ;;
+	2) [ "$NFAIL" != 0 ] || fail "$what in each of 3 runs" ;;
+	*) fail "$msg" ;;
+	esac
+}
+
 # A bpftrace script of a test ends with "$(bpftrace_exit_probe)": a probe
 # that calls exit() when a process of comm $BT_STOP exits, which
 # bpftrace_stop runs.  bpftrace 0.17 acts on a SIGINT only when its

@@ -93,16 +93,7 @@ sys.exit(1 if bad else 2 if low else 0)
 PY
 }
 
-for try in 1 2 3; do
-	rc=0
-	attempt || rc=$?
-	[ "$rc" = 2 ] && [ "$NFAIL" = 0 ] || break
-	echo "note: attempt $try: a maximum below bpftrace's, measured again (see above: a stall between the programs' clock reads)"
-done
-case $rc in
-0) ;;
-2) [ "$NFAIL" != 0 ] || fail "ctxmon's maximum below bpftrace's in each of 3 runs" ;;
-*) fail "ctxmon latency against bpftrace" ;;
-esac
+measure_again attempt "ctxmon's maximum below bpftrace's" \
+	"ctxmon latency against bpftrace"
 
 finish

@@ -138,16 +138,7 @@ sys.exit(1 if bad or later < 6 else 2 if off > n // 4 else 0)
 PY
 }
 
-for try in 1 2 3; do
-	rc=0
-	attempt || rc=$?
-	[ "$rc" = 2 ] && [ "$NFAIL" = 0 ] || break
-	echo "note: attempt $try: more than a quarter of the maxima off bpftrace's, measured again (see above: a stall between the programs' clock reads)"
-done
-case $rc in
-0) ;;
-2) [ "$NFAIL" != 0 ] || fail "more than a quarter of the interval maxima off bpftrace's in each of 3 runs" ;;
-*) fail "interval maxima disagree with bpftrace" ;;
-esac
+measure_again attempt "more than a quarter of the interval maxima off bpftrace's" \
+	"interval maxima disagree with bpftrace"
 
 finish
